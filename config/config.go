@@ -1,0 +1,254 @@
+// Package config reads obroute's configuration: a one-string DSN, a YAML file, or a Go Config
+// value. All three produce the same Config, and Validate checks it once for all of them.
+//
+// A plain go-sql-driver/mysql DSN is a valid obroute DSN: one backend named "hot", role hot.
+// An obroute DSN starts with "obroute:" and lists key=value items separated by ";":
+//
+//	obroute:backend.hot=root:pw@tcp(10.0.0.1:3306)/app?parseTime=true;backend.cold=root:pw@tcp(10.0.0.2:3306)/app;route.audit_log=cold
+//
+// Keys:
+//
+//	backend.NAME=DSN            a backend and its go-sql-driver DSN (required, at least one)
+//	role.NAME=ROLE              its role; defaults to NAME when NAME is hot, cold or shadow
+//	default=NAME                the default backend; defaults to the first backend of role hot
+//	route.TABLE=NAME            table TABLE lives on backend NAME
+//	enable_cached_server=BOOL   a statement whose route cannot be computed goes to the last backend used
+//	shadow.PRODUCTION=SHADOW    shadow mapping; with only mappings, a default hint algorithm is added
+//	time.TABLE.shard_key=COL    TABLE is time-sharded on column COL
+//	time.TABLE.hot_days=N       hot window: the last N days (or hot_months=N: current month + N before)
+//	metadata.backend=NAME       backend holding the shard_metadata table (default: the default backend)
+//	metadata.table=NAME         its name (default shard_metadata)
+//	metadata.refresh=DURATION   refresh interval (default 5m)
+//	parse_cache_size=N          statement-analysis cache entries (default 4096)
+//	config=PATH                 a YAML file read first; the DSN's other keys add to it
+//
+// A value that contains ";" writes it as ";;". Errors name the offending key or backend and never
+// contain a password.
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/shadow"
+)
+
+// Config is obroute's whole configuration.
+type Config struct {
+	// Backends are the MySQL-protocol backends, in order. At least one.
+	Backends []Backend `yaml:"backends"`
+	// Default is the backend of statements no rule routes elsewhere; empty means the first
+	// backend of role hot, else the first backend.
+	Default string `yaml:"default"`
+	// Routes maps a table to the backend that holds it.
+	Routes map[string]string `yaml:"routes"`
+	// CachedServer is ODP's enable_cached_server.
+	CachedServer bool `yaml:"enable_cached_server"`
+	// Shadow is the shadow rule; nil means no shadow routing.
+	Shadow *shadow.Rule `yaml:"shadow"`
+	// TimeTables are the time-sharded logical tables.
+	TimeTables []routing.TimeTable `yaml:"time_tables"`
+	// Metadata says where the shard metadata lives; used when TimeTables is not empty.
+	Metadata Metadata `yaml:"metadata"`
+	// ParseCacheSize bounds the statement-analysis cache; 0 means 4096.
+	ParseCacheSize int `yaml:"parse_cache_size"`
+}
+
+// Backend is one named MySQL-protocol endpoint.
+type Backend struct {
+	// Name identifies the backend in routes, hints, logs and EXPLAIN ROUTE.
+	Name string `yaml:"name"`
+	// Role is hot, cold, shadow or a group name of your own.
+	Role string `yaml:"role"`
+	// DSN is the backend's go-sql-driver/mysql DSN. Ignored when MySQL is set.
+	DSN string `yaml:"dsn"`
+	// MySQL is the parsed go-sql-driver configuration; Validate fills it from DSN. Set it
+	// directly to configure a backend in Go (TLS configs, dialers and the rest stay
+	// go-sql-driver's).
+	MySQL *mysql.Config `yaml:"-"`
+}
+
+// Metadata locates the shard metadata table.
+type Metadata struct {
+	// Backend holds the table; empty means the default backend.
+	Backend string `yaml:"backend"`
+	// Table is the table's name; empty means shard_metadata.
+	Table string `yaml:"table"`
+	// Refresh is the refresh interval; zero means 5 minutes.
+	Refresh Duration `yaml:"refresh"`
+}
+
+// Duration is a time.Duration written as "5m", "30s" in YAML and DSNs.
+type Duration time.Duration
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: write it like 30s, 5m or 1h", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Error is a configuration error: what is wrong (Problem), where (Where: a DSN key, a backend,
+// a YAML field) and how to fix it, all in Error().
+type Error struct {
+	Where   string
+	Problem string
+}
+
+func (e *Error) Error() string { return "obroute config: " + e.Where + ": " + e.Problem }
+
+func errorf(where, format string, args ...any) error {
+	return &Error{Where: where, Problem: fmt.Sprintf(format, args...)}
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
+// Validate checks c and completes it: it parses every backend DSN into Backend.MySQL and fills
+// Default and Metadata defaults. It is called by connector.New; call it yourself to check a
+// configuration before deployment.
+func (c *Config) Validate() error {
+	if len(c.Backends) == 0 {
+		return errorf("backends", "no backend configured; add one, e.g. backend.hot=user@tcp(host:3306)/db")
+	}
+	seen := map[string]bool{}
+	for i := range c.Backends {
+		b := &c.Backends[i]
+		where := fmt.Sprintf("backend %q", b.Name)
+		if b.Name == "" {
+			return errorf(fmt.Sprintf("backends[%d]", i), "backend without a name; give every backend a name")
+		}
+		if !namePattern.MatchString(b.Name) {
+			return errorf(where, "invalid name; use letters, digits, '_', '-' and '.', at most 64")
+		}
+		if seen[b.Name] {
+			return errorf(where, "duplicate backend name; every backend needs its own name")
+		}
+		seen[b.Name] = true
+		if b.Role == "" {
+			switch b.Name {
+			case routing.RoleHot, routing.RoleCold, routing.RoleShadow:
+				b.Role = b.Name
+			default:
+				return errorf(where, "no role; set role.%s=hot|cold|shadow|<group>", b.Name)
+			}
+		}
+		if !namePattern.MatchString(b.Role) {
+			return errorf(where, "invalid role %q; use letters, digits, '_', '-' and '.'", b.Role)
+		}
+		if b.MySQL == nil {
+			if b.DSN == "" {
+				return errorf(where, "no DSN; give its go-sql-driver DSN, e.g. user:password@tcp(host:3306)/db")
+			}
+			mc, err := mysql.ParseDSN(b.DSN)
+			if err != nil {
+				return errorf(where, "invalid go-sql-driver DSN: %s", redact(err.Error(), b.DSN))
+			}
+			b.MySQL = mc
+		}
+	}
+	if c.Default == "" {
+		c.Default = c.Backends[0].Name
+		for _, b := range c.Backends {
+			if b.Role == routing.RoleHot {
+				c.Default = b.Name
+				break
+			}
+		}
+	}
+	if !seen[c.Default] {
+		return errorf("default", "backend %q is not configured; name one of %s", c.Default, c.backendNames())
+	}
+	for table, b := range c.Routes {
+		if table == "" {
+			return errorf("routes", "route without a table name")
+		}
+		if !seen[b] {
+			return errorf("route."+table, "backend %q is not configured; name one of %s", b, c.backendNames())
+		}
+	}
+	if c.Shadow != nil {
+		if err := c.Shadow.Validate(func(name string) bool { return seen[name] }); err != nil {
+			return &Error{Where: "shadow", Problem: err.Error()}
+		}
+	}
+	for i, t := range c.TimeTables {
+		if t.Table == "" || t.ShardKey == "" {
+			return errorf(fmt.Sprintf("time_tables[%d]", i), "a time-sharded table needs table and shard_key")
+		}
+		if err := t.Window.Validate(); err != nil {
+			return errorf("time."+t.Table, "%v", err)
+		}
+	}
+	if c.Metadata.Backend == "" {
+		c.Metadata.Backend = c.Default
+	}
+	if !seen[c.Metadata.Backend] {
+		return errorf("metadata.backend", "backend %q is not configured; name one of %s", c.Metadata.Backend, c.backendNames())
+	}
+	if c.Metadata.Table == "" {
+		c.Metadata.Table = "shard_metadata"
+	}
+	if c.Metadata.Refresh < 0 {
+		return errorf("metadata.refresh", "negative interval")
+	}
+	if c.Metadata.Refresh == 0 {
+		c.Metadata.Refresh = Duration(5 * time.Minute)
+	}
+	if c.ParseCacheSize < 0 {
+		return errorf("parse_cache_size", "negative size")
+	}
+	return nil
+}
+
+func (c *Config) backendNames() string {
+	names := make([]string, len(c.Backends))
+	for i, b := range c.Backends {
+		names[i] = b.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Backend returns the named backend, nil when it is not configured.
+func (c *Config) Backend(name string) *Backend {
+	for i := range c.Backends {
+		if c.Backends[i].Name == name {
+			return &c.Backends[i]
+		}
+	}
+	return nil
+}
+
+// Address returns where the backend is, for logs and EXPLAIN ROUTE: network address, never
+// credentials.
+func (b *Backend) Address() string {
+	if b.MySQL == nil {
+		return ""
+	}
+	return b.MySQL.Addr
+}
+
+// redact removes the password of dsn from msg. The password is taken as the text between the
+// first ':' and the last '@' before the address, which is how go-sql-driver reads it.
+func redact(msg, dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	if at < 0 {
+		return msg
+	}
+	user := dsn[:at]
+	colon := strings.IndexByte(user, ':')
+	if colon < 0 || colon == len(user)-1 {
+		return msg
+	}
+	return strings.ReplaceAll(msg, user[colon+1:], "***")
+}

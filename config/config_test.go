@@ -1,0 +1,192 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const secret = "S3cr3tPw"
+
+func TestParseDSNPlainMySQL(t *testing.T) {
+	c, err := ParseDSN("app:" + secret + "@tcp(10.0.0.1:3306)/shop?parseTime=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Backends) != 1 || c.Backends[0].Name != "hot" || c.Backends[0].Role != "hot" {
+		t.Fatalf("backends = %+v, want one backend hot/hot", c.Backends)
+	}
+	b := c.Backends[0]
+	if b.MySQL.Addr != "10.0.0.1:3306" || b.MySQL.DBName != "shop" || !b.MySQL.ParseTime || b.MySQL.Passwd != secret {
+		t.Fatalf("parsed mysql config = %+v", b.MySQL)
+	}
+	if c.Default != "hot" || c.Metadata.Table != "shard_metadata" || c.Metadata.Refresh != Duration(5*time.Minute) {
+		t.Fatalf("defaults: default=%q metadata=%+v", c.Default, c.Metadata)
+	}
+}
+
+func TestParseDSNObroute(t *testing.T) {
+	dsn := "obroute:backend.hot=root:a;;b@tcp(127.0.0.1:3306)/test; backend.archive=root@tcp(127.0.0.1:3307)/hist;role.archive=cold;" +
+		"route.Audit_Log=archive;enable_cached_server=true;shadow.hot=shadow_hot;backend.shadow_hot=root@tcp(127.0.0.1:3308)/test;role.shadow_hot=shadow;" +
+		"time.orders.shard_key=order_time;time.orders.hot_months=2;metadata.refresh=30s;parse_cache_size=100"
+	c, err := ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{c.Backends[0].Name, c.Backends[1].Name, c.Backends[2].Name}; strings.Join(got, ",") != "hot,archive,shadow_hot" {
+		t.Fatalf("backend order = %v", got)
+	}
+	if c.Backends[0].MySQL.Passwd != "a;b" {
+		t.Fatalf("';;' escape: password = %q, want a;b", c.Backends[0].MySQL.Passwd)
+	}
+	if c.Backends[1].Role != "cold" || c.Routes["audit_log"] != "archive" || !c.CachedServer {
+		t.Fatalf("role/route/cached: %+v %v %v", c.Backends[1], c.Routes, c.CachedServer)
+	}
+	if c.Shadow == nil || len(c.Shadow.Mappings) != 1 || c.Shadow.Mappings[0].Production != "hot" || c.Shadow.Mappings[0].Shadow != "shadow_hot" || c.Shadow.DefaultAlgorithm == "" {
+		t.Fatalf("shadow = %+v", c.Shadow)
+	}
+	if len(c.TimeTables) != 1 || c.TimeTables[0].Table != "orders" || c.TimeTables[0].ShardKey != "order_time" || c.TimeTables[0].Window.Months != 2 {
+		t.Fatalf("time tables = %+v", c.TimeTables)
+	}
+	if c.Metadata.Refresh != Duration(30*time.Second) || c.ParseCacheSize != 100 || c.Metadata.Backend != "hot" {
+		t.Fatalf("metadata = %+v cache=%d", c.Metadata, c.ParseCacheSize)
+	}
+}
+
+func TestYAMLAndDSNAgree(t *testing.T) {
+	yaml := `
+backends:
+  - name: hot
+    dsn: root:` + secret + `@tcp(127.0.0.1:3306)/test
+  - name: cold
+    dsn: root@tcp(127.0.0.1:3307)/test
+routes:
+  audit_log: cold
+enable_cached_server: true
+`
+	path := filepath.Join(t.TempDir(), "obroute.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := ParseDSN("obroute:config=" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDSN, err := ParseDSN("obroute:backend.hot=root:" + secret + "@tcp(127.0.0.1:3306)/test;backend.cold=root@tcp(127.0.0.1:3307)/test;route.audit_log=cold;enable_cached_server=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGo := &Config{
+		Backends:     []Backend{{Name: "hot", DSN: "root:" + secret + "@tcp(127.0.0.1:3306)/test"}, {Name: "cold", DSN: "root@tcp(127.0.0.1:3307)/test"}},
+		Routes:       map[string]string{"audit_log": "cold"},
+		CachedServer: true,
+	}
+	if err := fromGo.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*Config{"yaml": fromFile, "dsn": fromDSN} {
+		if c.Default != fromGo.Default || c.Routes["audit_log"] != "cold" || c.CachedServer != fromGo.CachedServer || len(c.Backends) != 2 ||
+			c.Backends[1].Role != "cold" || c.Backends[0].MySQL.FormatDSN() != fromGo.Backends[0].MySQL.FormatDSN() {
+			t.Errorf("%s config differs from the Go config: %+v", name, c)
+		}
+	}
+	// The DSN's keys add to the file's.
+	c, err := ParseDSN("obroute:config=" + path + ";route.events=hot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Routes["events"] != "hot" || c.Routes["audit_log"] != "cold" {
+		t.Fatalf("routes = %v", c.Routes)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	badYAML := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badYAML, []byte("backends:\n  - name: hot\n    dsn: root:"+secret+"@tcp(x:1)/d\n    colour: blue\n"), 0o600)
+	cases := []struct {
+		name, dsn string
+		want      []string // substrings of the error
+	}{
+		{"empty obroute DSN", "obroute:", []string{"backends", "no backend"}},
+		{"item without =", "obroute:backend.hot=root@tcp(h:1)/d;garbage", []string{"DSN item 2", "key=value"}},
+		{"unknown key", "obroute:backend.hot=root@tcp(h:1)/d;colour=blue", []string{"colour", "unknown DSN key"}},
+		{"duplicate backend", "obroute:backend.hot=root@tcp(h:1)/d;backend.hot=root@tcp(h:2)/d", []string{"backend.hot", "given twice"}},
+		{"missing role", "obroute:backend.main=root@tcp(h:1)/d", []string{`backend "main"`, "role.main="}},
+		{"missing DSN", "obroute:role.cold=cold;backend.hot=root@tcp(h:1)/d", []string{`backend "cold"`, "no DSN"}},
+		{"unparsable backend DSN", "obroute:backend.hot=root:" + secret + "@tcp(h:1)", []string{`backend "hot"`, "invalid go-sql-driver DSN"}},
+		{"unparsable plain DSN", "root:" + secret + "@tcp(h:1)", []string{`backend "hot"`, "invalid go-sql-driver DSN"}},
+		{"bad backend param", "obroute:backend.hot=root:" + secret + "@tcp(h:1)/d?parseTime=maybe", []string{`backend "hot"`}},
+		{"unknown default", "obroute:backend.hot=root@tcp(h:1)/d;default=cold", []string{"default", `"cold"`, "hot"}},
+		{"route to unknown backend", "obroute:backend.hot=root@tcp(h:1)/d;route.audit=cold", []string{"route.audit", `"cold"`}},
+		{"bad cached server bool", "obroute:backend.hot=root@tcp(h:1)/d;enable_cached_server=yes please", []string{"enable_cached_server", "true or false"}},
+		{"bad name", "obroute:backend.h*t=root@tcp(h:1)/d;role.h*t=hot", []string{"invalid name"}},
+		{"time table without key", "obroute:backend.hot=root@tcp(h:1)/d;time.orders.hot_days=3", []string{"time_tables", "shard_key"}},
+		{"bad hot days", "obroute:backend.hot=root@tcp(h:1)/d;time.orders.hot_days=-2", []string{"time.orders.hot_days", "positive"}},
+		{"unknown time option", "obroute:backend.hot=root@tcp(h:1)/d;time.orders.window=3", []string{"unknown time option"}},
+		{"bad refresh", "obroute:backend.hot=root@tcp(h:1)/d;metadata.refresh=soon", []string{"metadata.refresh", "5m"}},
+		{"metadata on unknown backend", "obroute:backend.hot=root@tcp(h:1)/d;metadata.backend=meta", []string{"metadata.backend", `"meta"`}},
+		{"bad cache size", "obroute:backend.hot=root@tcp(h:1)/d;parse_cache_size=lots", []string{"parse_cache_size"}},
+		{"shadow to unknown backend", "obroute:backend.hot=root@tcp(h:1)/d;shadow.hot=nowhere", []string{"shadow", "nowhere"}},
+		{"missing config file", "obroute:config=" + filepath.Join(dir, "missing.yaml"), []string{"config=", "cannot read"}},
+		{"unknown YAML field", "obroute:config=" + badYAML, []string{"colour"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDSN(tc.dsn)
+			if err == nil {
+				t.Fatalf("ParseDSN(%q) succeeded, want an error", tc.dsn)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, secret) {
+				t.Errorf("error %q contains the password", msg)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Errorf("error %T is not a *config.Error", err)
+			}
+		})
+	}
+}
+
+func FuzzParseDSN(f *testing.F) {
+	for _, seed := range []string{
+		"root:" + secret + "@tcp(127.0.0.1:3306)/test",
+		"obroute:backend.hot=root:" + secret + "@tcp(h:1)/d;backend.cold=root:" + secret + "@tcp(h:2)/d",
+		"obroute:backend.hot=root:" + secret + "@tcp(h:1)/d;route.a=hot;;x;default=hot",
+		"obroute:backend.hot=root:" + secret + "@tcp(h:1);time.orders.shard_key=t;time.orders.hot_days=0",
+		"obroute:;;;=;backend.=;role.=",
+		"obroute:backend.hot=" + secret + "@/?",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		if strings.Contains(dsn, "config=") {
+			return // reads files: not what this fuzz test is about
+		}
+		c, err := ParseDSN(dsn)
+		if err != nil {
+			// Where the secret stands as a password (":secret@"), no error may show it.
+			if strings.Count(dsn, secret) == 1 && strings.Contains(dsn, ":"+secret+"@") && strings.Contains(err.Error(), secret) {
+				t.Fatalf("error %q contains the password", err)
+			}
+			return
+		}
+		if len(c.Backends) == 0 || c.Backend(c.Default) == nil {
+			t.Fatalf("valid config without a usable default: %+v", c)
+		}
+		for _, b := range c.Backends {
+			if b.MySQL == nil || b.Role == "" {
+				t.Fatalf("backend %q not completed by Validate", b.Name)
+			}
+		}
+	})
+}

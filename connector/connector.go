@@ -1,0 +1,190 @@
+// Package connector owns obroute's backends and server sessions. Its Connector is a
+// database/sql/driver.Connector: each connection it hands to database/sql is a client session
+// that opens one server session per backend lazily, routes every statement with package
+// routing, keeps session state in sync across its server sessions, pins transactions, and
+// merges the rows of split queries with package merge.
+//
+//	c, err := connector.New(cfg)
+//	db := sql.OpenDB(c)
+package connector
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/metadata"
+	"github.com/obroute/obroute/routing"
+)
+
+// Connector is obroute's driver.Connector: one routing configuration over N backends.
+type Connector struct {
+	cfg      *config.Config
+	backends map[string]*backend
+	router   *routing.Router
+	meta     *metadata.Cache
+	metaDB   *sql.DB
+	logger   *slog.Logger
+	stats    *Stats
+	driver   driver.Driver
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ driver.Connector = (*Connector)(nil)
+	_ io.Closer        = (*Connector)(nil)
+)
+
+// Option configures a Connector beyond its Config.
+type Option func(*options)
+
+type options struct {
+	logger     *slog.Logger
+	clock      func() time.Time
+	metaSource metadata.Source
+	driver     driver.Driver
+}
+
+// WithLogger sends route decisions (debug) and state changes (info, warn) to l.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithClock replaces time.Now for the hot window, so tests can move the boundary.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
+
+// WithMetadataSource reads the shard metadata from src instead of the configured backend's
+// table (tests, the embedded demo, a metadata service of your own).
+func WithMetadataSource(src metadata.Source) Option {
+	return func(o *options) { o.metaSource = src }
+}
+
+// WithDriver sets what Driver returns; package driver passes itself.
+func WithDriver(d driver.Driver) Option { return func(o *options) { o.driver = d } }
+
+// New validates cfg and builds a Connector. It opens no server session; when time-sharded
+// tables are configured it loads the shard metadata once and fails if that fails.
+func New(cfg *config.Config, opts ...Option) (*Connector, error) {
+	if cfg == nil {
+		return nil, errors.New("obroute: nil config")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, stats: newStats(), driver: o.driver}
+	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
+	for _, b := range cfg.Backends {
+		be, err := newBackend(b)
+		if err != nil {
+			return nil, err
+		}
+		c.backends[b.Name] = be
+		rc.Backends = append(rc.Backends, routing.Backend{Name: b.Name, Role: b.Role})
+	}
+	if len(cfg.TimeTables) > 0 {
+		if err := c.openMetadata(&o); err != nil {
+			return nil, err
+		}
+		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock}
+	}
+	router, err := routing.New(rc)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.router = router
+	return c, nil
+}
+
+func (c *Connector) openMetadata(o *options) error {
+	src := o.metaSource
+	if src == nil {
+		be := c.backends[c.cfg.Metadata.Backend]
+		c.metaDB = sql.OpenDB(be.connect)
+		src = metadata.NewSQLSource(c.metaDB, c.cfg.Metadata.Table)
+	}
+	cache, err := metadata.NewCache(src, metadata.CacheOptions{
+		Interval: time.Duration(c.cfg.Metadata.Refresh),
+		Logger:   c.logger,
+		Clock:    o.clock,
+	})
+	if err != nil {
+		if c.metaDB != nil {
+			c.metaDB.Close()
+		}
+		return fmt.Errorf("obroute: loading shard metadata from %s.%s: %w", c.cfg.Metadata.Backend, c.cfg.Metadata.Table, err)
+	}
+	cache.Start()
+	c.meta = cache
+	return nil
+}
+
+// Connect implements driver.Connector: it returns a client session. No server session is
+// opened until a statement is routed to its backend.
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.stats.clientSessions.Add(1)
+	return newClientSession(c), nil
+}
+
+// Driver implements driver.Connector.
+func (c *Connector) Driver() driver.Driver {
+	if c.driver != nil {
+		return c.driver
+	}
+	return noDSNDriver{}
+}
+
+// Close implements io.Closer: it stops the metadata refresh. Client sessions are closed by
+// database/sql (db.Close closes them before it closes the connector).
+func (c *Connector) Close() error {
+	c.closeOnce.Do(func() {
+		if c.meta != nil {
+			c.closeErr = c.meta.Close()
+		}
+		if c.metaDB != nil {
+			if err := c.metaDB.Close(); c.closeErr == nil {
+				c.closeErr = err
+			}
+		}
+	})
+	return c.closeErr
+}
+
+// Router returns the connector's router, e.g. to explain a route without running it.
+func (c *Connector) Router() *routing.Router { return c.router }
+
+// Config returns the validated configuration. Do not modify it.
+func (c *Connector) Config() *config.Config { return c.cfg }
+
+// RefreshMetadata reloads the shard metadata now (a migration is followed at once). It is a
+// no-op without time-sharded tables.
+func (c *Connector) RefreshMetadata(ctx context.Context) error {
+	if c.meta == nil {
+		return nil
+	}
+	return c.meta.Refresh(ctx)
+}
+
+// noDSNDriver is what Driver returns for a connector built with New outside package driver.
+type noDSNDriver struct{}
+
+func (noDSNDriver) Open(string) (driver.Conn, error) {
+	return nil, errors.New(`obroute: this connector was built with connector.New; open DSNs with sql.Open("obroute", dsn) after importing github.com/obroute/obroute/driver`)
+}

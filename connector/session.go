@@ -1,0 +1,700 @@
+package connector
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/routing"
+)
+
+// clientSession is one driver.Conn handed to database/sql. database/sql never uses it from two
+// goroutines at once, except for closing rows; the fan-out of a split query runs its own
+// goroutines over distinct server sessions.
+type clientSession struct {
+	c       *Connector
+	servers map[string]*serverSession // by backend name
+	state   sessionState
+	tx      txState
+	routing routing.SessionState // reused for every statement
+	// autocommit mirrors the session's autocommit; with it off, the first statement after a
+	// commit starts a transaction.
+	autocommit bool
+	// nextTx is a one-shot SET TRANSACTION waiting for the next transaction's backend.
+	nextTx string
+	closed bool
+}
+
+type txState struct {
+	active   bool
+	explicit bool // BeginTx or BEGIN; false for an implicit transaction under autocommit=0
+	backend  string
+	shadow   bool
+	opts     driver.TxOptions
+	hints    hint.Set // the hints of BeginTx's context, in force for every statement of the tx
+}
+
+var (
+	_ driver.Conn               = (*clientSession)(nil)
+	_ driver.ConnPrepareContext = (*clientSession)(nil)
+	_ driver.ConnBeginTx        = (*clientSession)(nil)
+	_ driver.ExecerContext      = (*clientSession)(nil)
+	_ driver.QueryerContext     = (*clientSession)(nil)
+	_ driver.Pinger             = (*clientSession)(nil)
+	_ driver.SessionResetter    = (*clientSession)(nil)
+	_ driver.Validator          = (*clientSession)(nil)
+	_ driver.NamedValueChecker  = (*clientSession)(nil)
+)
+
+func newClientSession(c *Connector) *clientSession {
+	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: true}
+	cs.routing.TempTables = map[string]string{}
+	return cs
+}
+
+// Connector returns the connector of the client session, for callers that reach it through
+// (*sql.Conn).Raw.
+func (cs *clientSession) Connector() *Connector { return cs.c }
+
+// Prepare implements driver.Conn.
+func (cs *clientSession) Prepare(query string) (driver.Stmt, error) {
+	return cs.PrepareContext(context.Background(), query)
+}
+
+// PrepareContext implements driver.ConnPrepareContext. The statement is analysed now; it is
+// prepared on a backend's server session when it first runs there, because its route can
+// depend on its arguments.
+func (cs *clientSession) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if cs.closed {
+		return nil, driver.ErrBadConn
+	}
+	return &stmt{cs: cs, st: cs.c.router.Analyze(query)}, nil
+}
+
+// Begin implements driver.Conn.
+func (cs *clientSession) Begin() (driver.Tx, error) {
+	return cs.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// BeginTx implements driver.ConnBeginTx. Nothing is sent yet: the transaction binds to the
+// backend of its first statement, where it is started with opts.
+func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if cs.closed {
+		return nil, driver.ErrBadConn
+	}
+	switch sql.IsolationLevel(opts.Isolation) {
+	case sql.LevelDefault, sql.LevelReadUncommitted, sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable:
+	default:
+		return nil, fmt.Errorf("mysql: unsupported isolation level: %v", sql.IsolationLevel(opts.Isolation))
+	}
+	if err := cs.endImplicitTx(ctx); err != nil {
+		return nil, err
+	}
+	cs.tx = txState{active: true, explicit: true, opts: opts, hints: hint.FromContext(ctx)}
+	return &tx{cs: cs}, nil
+}
+
+// ExecContext implements driver.ExecerContext.
+func (cs *clientSession) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	res, _, err := cs.run(ctx, cs.c.router.Analyze(query), args, false, nil)
+	return res, err
+}
+
+// QueryContext implements driver.QueryerContext.
+func (cs *clientSession) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	_, rows, err := cs.run(ctx, cs.c.router.Analyze(query), args, true, nil)
+	return rows, err
+}
+
+// Ping implements driver.Pinger: it pings the default backend, opening its server session.
+func (cs *clientSession) Ping(ctx context.Context) error {
+	if cs.closed {
+		return driver.ErrBadConn
+	}
+	s, err := cs.server(ctx, cs.c.cfg.Default)
+	if err != nil {
+		return err
+	}
+	if p, ok := s.conn.(driver.Pinger); ok {
+		err = p.Ping(ctx)
+		s.markErr(err)
+		cs.dropBroken(s)
+	}
+	return err
+}
+
+// ResetSession implements driver.SessionResetter. A server session found dead is dropped and
+// replaced on next use; the client session itself stays valid.
+func (cs *clientSession) ResetSession(ctx context.Context) error {
+	if cs.closed {
+		return driver.ErrBadConn
+	}
+	for _, s := range cs.servers {
+		if r, ok := s.conn.(driver.SessionResetter); ok {
+			if err := r.ResetSession(ctx); err != nil {
+				s.broken = true
+				cs.dropBroken(s)
+			}
+		}
+	}
+	return nil
+}
+
+// IsValid implements driver.Validator.
+func (cs *clientSession) IsValid() bool { return !cs.closed }
+
+// CheckNamedValue implements driver.NamedValueChecker with go-sql-driver's conversions:
+// unsigned integers (uint64 with the high bit set included) and json.RawMessage pass as they
+// are; everything else gets database/sql's default conversion, as go-sql-driver gives it.
+func (cs *clientSession) CheckNamedValue(nv *driver.NamedValue) error {
+	switch v := nv.Value.(type) {
+	case json.RawMessage:
+		return nil
+	case uint64, uint, uint32, uint16, uint8:
+		nv.Value = reflect.ValueOf(v).Uint()
+		return nil
+	}
+	return driver.ErrSkip
+}
+
+// Close implements driver.Conn: it closes every server session; an unfinished transaction is
+// rolled back by its server.
+func (cs *clientSession) Close() error {
+	if cs.closed {
+		return nil
+	}
+	cs.closed = true
+	var first error
+	for name, s := range cs.servers {
+		if err := s.close(); err != nil && first == nil {
+			first = err
+		}
+		delete(cs.servers, name)
+	}
+	return first
+}
+
+// server returns the client session's server session to backend, opening it if needed.
+func (cs *clientSession) server(ctx context.Context, backend string) (*serverSession, error) {
+	if s, ok := cs.servers[backend]; ok && !s.broken {
+		return s, nil
+	}
+	be, ok := cs.c.backends[backend]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", routing.ErrUnknownBackend, backend)
+	}
+	s, err := be.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cs.c.stats.serverOpened.Add(1)
+	cs.servers[backend] = s
+	return s, nil
+}
+
+// dropBroken forgets a server session go-sql-driver reported unusable.
+func (cs *clientSession) dropBroken(s *serverSession) {
+	if !s.broken {
+		return
+	}
+	if cs.servers[s.backend.name] == s {
+		delete(cs.servers, s.backend.name)
+	}
+	s.close()
+}
+
+// run executes one statement: routing, session bookkeeping, execution.
+func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []driver.NamedValue, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+	if cs.closed {
+		return nil, nil, driver.ErrBadConn
+	}
+	switch st.Kind {
+	case routing.KindBegin:
+		if err := cs.endImplicitTx(ctx); err != nil {
+			return nil, nil, err
+		}
+		if cs.tx.active && cs.tx.backend != "" {
+			// BEGIN inside a transaction commits it first, as MySQL does.
+			if err := cs.finishTx(ctx, "COMMIT"); err != nil {
+				return nil, nil, err
+			}
+		}
+		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hint.FromContext(ctx)}
+		return cs.noRows(wantRows)
+	case routing.KindCommit, routing.KindRollback:
+		if err := cs.finishTx(ctx, st.SQL); err != nil {
+			return nil, nil, err
+		}
+		return cs.noRows(wantRows)
+	case routing.KindExplainRoute:
+		rows, err := cs.explain(ctx, st.Explained, args)
+		return nil, rows, err
+	case routing.KindSet:
+		if st.NextTransaction != "" {
+			cs.nextTx = st.NextTransaction
+			return cs.noRows(wantRows)
+		}
+	}
+	hints := hint.FromContext(ctx)
+	if cs.tx.active && !cs.tx.hints.IsZero() {
+		var err error
+		if hints, err = hint.Combine(cs.tx.hints, hints); err != nil {
+			return nil, nil, err
+		}
+	}
+	plan, err := cs.route(st, hints, args)
+	if err != nil {
+		cs.c.stats.rejected.Add(1)
+		cs.c.logger.LogAttrs(ctx, slog.LevelDebug, "route refused", slog.String("sql", st.SQL), slog.String("error", err.Error()))
+		return nil, nil, err
+	}
+	cs.c.stats.routes[plan.Class].Add(1)
+	if cs.c.logger.Enabled(ctx, slog.LevelDebug) {
+		cs.c.logger.LogAttrs(ctx, slog.LevelDebug, "route", slog.String("type", string(plan.Type)), slog.String("class", plan.Class.String()),
+			slog.Any("backends", plan.Backends()), slog.String("sql", st.SQL), slog.Any("prompts", plan.Prompts))
+	}
+	if plan.Budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, plan.Budget)
+		res, rows, err := cs.execute(ctx, plan, wantRows, prep)
+		if err != nil || rows == nil {
+			cancel()
+			return res, rows, err
+		}
+		return res, wrapRows(rows, func() error { cancel(); return nil }), nil
+	}
+	return cs.execute(ctx, plan, wantRows, prep)
+}
+
+func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, error) {
+	if wantRows {
+		return nil, emptyRows{}, nil
+	}
+	return driver.ResultNoRows, nil, nil
+}
+
+// route asks the router, with the client session's state as data.
+func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue) (*routing.Plan, error) {
+	rs := &cs.routing
+	rs.InTransaction = cs.tx.active
+	rs.TxBackend = cs.tx.backend
+	rs.TxShadow = cs.tx.shadow
+	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs})
+}
+
+// execute runs a plan's targets and does the client session's bookkeeping.
+func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+	st := plan.Statement
+	first := plan.Targets[0].Backend
+	if cs.tx.active && cs.tx.backend == "" {
+		if backends := plan.Backends(); len(backends) > 1 {
+			return nil, nil, fmt.Errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
+				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
+		}
+	}
+	if !cs.autocommit && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
+		// autocommit=0: this statement opens a transaction on its server.
+		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
+	}
+	var res driver.Result
+	var rows driver.Rows
+	var err error
+	if len(plan.Targets) == 1 {
+		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+	} else if wantRows {
+		rows, err = cs.queryTargets(ctx, plan)
+	} else {
+		res, err = cs.execTargets(ctx, plan)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cs.routing.LastBackend = first
+	if st.TempTableCreated != "" {
+		cs.routing.TempTables[st.TempTableCreated] = first
+	}
+	for _, t := range st.TempTablesDropped {
+		delete(cs.routing.TempTables, t)
+	}
+	if st.Kind == routing.KindDDL && st.TempTableCreated == "" && len(st.TempTablesDropped) == 0 && cs.tx.active && cs.tx.backend != "" {
+		// DDL commits the transaction on the server (implicit commit).
+		cs.closeTx()
+	}
+	return res, rows, nil
+}
+
+// runTarget runs one target on its server session, binding a pending transaction to it and
+// replacing a server session that was lost while idle.
+func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := cs.server(ctx, t.Backend)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, rows, err := cs.runOn(ctx, s, plan, t, wantRows, prep)
+		if err == nil {
+			return res, rows, nil
+		}
+		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && s.tx != nil
+		cs.dropBroken(s)
+		if s.broken && lostInTx {
+			cs.closeTx()
+			cs.c.stats.serverLost.Add(1)
+			cs.c.logger.LogAttrs(ctx, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", err.Error()))
+			return nil, nil, fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
+		}
+		// Retry only what provably never reached the server, and only outside a transaction.
+		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && !cs.tx.active {
+			cs.c.stats.serverReplaced.Add(1)
+			cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name))
+			continue
+		}
+		return nil, nil, err
+	}
+}
+
+func errorText(err error) string {
+	if errors.Is(err, driver.ErrBadConn) {
+		return "connection lost"
+	}
+	return err.Error()
+}
+
+// runOn runs t on s: session state sync, transaction start, the statement, state recording.
+func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+	st := plan.Statement
+	if err := s.sync(ctx, &cs.state); err != nil {
+		return nil, nil, err
+	}
+	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
+			return nil, nil, fmt.Errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
+		}
+		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch st.Kind {
+	case routing.KindSet:
+		res, err := s.exec(ctx, t.SQL, t.Args, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := cs.recordSet(ctx, s, st); err != nil {
+			return nil, nil, err
+		}
+		return cs.resultOrRows(res, wantRows)
+	case routing.KindUse:
+		res, err := s.exec(ctx, t.SQL, nil, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		cs.state.use(st.Database)
+		s.caughtUp(&cs.state)
+		return cs.resultOrRows(res, wantRows)
+	}
+	prepared := prep != nil
+	if prepared && t.SQL == st.SQL {
+		return prep.runOn(ctx, s, t.Args, wantRows)
+	}
+	if wantRows {
+		rows, err := s.query(ctx, t.SQL, t.Args, prepared)
+		return nil, rows, err
+	}
+	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
+	return res, nil, err
+}
+
+func (cs *clientSession) resultOrRows(res driver.Result, wantRows bool) (driver.Result, driver.Rows, error) {
+	if wantRows {
+		return nil, emptyRows{}, nil
+	}
+	return res, nil, nil
+}
+
+// recordSet keeps the session assignments of a SET that s has just run. An assignment whose
+// value is an expression is recorded with the value s computed, so that replaying it elsewhere
+// gives the same value.
+func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *routing.Statement) error {
+	if len(st.Vars) == 0 {
+		return nil
+	}
+	vars, copied := st.Vars, false
+	for i, v := range st.Vars {
+		if v.Value != "" || v.Standalone || v.Name == "names" {
+			continue
+		}
+		lit, err := readBack(ctx, s, v.Name)
+		if err != nil {
+			return err
+		}
+		if !copied { // st is shared by every client session: never modify it
+			vars, copied = append([]routing.SessionVar(nil), st.Vars...), true
+		}
+		vars[i].Assignment = variableRef(v.Name) + " = " + lit
+	}
+	cs.state.record(vars)
+	s.caughtUp(&cs.state)
+	for _, v := range vars {
+		if v.Name == "autocommit" {
+			cs.autocommit = v.Value != "0" && v.Value != "off" && v.Value != "false"
+			if cs.autocommit && cs.tx.active && !cs.tx.explicit {
+				cs.closeTx() // SET autocommit=1 commits the implicit transaction
+			}
+		}
+	}
+	return nil
+}
+
+func variableRef(name string) string {
+	if strings.HasPrefix(name, "@") {
+		return name
+	}
+	return "@@session." + name
+}
+
+// readBack reads a variable's current value on s as an SQL literal.
+func readBack(ctx context.Context, s *serverSession, name string) (string, error) {
+	rows, err := s.query(ctx, "SELECT "+variableRef(name), nil, false)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		return "", fmt.Errorf("obroute: reading back %s after SET: %w", name, err)
+	}
+	numeric := false
+	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
+		switch ct.ColumnTypeDatabaseTypeName(0) {
+		case "BIGINT", "INT", "DECIMAL", "DOUBLE", "FLOAT", "TINYINT", "SMALLINT", "MEDIUMINT":
+			numeric = true
+		}
+	}
+	return sqlLiteral(dest[0], numeric), nil
+}
+
+func sqlLiteral(v driver.Value, numeric bool) string {
+	var text string
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		text = string(x)
+	case string:
+		text = x
+	default:
+		return fmt.Sprint(x)
+	}
+	if numeric {
+		return text
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(text) + "'"
+}
+
+// startTx starts the pending transaction on s, the backend of its first statement.
+func (cs *clientSession) startTx(ctx context.Context, s *serverSession, shadow bool) error {
+	if cs.nextTx != "" {
+		if _, err := s.exec(ctx, cs.nextTx, nil, false); err != nil {
+			return err
+		}
+		cs.nextTx = ""
+	}
+	tx, err := s.conn.(driver.ConnBeginTx).BeginTx(ctx, cs.tx.opts)
+	if err != nil {
+		s.markErr(err)
+		return err
+	}
+	s.tx = tx
+	cs.tx.backend = s.backend.name
+	cs.tx.shadow = shadow
+	return nil
+}
+
+// finishTx commits or rolls back the client session's transaction on its backend. A
+// transaction that never ran a statement has nothing to finish.
+func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
+	if !cs.tx.active {
+		return nil
+	}
+	s := cs.servers[cs.tx.backend]
+	defer cs.closeTx()
+	if cs.tx.backend == "" {
+		return nil
+	}
+	if s == nil {
+		cs.c.stats.serverLost.Add(1)
+		return fmt.Errorf("%w (backend %s)", ErrTxBackendLost, cs.tx.backend)
+	}
+	var err error
+	rollback := strings.HasPrefix(strings.ToLower(strings.TrimSpace(verb[hint.StatementStart(verb):])), "rollback")
+	switch {
+	case s.tx != nil && rollback:
+		err = s.tx.Rollback()
+	case s.tx != nil:
+		err = s.tx.Commit()
+	default:
+		_, err = s.exec(ctx, verb, nil, false)
+	}
+	if err != nil {
+		s.markErr(err)
+		if s.broken {
+			cs.dropBroken(s)
+			cs.c.stats.serverLost.Add(1)
+			return fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
+		}
+	}
+	return err
+}
+
+// closeTx forgets the transaction.
+func (cs *clientSession) closeTx() {
+	if s := cs.servers[cs.tx.backend]; s != nil {
+		s.tx = nil
+	}
+	cs.tx = txState{}
+}
+
+// endImplicitTx commits an implicit (autocommit=0) transaction before an explicit one starts,
+// as MySQL does.
+func (cs *clientSession) endImplicitTx(ctx context.Context) error {
+	if cs.tx.active && !cs.tx.explicit {
+		return cs.finishTx(ctx, "COMMIT")
+	}
+	return nil
+}
+
+// queryTargets runs the targets of a split query concurrently, one per backend, and merges
+// their rows. The first error cancels the others.
+func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
+	servers := make([]*serverSession, len(plan.Targets))
+	for i, t := range plan.Targets {
+		s, err := cs.server(ctx, t.Backend)
+		if err != nil {
+			return nil, err
+		}
+		for _, other := range servers[:i] {
+			if other == s {
+				return nil, fmt.Errorf("obroute: internal error: plan sends two row streams to backend %s", t.Backend)
+			}
+		}
+		if err := s.sync(ctx, &cs.state); err != nil {
+			return nil, err
+		}
+		servers[i] = s
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	results := make([]driver.Rows, len(plan.Targets))
+	errs := make([]error, len(plan.Targets))
+	var wg sync.WaitGroup
+	for i := range plan.Targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := plan.Targets[i]
+			results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for i, r := range results {
+			if r != nil {
+				r.Close()
+			}
+			cs.dropBroken(servers[i])
+		}
+		cancel()
+		return nil, firstError(errs)
+	}
+	spec := merge.Spec{Limit: -1}
+	if plan.Merge != nil {
+		spec = *plan.Merge
+	}
+	merged, err := merge.New(spec, results)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return wrapRows(merged, func() error { cancel(); return nil }), nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// execTargets runs the targets of a split write. The router only splits a write across tables
+// of one backend; outside a transaction the parts run in a local transaction so that they land
+// together or not at all.
+func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
+	backends := plan.Backends()
+	if len(backends) > 1 {
+		return nil, fmt.Errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
+	}
+	s, err := cs.server(ctx, backends[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sync(ctx, &cs.state); err != nil {
+		return nil, err
+	}
+	local := !cs.tx.active
+	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
+			return nil, err
+		}
+	}
+	var ltx driver.Tx
+	if local {
+		if ltx, err = s.conn.(driver.ConnBeginTx).BeginTx(ctx, driver.TxOptions{}); err != nil {
+			s.markErr(err)
+			cs.dropBroken(s)
+			return nil, err
+		}
+	}
+	var total int64
+	for _, t := range plan.Targets {
+		res, err := s.exec(ctx, t.SQL, t.Args, false)
+		if err == nil {
+			var n int64
+			n, err = res.RowsAffected()
+			total += n
+		}
+		if err != nil {
+			if ltx != nil {
+				ltx.Rollback()
+			}
+			cs.dropBroken(s)
+			return nil, err
+		}
+	}
+	if ltx != nil {
+		if err := ltx.Commit(); err != nil {
+			s.markErr(err)
+			cs.dropBroken(s)
+			return nil, err
+		}
+	}
+	return driver.RowsAffected(total), nil
+}

@@ -1,0 +1,73 @@
+// Package hint carries per-statement routing hints: whether a statement is
+// shadow traffic, whether it may read the history (cold) store, the query
+// level the caller declared, and a backend forced by name.
+//
+// Hints are out-of-band. An application attaches them to the
+// [context.Context] of a call (WithShadow, WithLevel, …) or writes them in a
+// comment that leads the statement. The driver reads both once per statement
+// (FromContext and ParseLeading), merges them with Combine and hands the
+// resulting Set to the router as plain data; the router never reads a
+// context itself. The package is pure: no I/O, no database/sql.
+//
+// # Comment forms
+//
+// Only block comments that lead the statement, before its first keyword, can
+// carry hints. Keywords and keys are case-insensitive.
+//
+//	/* shadow */                      Shadow = ShadowOn
+//	/* cold_query */                  ColdQuery = true
+//	/*+ OBROUTE(shadow=true, query_level=L2, cold_query=true, backend=cold-replica) */
+//	/* SHARDINGSPHERE_HINT: SHADOW=true, DATA_SOURCE_NAME=ds_1 */
+//
+// OBROUTE keys: shadow (true or false; false declares production traffic),
+// cold_query (true or false), query_level (L1, L2 or L3), backend (a backend
+// name). OBROUTE(...) must be alone in its /*+ */ comment. The ShardingSphere
+// form is accepted so that teams moving from ShardingSphere keep their
+// comments: SHADOW maps to Shadow, DATA_SOURCE_NAME to Backend; any other
+// ShardingSphere key (WRITE_ROUTE_ONLY, SHARDING_DATABASE_VALUE, …) is
+// ErrUnknownHint, because silently ignoring it would route differently from
+// what its author expects.
+//
+// Everything else is not a hint and is left for the server:
+//   - other block comments (/* request_id=42 */, sqlcommenter comments) and
+//     optimizer-hint comments that are not OBROUTE (/*+ MAX_EXECUTION_TIME(9) */)
+//     are skipped and scanning continues, so a shadow hint is never lost
+//     because a tool put another comment in front of it;
+//   - line comments (-- note, # note) are skipped and never carry hints;
+//   - a MySQL executable comment (/*! … */, /*M! … */) or an unterminated
+//     comment is statement text: scanning stops there;
+//   - text inside string literals or in comments after the first keyword is
+//     data, never a hint.
+//
+// A comment that looks like a misspelt hint (/* shadow: true */, an
+// OBROUTE(...) that is not first in its /*+ */ comment, a bad value or an
+// unknown OBROUTE key) is ErrMalformedHint or ErrUnknownHint rather than being
+// ignored: a lost shadow hint would send load-test traffic to production.
+//
+// # What ParseLeading returns as rest
+//
+// rest is the statement with the consumed hint comments (and the whitespace
+// that follows each) removed and leading whitespace trimmed; every other
+// comment stays, byte for byte and in order, so the server still sees its
+// optimizer hints and sqlcommenter comments. rest is therefore a subsequence
+// of the input, and a suffix of it (no copy) whenever no kept comment
+// precedes a hint comment, which is the usual case. Parsing rest again yields
+// no hints and rest itself. Because hint comments are gone, rest is also a
+// good parse-cache key: the same statement with and without hints is one
+// template. StatementStart gives the offset of the first keyword in either.
+//
+// # Precedence
+//
+// Within one statement's comments, the same key given twice with different
+// values is ErrHintConflict. Between the context and the comments, Combine
+// merges field by field: a field set on one side only is taken; a field set on
+// both sides with the same value is fine; a field set on both sides with
+// different values is ErrHintConflict. Neither side silently wins, so a shadow
+// context can never be turned into production traffic by a comment, nor the
+// reverse. ColdQuery is a permission: false means "not declared", so it is
+// taken when either side grants it.
+//
+// Context setters follow context.Context's own rule: each setter changes one
+// field of the Set already in the context, and the innermost (latest) setter
+// of a field wins. WithSet replaces the whole Set.
+package hint

@@ -1,0 +1,253 @@
+package merge
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Expr is a small boolean expression over a merged row, for HAVING. Build it
+// with Col, Lit, Cmp, And, Or, Not and IsNull. It follows SQL's three-valued
+// logic: a comparison with NULL is NULL, and a row is kept only when the
+// expression is TRUE. Comparisons use the column comparison of the Col
+// operand (so 'abc' = 'ABC' on a VARCHAR column).
+type Expr interface {
+	// String returns the expression in SQL-like text, for error messages.
+	String() string
+	bind(kinds []Kind) (evalFunc, Kind, error)
+}
+
+// evalFunc evaluates a bound expression; booleans are int64 1/0, NULL is nil.
+type evalFunc func(row []driver.Value) driver.Value
+
+// CmpOp is a comparison operator of Cmp.
+type CmpOp string
+
+// Comparison operators. OpNullSafeEq is MySQL's <=> (NULL <=> NULL is TRUE).
+const (
+	OpEq         CmpOp = "="
+	OpNe         CmpOp = "<>"
+	OpLt         CmpOp = "<"
+	OpLe         CmpOp = "<="
+	OpGt         CmpOp = ">"
+	OpGe         CmpOp = ">="
+	OpNullSafeEq CmpOp = "<=>"
+)
+
+var (
+	vTrue  driver.Value = int64(1)
+	vFalse driver.Value = int64(0)
+)
+
+func boolValue(b bool) driver.Value {
+	if b {
+		return vTrue
+	}
+	return vFalse
+}
+
+// truth reads v as a SQL condition: known reports whether it is not NULL.
+func truth(v driver.Value) (val, known bool) {
+	switch x := v.(type) {
+	case nil:
+		return false, false
+	case int64:
+		return x != 0, true
+	case bool:
+		return x, true
+	case time.Time:
+		return !x.IsZero(), true
+	}
+	f, ok := toFloat(v)
+	return ok && f != 0, true // like MySQL, text that is not a number is 0
+}
+
+type colExpr int
+
+// Col is the value of column i of the merged row (hidden columns included).
+func Col(i int) Expr { return colExpr(i) }
+
+func (c colExpr) String() string { return fmt.Sprintf("col%d", int(c)) }
+
+func (c colExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+	i := int(c)
+	if i < 0 || i >= len(kinds) {
+		return nil, 0, invalidf("HAVING refers to column %d, the inputs have %d columns", i, len(kinds))
+	}
+	return func(row []driver.Value) driver.Value { return row[i] }, kinds[i], nil
+}
+
+type litExpr struct{ v any }
+
+// Lit is a constant: nil (NULL), an integer, float, bool, string, []byte or
+// time.Time.
+func Lit(v any) Expr { return litExpr{v} }
+
+func (l litExpr) String() string {
+	switch x := l.v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	case []byte:
+		return "'" + strings.ReplaceAll(string(x), "'", "''") + "'"
+	}
+	return fmt.Sprint(l.v)
+}
+
+func (l litExpr) bind([]Kind) (evalFunc, Kind, error) {
+	v, err := driver.DefaultParameterConverter.ConvertValue(l.v)
+	if err != nil {
+		return nil, 0, invalidf("HAVING literal %v: %v", l.v, err)
+	}
+	return func([]driver.Value) driver.Value { return v }, kindOfValue(v), nil
+}
+
+type cmpExpr struct {
+	op   CmpOp
+	a, b Expr
+}
+
+// Cmp compares a and b with op (=, <>, !=, <, <=, >, >=, <=>).
+func Cmp(op CmpOp, a, b Expr) Expr { return cmpExpr{op, a, b} }
+
+func (c cmpExpr) String() string {
+	return "(" + c.a.String() + " " + string(c.op) + " " + c.b.String() + ")"
+}
+
+func (c cmpExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+	fa, ka, err := c.a.bind(kinds)
+	if err != nil {
+		return nil, 0, err
+	}
+	fb, kb, err := c.b.bind(kinds)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The column's comparison decides; between two literals, the left one's.
+	k := ka
+	if _, isCol := c.a.(colExpr); !isCol {
+		if _, isCol := c.b.(colExpr); isCol {
+			k = kb
+		}
+	}
+	var test func(int) bool
+	switch c.op {
+	case OpEq, OpNullSafeEq:
+		test = func(x int) bool { return x == 0 }
+	case OpNe, "!=":
+		test = func(x int) bool { return x != 0 }
+	case OpLt:
+		test = func(x int) bool { return x < 0 }
+	case OpLe:
+		test = func(x int) bool { return x <= 0 }
+	case OpGt:
+		test = func(x int) bool { return x > 0 }
+	case OpGe:
+		test = func(x int) bool { return x >= 0 }
+	default:
+		return nil, 0, invalidf("HAVING operator %q is not one of = <> != < <= > >= <=>", c.op)
+	}
+	nullSafe := c.op == OpNullSafeEq
+	return func(row []driver.Value) driver.Value {
+		va, vb := fa(row), fb(row)
+		if va == nil || vb == nil {
+			if nullSafe {
+				return boolValue(va == nil && vb == nil)
+			}
+			return nil
+		}
+		return boolValue(test(compareValues(k, va, vb)))
+	}, KindNumber, nil
+}
+
+type logicExpr struct {
+	and   bool
+	terms []Expr
+}
+
+// And is TRUE when every term is TRUE, FALSE when any is FALSE, else NULL.
+func And(terms ...Expr) Expr { return logicExpr{true, terms} }
+
+// Or is TRUE when any term is TRUE, FALSE when every term is FALSE, else NULL.
+func Or(terms ...Expr) Expr { return logicExpr{false, terms} }
+
+func (l logicExpr) String() string {
+	parts := make([]string, len(l.terms))
+	for i, t := range l.terms {
+		parts[i] = t.String()
+	}
+	sep := " OR "
+	if l.and {
+		sep = " AND "
+	}
+	return "(" + strings.Join(parts, sep) + ")"
+}
+
+func (l logicExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+	if len(l.terms) == 0 {
+		return nil, 0, invalidf("HAVING %s without terms", map[bool]string{true: "AND", false: "OR"}[l.and])
+	}
+	fs := make([]evalFunc, len(l.terms))
+	for i, t := range l.terms {
+		f, _, err := t.bind(kinds)
+		if err != nil {
+			return nil, 0, err
+		}
+		fs[i] = f
+	}
+	and := l.and
+	return func(row []driver.Value) driver.Value {
+		unknown := false
+		for _, f := range fs {
+			v, known := truth(f(row))
+			switch {
+			case !known:
+				unknown = true
+			case v != and: // FALSE decides an AND, TRUE decides an OR
+				return boolValue(v)
+			}
+		}
+		if unknown {
+			return nil
+		}
+		return boolValue(and)
+	}, KindNumber, nil
+}
+
+type notExpr struct{ e Expr }
+
+// Not is TRUE for FALSE, FALSE for TRUE, NULL for NULL.
+func Not(e Expr) Expr { return notExpr{e} }
+
+func (n notExpr) String() string { return "NOT " + n.e.String() }
+
+func (n notExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+	f, _, err := n.e.bind(kinds)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func(row []driver.Value) driver.Value {
+		v, known := truth(f(row))
+		if !known {
+			return nil
+		}
+		return boolValue(!v)
+	}, KindNumber, nil
+}
+
+type isNullExpr struct{ e Expr }
+
+// IsNull is TRUE when e is NULL, else FALSE (never NULL).
+func IsNull(e Expr) Expr { return isNullExpr{e} }
+
+func (n isNullExpr) String() string { return n.e.String() + " IS NULL" }
+
+func (n isNullExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+	f, _, err := n.e.bind(kinds)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func(row []driver.Value) driver.Value { return boolValue(f(row) == nil) }, KindNumber, nil
+}

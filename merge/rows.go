@@ -1,0 +1,316 @@
+package merge
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+var (
+	_ driver.Rows                           = (*mergedRows)(nil)
+	_ driver.RowsNextResultSet              = (*mergedRows)(nil)
+	_ driver.RowsColumnTypeDatabaseTypeName = (*mergedRows)(nil)
+	_ driver.RowsColumnTypeLength           = (*mergedRows)(nil)
+	_ driver.RowsColumnTypeNullable         = (*mergedRows)(nil)
+	_ driver.RowsColumnTypePrecisionScale   = (*mergedRows)(nil)
+	_ driver.RowsColumnTypeScanType         = (*mergedRows)(nil)
+)
+
+// New returns one result made of the rows of inputs, merged as spec says.
+// The result owns the inputs: its Close closes every one of them, and so
+// does New when it fails. New reads no rows; the first Next does.
+//
+// Every input must have the same columns (count, and names compared
+// case-insensitively), else New returns an error wrapping ErrColumnsDiffer.
+// An invalid spec gives an error wrapping ErrInvalidSpec.
+func New(spec Spec, inputs []driver.Rows) (driver.Rows, error) {
+	if len(inputs) == 0 {
+		return nil, ErrNoInputs
+	}
+	in := newInputSet(inputs)
+	m, err := build(&spec, in)
+	if err != nil {
+		_ = in.closeAll()
+		return nil, err
+	}
+	return m, nil
+}
+
+func build(spec *Spec, in *inputSet) (*mergedRows, error) {
+	names := in.rows[0].Columns()
+	for i, r := range in.rows[1:] {
+		other := r.Columns()
+		if len(other) != len(names) {
+			return nil, fmt.Errorf("%w: input %d has %d columns, input 0 has %d; every sub-query must select the same columns", ErrColumnsDiffer, i+1, len(other), len(names))
+		}
+		for c := range names {
+			if !strings.EqualFold(names[c], other[c]) {
+				return nil, fmt.Errorf("%w: input %d column %d is %q, input 0 has %q; every sub-query must select the same columns in the same order", ErrColumnsDiffer, i+1, c, other[c], names[c])
+			}
+		}
+	}
+	width := len(names)
+	visible, err := spec.validate(width)
+	if err != nil {
+		return nil, err
+	}
+	m := &mergedRows{in: in, names: names[:visible:visible], offset: spec.Offset, limit: spec.Limit}
+	m.avgCol = make([]bool, width)
+	for _, a := range spec.Aggregates {
+		if a.Func == AggAvg {
+			m.avgCol[a.Column] = true
+		}
+	}
+
+	kinds := make([]Kind, width)
+	if r, ok := firstAs[driver.RowsColumnTypeDatabaseTypeName](in.rows); ok {
+		for i := range kinds {
+			kinds[i] = kindOfType(r.ColumnTypeDatabaseTypeName(i))
+		}
+	}
+	for i, k := range spec.Kinds {
+		if k != KindAuto {
+			kinds[i] = k
+		}
+	}
+	var having evalFunc
+	if spec.Having != nil {
+		if having, _, err = spec.Having.bind(kinds); err != nil {
+			return nil, err
+		}
+	}
+	order := make([]sortKey, len(spec.OrderBy))
+	for i, k := range spec.OrderBy {
+		order[i] = sortKey{col: k.Column, desc: k.Desc, kind: kinds[k.Column]}
+	}
+	maxHeld := spec.MaxHeldRows
+	if maxHeld == 0 {
+		maxHeld = DefaultMaxHeldRows
+	}
+
+	var p stage
+	switch {
+	case len(spec.GroupBy) == 0 && len(spec.Aggregates) == 0:
+		if len(order) > 0 {
+			p = newMergeSource(in, width, order)
+		} else {
+			p = newUnionSource(in, width)
+		}
+		if having != nil {
+			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
+		}
+	case len(spec.GroupBy) == 0 || groupsAreSorted(spec.GroupBy, spec.OrderBy):
+		// Scalar aggregates form one group; sorted inputs give adjacent groups.
+		var src stage = newUnionSource(in, width)
+		if len(spec.GroupBy) > 0 {
+			src = newMergeSource(in, width, order[:len(spec.GroupBy)])
+		}
+		p = &streamGroup{grouper: newGrouper(spec, kinds), src: src}
+		if having != nil {
+			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
+		}
+	default:
+		p = &hashGroup{grouper: newGrouper(spec, kinds), src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
+	}
+	if spec.Distinct {
+		p = newDistinct(p, kinds[:visible], maxHeld)
+	}
+	m.pipe = p
+	return m, nil
+}
+
+// groupsAreSorted reports whether inputs sorted by order keep equal group
+// keys adjacent: the leading len(groupBy) order keys are the group columns.
+func groupsAreSorted(groupBy []int, order []OrderKey) bool {
+	if len(order) < len(groupBy) {
+		return false
+	}
+	for _, g := range groupBy {
+		found := false
+		for _, k := range order[:len(groupBy)] {
+			found = found || k.Column == g
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// filterStage passes the rows keep accepts.
+type filterStage struct {
+	src  stage
+	keep func([]driver.Value) (bool, error)
+}
+
+func (f *filterStage) next() ([]driver.Value, error) {
+	for {
+		r, err := f.src.next()
+		if err != nil {
+			return nil, err
+		}
+		ok, err := f.keep(r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return r, nil
+		}
+	}
+}
+
+// newDistinct drops rows whose visible columns equal an earlier row's; it
+// holds one key per distinct row, at most maxHeld.
+func newDistinct(src stage, kinds []Kind, maxHeld int) stage {
+	seen := make(map[string]struct{})
+	var key []byte
+	return &filterStage{src: src, keep: func(row []driver.Value) (bool, error) {
+		key = key[:0]
+		for i, k := range kinds {
+			key = appendKey(key, k, row[i])
+		}
+		if _, dup := seen[string(key)]; dup {
+			return false, nil
+		}
+		if len(seen) >= maxHeld {
+			return false, fmt.Errorf("%w: DISTINCT needs more than %d distinct rows in memory (Spec.MaxHeldRows)", ErrTooManyRows, maxHeld)
+		}
+		seen[string(key)] = struct{}{}
+		return true, nil
+	}}
+}
+
+// mergedRows is the driver.Rows New returns.
+type mergedRows struct {
+	in      *inputSet
+	names   []string
+	avgCol  []bool
+	pipe    stage
+	offset  int64
+	limit   int64
+	skipped int64
+	emitted int64
+	err     error // sticky: io.EOF or the first error
+}
+
+// Columns implements driver.Rows: the names of the visible columns.
+func (m *mergedRows) Columns() []string { return m.names }
+
+// Close implements driver.Rows: it closes every input and returns the first
+// error any of them returned.
+func (m *mergedRows) Close() error {
+	if m.err == nil {
+		m.err = io.EOF
+	}
+	return m.in.closeAll()
+}
+
+// Next implements driver.Rows. An input's error is returned unchanged, so it
+// reads exactly as it would from one server (a *mysql.MySQLError stays one).
+func (m *mergedRows) Next(dest []driver.Value) error {
+	if m.err != nil {
+		return m.err
+	}
+	if m.limit >= 0 && m.emitted >= m.limit {
+		return m.end()
+	}
+	for m.skipped < m.offset {
+		if _, err := m.pipe.next(); err != nil {
+			return m.fail(err)
+		}
+		m.skipped++
+	}
+	row, err := m.pipe.next()
+	if err != nil {
+		return m.fail(err)
+	}
+	copy(dest, row[:len(m.names)])
+	m.emitted++
+	return nil
+}
+
+// end finishes the result early or at its end: the inputs are closed now so
+// their server sessions are free before the caller closes the result.
+func (m *mergedRows) end() error {
+	m.err = io.EOF
+	_ = m.in.closeAll() // Close reports the error
+	return io.EOF
+}
+
+func (m *mergedRows) fail(err error) error {
+	if err == io.EOF {
+		return m.end()
+	}
+	m.err = err
+	return err
+}
+
+// HasNextResultSet implements driver.RowsNextResultSet: a merged result is one result set.
+func (m *mergedRows) HasNextResultSet() bool { return false }
+
+// NextResultSet implements driver.RowsNextResultSet; there is never another result set.
+func (m *mergedRows) NextResultSet() error { return io.EOF }
+
+// firstAs returns the first input that implements T.
+func firstAs[T any](rows []driver.Rows) (T, bool) {
+	for _, r := range rows {
+		if t, ok := r.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName,
+// from the first input that implements it, else "".
+func (m *mergedRows) ColumnTypeDatabaseTypeName(i int) string {
+	if r, ok := firstAs[driver.RowsColumnTypeDatabaseTypeName](m.in.rows); ok {
+		return r.ColumnTypeDatabaseTypeName(i)
+	}
+	return ""
+}
+
+// ColumnTypeLength implements driver.RowsColumnTypeLength, from the first
+// input that implements it, else (0, false).
+func (m *mergedRows) ColumnTypeLength(i int) (int64, bool) {
+	if r, ok := firstAs[driver.RowsColumnTypeLength](m.in.rows); ok {
+		return r.ColumnTypeLength(i)
+	}
+	return 0, false
+}
+
+// ColumnTypeNullable implements driver.RowsColumnTypeNullable, from the first
+// input that implements it, else (false, false).
+func (m *mergedRows) ColumnTypeNullable(i int) (bool, bool) {
+	if r, ok := firstAs[driver.RowsColumnTypeNullable](m.in.rows); ok {
+		return r.ColumnTypeNullable(i)
+	}
+	return false, false
+}
+
+// ColumnTypePrecisionScale implements driver.RowsColumnTypePrecisionScale,
+// from the first input that implements it, else (0, 0, false). An AVG
+// column reports the input's (SUM's) precision and scale plus 4, as MySQL's AVG has.
+func (m *mergedRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
+	r, ok := firstAs[driver.RowsColumnTypePrecisionScale](m.in.rows)
+	if !ok {
+		return 0, 0, false
+	}
+	p, s, ok := r.ColumnTypePrecisionScale(i)
+	if ok && m.avgCol[i] && kindOfType(m.ColumnTypeDatabaseTypeName(i)) == KindNumber {
+		p, s = p+avgScaleIncrement, min(s+avgScaleIncrement, maxDecimalScale)
+	}
+	return p, s, ok
+}
+
+// ColumnTypeScanType implements driver.RowsColumnTypeScanType, from the first
+// input that implements it, else the type of any (database/sql's default).
+func (m *mergedRows) ColumnTypeScanType(i int) reflect.Type {
+	if r, ok := firstAs[driver.RowsColumnTypeScanType](m.in.rows); ok {
+		return r.ColumnTypeScanType(i)
+	}
+	return reflect.TypeFor[any]()
+}

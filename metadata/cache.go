@@ -1,0 +1,263 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of CacheOptions.
+const (
+	DefaultInterval    = 5 * time.Minute
+	DefaultLoadTimeout = 30 * time.Second
+)
+
+// CacheOptions configures a Cache. The zero value is usable.
+type CacheOptions struct {
+	// Interval between background refreshes after Start; DefaultInterval if zero.
+	Interval time.Duration
+	// LoadTimeout bounds each load of the Source; DefaultLoadTimeout if zero.
+	LoadTimeout time.Duration
+	// Logger receives a warning for each failed refresh and a debug record
+	// for each successful one; slog.Default() if nil.
+	Logger *slog.Logger
+	// Clock stamps snapshots (LoadedAt) and Stats; time.Now if nil. It does
+	// not drive the background ticker.
+	Clock func() time.Time
+	// OnRefresh, if set, is called after every load, successful or not,
+	// before Refresh returns. Calls never overlap. It must not call Refresh.
+	OnRefresh func(RefreshEvent)
+}
+
+// RefreshEvent describes one load of the Source, for CacheOptions.OnRefresh.
+type RefreshEvent struct {
+	// Started is when the load began (by CacheOptions.Clock).
+	Started time.Time
+	// Duration is how long the load and validation took.
+	Duration time.Duration
+	// Err is the failure, or nil.
+	Err error
+	// Snapshot is the snapshot in use after the load: the new one on
+	// success, the last good one on failure (nil if the first load failed).
+	Snapshot *Snapshot
+}
+
+// Stats counts a Cache's refreshes.
+type Stats struct {
+	// Refreshes is the number of loads attempted, the first one included.
+	Refreshes uint64
+	// Failures is the number of loads that failed.
+	Failures uint64
+	// LastSuccess is when the last successful load began.
+	LastSuccess time.Time
+	// LastFailure is when the last failed load began; zero if none failed.
+	LastFailure time.Time
+	// Version is the version of the snapshot in use.
+	Version uint64
+	// Tables is the number of tables in the snapshot in use.
+	Tables int
+}
+
+// Cache keeps the current Snapshot of a Source and refreshes it, on demand
+// with Refresh and periodically after Start. Readers call Snapshot, which
+// never blocks. A failed refresh keeps the last good snapshot, logs a
+// warning and is reported by LastError and Stats. The connector owns one
+// Cache per metadata table; Close it when done.
+type Cache struct {
+	src  Source
+	opts CacheOptions
+	snap atomic.Pointer[Snapshot]
+
+	mu       sync.Mutex
+	inflight *flight // the load in progress, shared by concurrent Refresh calls
+	stats    Stats
+	lastErr  error
+	closed   bool
+	stop     context.CancelFunc // set by Start
+	stopped  chan struct{}      // closed when the background goroutine ends
+}
+
+// flight is one load, awaited by every Refresh call that arrived during it.
+type flight struct {
+	done chan struct{}
+	err  error
+}
+
+// NewCache loads src once, synchronously, and returns a Cache holding the
+// result; it fails if that load fails. Call Start for periodic refreshes.
+func NewCache(src Source, opts CacheOptions) (*Cache, error) {
+	if src == nil {
+		return nil, errors.New("metadata: NewCache: source is nil")
+	}
+	if opts.Interval < 0 || opts.LoadTimeout < 0 {
+		return nil, fmt.Errorf("metadata: NewCache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
+	}
+	if opts.Interval == 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.LoadTimeout == 0 {
+		opts.LoadTimeout = DefaultLoadTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	c := &Cache{src: src, opts: opts}
+	if err := c.load(context.Background()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Snapshot returns the current snapshot. It never blocks and never returns nil.
+func (c *Cache) Snapshot() *Snapshot { return c.snap.Load() }
+
+// Refresh loads the source now and, on success, replaces the snapshot. A
+// call made while a load is in progress waits for that load and returns its
+// result instead of starting another; it stops waiting when its own ctx
+// ends. The load runs under the ctx of the call that started it. After
+// Close, Refresh returns ErrClosed.
+func (c *Cache) Refresh(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if f := c.inflight; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	c.inflight = f
+	c.mu.Unlock()
+
+	f.err = c.load(ctx)
+
+	c.mu.Lock()
+	c.inflight = nil
+	c.mu.Unlock()
+	close(f.done)
+	return f.err
+}
+
+// load runs one load and records its outcome. Only one runs at a time.
+func (c *Cache) load(ctx context.Context) error {
+	started := c.opts.Clock()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.LoadTimeout)
+	tables, err := c.src.Load(ctx)
+	cancel()
+	var snap *Snapshot
+	if err == nil {
+		snap, err = NewSnapshot(tables, started)
+	}
+	if err != nil {
+		err = fmt.Errorf("metadata: refresh failed, keeping the last snapshot: %w", err)
+	}
+	duration := c.opts.Clock().Sub(started)
+
+	c.mu.Lock()
+	if err != nil && c.closed && errors.Is(err, context.Canceled) {
+		c.mu.Unlock() // cancelled by Close: not a failure of the source
+		return err
+	}
+	c.stats.Refreshes++
+	c.lastErr = err
+	if err != nil {
+		c.stats.Failures++
+		c.stats.LastFailure = started
+	} else {
+		c.stats.LastSuccess = started
+		c.snap.Store(snap)
+	}
+	failures := c.stats.Failures
+	c.mu.Unlock()
+
+	current := c.snap.Load()
+	if err != nil {
+		attrs := []any{"err", err, "failures", failures}
+		if current != nil {
+			attrs = append(attrs, "kept_version", current.Version(), "kept_loaded_at", current.LoadedAt())
+		}
+		c.opts.Logger.Warn("shard metadata refresh failed", attrs...)
+	} else {
+		c.opts.Logger.Debug("shard metadata refreshed", "version", snap.Version(), "tables", snap.Len(), "duration", duration)
+	}
+	if c.opts.OnRefresh != nil {
+		c.opts.OnRefresh(RefreshEvent{Started: started, Duration: duration, Err: err, Snapshot: current})
+	}
+	return err
+}
+
+// LastError returns the error of the most recent load, or nil if it succeeded.
+func (c *Cache) LastError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// Stats returns the refresh counters and the current snapshot's version.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	s := c.stats
+	c.mu.Unlock()
+	snap := c.snap.Load()
+	s.Version, s.Tables = snap.Version(), snap.Len()
+	return s
+}
+
+// Start begins refreshing every Interval in a background goroutine. Calling
+// it again, or after Close, does nothing.
+func (c *Cache) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stop, c.stopped = cancel, make(chan struct{})
+	go c.run(ctx, c.stopped)
+}
+
+func (c *Cache) run(ctx context.Context, stopped chan<- struct{}) {
+	defer close(stopped)
+	ticker := time.NewTicker(c.opts.Interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			_ = c.Refresh(ctx) // the outcome is logged and kept in Stats
+		}
+	}
+}
+
+// Close stops the background refresh, cancelling a load it has in progress,
+// and waits for its goroutine to end. The last snapshot stays readable.
+// Close is idempotent and always returns nil.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	stop, stopped := c.stop, c.stopped
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package routing decides, statement by statement, where SQL goes.
+//
+// It is pure: no I/O, no database/sql, no context reading. The connector hands it a statement
+// text, the hints of the call, the bound arguments and the client session's state as data;
+// routing answers with a Plan: the backends, the SQL text each one receives, and how the rows
+// come back together (a merge.Spec).
+//
+// Rules apply in this order (DOMAIN.md §1, §4, §5):
+//
+//  1. Forced routing: inside a transaction, the transaction's backend (USE_LAST_SESSION);
+//     a statement naming a session temporary table, that table's backend; FOUND_ROWS(),
+//     ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS/ERRORS, the last backend used.
+//  2. A backend hint (USE_COMMENT_TARGET_DB).
+//  3. A statement that could not be parsed: the last backend used when enable_cached_server is
+//     on (USE_CACHED_SESSION), else the default backend.
+//  4. Time-sharded tables: the shard-key range, the shard metadata and the hot window
+//     (USE_PARTITION_LOCATION_LOOKUP), possibly split into hot and cold sub-queries.
+//  5. Static table routes, then the default backend (USE_ROUTE_POLICY).
+//
+// Shadow routing is applied last to whatever the rules chose: shadow traffic is moved to the
+// shadow mapping of every production backend, and refused where a mapping is missing.
+//
+// This is the only package of obroute that imports vitess's SQL parser. Statement analysis is
+// cached by SQL text in a bounded, concurrent cache.
+package routing

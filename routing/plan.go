@@ -1,0 +1,118 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/merge"
+)
+
+// RouteInfoType names the rule that decided a route, in ODP's vocabulary where ODP has a word for it.
+type RouteInfoType string
+
+// Route info types.
+const (
+	// UseLastSession: inside a transaction, or a statement that depends on the previous
+	// statement's server session (FOUND_ROWS(), SHOW WARNINGS …).
+	UseLastSession RouteInfoType = "USE_LAST_SESSION"
+	// UseTempTableSession: the statement names a session temporary table.
+	UseTempTableSession RouteInfoType = "USE_TEMP_TABLE_SESSION"
+	// UseCachedSession: the route could not be computed and enable_cached_server is on.
+	UseCachedSession RouteInfoType = "USE_CACHED_SESSION"
+	// UseCommentTargetDB: a backend hint named the backend.
+	UseCommentTargetDB RouteInfoType = "USE_COMMENT_TARGET_DB"
+	// UseRoutePolicy: a static table route or the default backend.
+	UseRoutePolicy RouteInfoType = "USE_ROUTE_POLICY"
+	// UsePartitionLocationLookup: a time-sharded table, routed by shard metadata.
+	UsePartitionLocationLookup RouteInfoType = "USE_PARTITION_LOCATION_LOOKUP"
+	// UseSessionState: a statement that only changes session state (SET, USE, BEGIN …).
+	UseSessionState RouteInfoType = "USE_SESSION_STATE"
+)
+
+// Class is the statistics bucket of a route.
+type Class uint8
+
+// Route classes.
+const (
+	ClassDefault     Class = iota // default backend or a static route
+	ClassForced                   // transaction, temporary table, last-session statement, backend hint
+	ClassCached                   // route not computable, cached server used
+	ClassHotOnly                  // time-sharded, did not touch the history store
+	ClassSplit                    // time-sharded, split across hot and cold
+	ClassColdOnly                 // time-sharded, history store only
+	ClassShadow                   // shadow traffic
+	numClasses
+)
+
+// NumClasses is the number of route classes, for arrays indexed by Class.
+const NumClasses = int(numClasses)
+
+var classNames = [...]string{"default", "forced", "cached", "hot_only", "split", "cold_only", "shadow"}
+
+// String returns the class name used in stats and logs.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "unknown"
+}
+
+// Target is one statement sent to one backend.
+type Target struct {
+	// Backend is the backend's configured name.
+	Backend string
+	// SQL is the text sent, the application's own text unless the route rewrote it.
+	SQL string
+	// Args are the arguments for SQL's placeholders.
+	Args []driver.NamedValue
+	// Cold marks a sub-query sent through the history channel (tagged /* cold_query */).
+	Cold bool
+	// Tables are the physical tables the target reads or writes, when the route knows them.
+	Tables []string
+}
+
+// Plan is the router's decision for one statement: where it goes, in what form, and how the
+// results come back together.
+type Plan struct {
+	// Statement is the analysed statement.
+	Statement *Statement
+	// Type is the rule that decided the route.
+	Type RouteInfoType
+	// Class is the statistics bucket.
+	Class Class
+	// Hints are the hints in force: context and comment hints combined.
+	Hints hint.Set
+	// Level is the query level in force (declared, or derived from the time range).
+	Level hint.Level
+	// Shadow is set when the statement is shadow traffic.
+	Shadow bool
+	// InTransaction is set when the statement runs inside a transaction.
+	InTransaction bool
+	// Targets are the statements to run; more than one only for a split time-sharded query or write.
+	Targets []Target
+	// Merge says how the rows of several targets become one result; nil for one target.
+	Merge *merge.Spec
+	// Prompts explain the decision in plain words, for EXPLAIN ROUTE and debug logs.
+	Prompts []string
+	// Budget is the time budget of the query level, zero when none is configured.
+	Budget time.Duration
+}
+
+// Backends lists the distinct backends of the plan's targets, in target order.
+func (p *Plan) Backends() []string {
+	if len(p.Targets) == 1 {
+		return []string{p.Targets[0].Backend}
+	}
+	var out []string
+	for _, t := range p.Targets {
+		seen := false
+		for _, b := range out {
+			seen = seen || b == t.Backend
+		}
+		if !seen {
+			out = append(out, t.Backend)
+		}
+	}
+	return out
+}

@@ -1,0 +1,330 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"time"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/shadow"
+)
+
+// Backend is what the router knows of a backend: its name and role.
+type Backend struct {
+	Name string
+	Role string
+}
+
+// Standard roles. Any other role name is a group of the user's own.
+const (
+	RoleHot    = "hot"
+	RoleCold   = "cold"
+	RoleShadow = "shadow"
+)
+
+// Config configures a Router.
+type Config struct {
+	// Backends are the configured backends, in configuration order.
+	Backends []Backend
+	// Default is the backend of statements no rule routes elsewhere.
+	Default string
+	// Routes maps a table name (lower case) to the backend that holds it.
+	Routes map[string]string
+	// CachedServer is ODP's enable_cached_server: a statement whose route cannot be computed
+	// goes to the last backend used instead of the default backend.
+	CachedServer bool
+	// Shadow is the shadow rule; nil when shadow routing is not configured.
+	Shadow *shadow.Rule
+	// Time configures hot/cold time routing; nil when no table is time-sharded.
+	Time *TimeConfig
+	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096.
+	CacheSize int
+}
+
+// SessionState is the client session's state the router needs, passed as data.
+type SessionState struct {
+	// InTransaction is set between BEGIN (or the first statement under autocommit=0) and
+	// COMMIT/ROLLBACK.
+	InTransaction bool
+	// TxBackend is the backend the transaction is bound to; empty until its first statement.
+	TxBackend string
+	// TxShadow is the shadow decision the transaction was bound with.
+	TxShadow bool
+	// LastBackend is the backend of the previous statement; empty before the first.
+	LastBackend string
+	// TempTables maps each session temporary table (lower case) to the backend holding it.
+	TempTables map[string]string
+}
+
+// Input is one statement to route.
+type Input struct {
+	Statement *Statement
+	// Hints are the hints of the call's context; comment hints come with the Statement.
+	Hints hint.Set
+	// Args are the statement's bound arguments.
+	Args []driver.NamedValue
+	// Session is the client session's state.
+	Session *SessionState
+}
+
+// Router routes statements. It is safe for concurrent use; build one per connector.
+type Router struct {
+	cfg      Config
+	parser   *sqlparser.Parser
+	cache    *statementCache
+	roles    map[string]string // backend name → role
+	shadowOf map[string]bool   // backends that are the shadow side of a mapping
+	// shadowColumns is set when a shadow algorithm reads column values.
+	shadowColumns bool
+	time     *timeRouter
+}
+
+// New validates cfg and builds a Router.
+func New(cfg Config) (*Router, error) {
+	parser, err := sqlparser.New(sqlparser.Options{MySQLServerVersion: "8.0.40"})
+	if err != nil {
+		return nil, fmt.Errorf("obroute: building the SQL parser: %w", err)
+	}
+	r := &Router{cfg: cfg, parser: parser, roles: map[string]string{}, shadowOf: map[string]bool{}}
+	for _, b := range cfg.Backends {
+		r.roles[b.Name] = b.Role
+	}
+	if _, ok := r.roles[cfg.Default]; !ok {
+		return nil, fmt.Errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Default, r.backendNames())
+	}
+	for table, b := range cfg.Routes {
+		if _, ok := r.roles[b]; !ok {
+			return nil, fmt.Errorf("%w %q in the route of table %q: configure it or pick one of %s", ErrUnknownBackend, b, table, r.backendNames())
+		}
+	}
+	if cfg.Shadow != nil {
+		if err := cfg.Shadow.Validate(r.isBackend); err != nil {
+			return nil, err
+		}
+		for _, m := range cfg.Shadow.Mappings {
+			r.shadowOf[m.Shadow] = true
+		}
+		for _, a := range cfg.Shadow.Algorithms {
+			r.shadowColumns = r.shadowColumns || a.Kind != shadow.KindHint
+		}
+	}
+	if cfg.Time != nil {
+		if r.time, err = newTimeRouter(cfg.Time, r); err != nil {
+			return nil, err
+		}
+	}
+	size := cfg.CacheSize
+	if size <= 0 {
+		size = 4096
+	}
+	r.cache = newStatementCache(size)
+	return r, nil
+}
+
+func (r *Router) isBackend(name string) bool { _, ok := r.roles[name]; return ok }
+
+func (r *Router) backendNames() string {
+	names := make([]string, 0, len(r.cfg.Backends))
+	for _, b := range r.cfg.Backends {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Role returns the role of the named backend, "" when it is not configured.
+func (r *Router) Role(backend string) string { return r.roles[backend] }
+
+// Analyze returns the analysis of sql, from the cache when the same text was seen before.
+func (r *Router) Analyze(sql string) *Statement {
+	if st, ok := r.cache.get(sql); ok {
+		return st
+	}
+	st := r.analyze(sql)
+	r.cache.put(sql, st)
+	return st
+}
+
+// CacheStats returns the statement-analysis cache's counters.
+func (r *Router) CacheStats() CacheStats { return r.cache.stats() }
+
+// Now returns the router's clock reading (the time configuration's clock, else time.Now).
+func (r *Router) Now() time.Time {
+	if r.time != nil {
+		return r.time.now()
+	}
+	return time.Now()
+}
+
+// Route decides where the statement of in goes.
+func (r *Router) Route(in Input) (*Plan, error) {
+	st := in.Statement
+	if st.HintErr != nil {
+		return nil, st.HintErr
+	}
+	hints, err := hint.Combine(in.Hints, st.Hints)
+	if err != nil {
+		return nil, err
+	}
+	sess := in.Session
+	if sess == nil {
+		sess = &SessionState{}
+	}
+	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction}
+	// pinned: the route names where the data is, so a transaction cannot override it.
+	pinned, err := r.baseRoute(p, st, hints, in, sess)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.applyShadow(p, st, hints, in.Args, sess); err != nil {
+		return nil, err
+	}
+	if sess.InTransaction && sess.TxBackend != "" {
+		if err := r.applyTransaction(p, sess, pinned); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// baseRoute fills p's targets with production backends and reports whether the route is pinned
+// to where data lives (time-sharded tables, temporary tables, backend hints).
+func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, sess *SessionState) (pinned bool, err error) {
+	single := func(t RouteInfoType, c Class, backend, prompt string) {
+		p.Type, p.Class = t, c
+		p.Targets = []Target{{Backend: backend, SQL: st.SQL, Args: in.Args}}
+		p.Prompts = append(p.Prompts, prompt)
+	}
+	for _, t := range st.Tables {
+		if b, ok := sess.TempTables[t]; ok {
+			single(UseTempTableSession, ClassForced, b, fmt.Sprintf("Will route to the server session of temporary table %s", t))
+			return true, nil
+		}
+	}
+	if st.SessionDependent && sess.LastBackend != "" {
+		single(UseLastSession, ClassForced, sess.LastBackend, "Will route to last connected server since the statement reads the previous statement's session")
+		return false, nil
+	}
+	if hints.Backend != "" {
+		if !r.isBackend(hints.Backend) {
+			return false, fmt.Errorf("%w %q in the backend hint: use one of %s", ErrUnknownBackend, hints.Backend, r.backendNames())
+		}
+		single(UseCommentTargetDB, ClassForced, hints.Backend, fmt.Sprintf("Will route to backend %s named by the backend hint", hints.Backend))
+		return true, nil
+	}
+	switch st.Kind {
+	case KindSet, KindUse, KindBegin, KindCommit, KindRollback:
+		b := sess.LastBackend
+		if b == "" {
+			b = r.cfg.Default
+		}
+		single(UseSessionState, ClassForced, b, "Session state: applied here and replayed to the other server sessions before their next use")
+		return false, nil
+	}
+	if st.ParseErr != nil {
+		if r.cfg.CachedServer && sess.LastBackend != "" {
+			single(UseCachedSession, ClassCached, sess.LastBackend, "Will route to last connected server since the route cannot be computed: "+st.ParseErr.Error())
+		} else {
+			single(UseRoutePolicy, ClassCached, r.cfg.Default, "Will route to the default backend since the route cannot be computed: "+st.ParseErr.Error())
+		}
+		return false, nil
+	}
+	if st.time != nil {
+		return true, r.time.route(p, st, hints, in)
+	}
+	backend, table := "", ""
+	for _, t := range st.Tables {
+		b, ok := r.cfg.Routes[t]
+		if !ok {
+			continue
+		}
+		if backend != "" && b != backend {
+			return false, fmt.Errorf("%w: table %s lives on %s and table %s on %s; query them separately", ErrCrossBackend, table, backend, t, b)
+		}
+		backend, table = b, t
+	}
+	if backend != "" {
+		single(UseRoutePolicy, ClassDefault, backend, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+		return false, nil
+	}
+	single(UseRoutePolicy, ClassDefault, r.cfg.Default, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
+	return false, nil
+}
+
+// applyTransaction keeps a statement on its transaction's backend.
+func (r *Router) applyTransaction(p *Plan, sess *SessionState, pinned bool) error {
+	if p.Shadow != sess.TxShadow {
+		if p.Shadow {
+			return fmt.Errorf("%w: the transaction started as production traffic and this statement is shadow traffic; commit or roll back first, then start a shadow transaction", ErrShadowConflict)
+		}
+		// A statement without a shadow hint follows its shadow transaction; only an explicit
+		// production hint contradicts it.
+		if p.Hints.Shadow == hint.ShadowOff {
+			return fmt.Errorf("%w: the transaction started as shadow traffic and this statement is hinted as production; commit or roll back first", ErrShadowConflict)
+		}
+		p.Shadow = true
+	}
+	if pinned {
+		for _, t := range p.Targets {
+			if t.Backend != sess.TxBackend {
+				return fmt.Errorf("%w: the transaction is bound to backend %s and this statement needs backend %s; run it outside the transaction", ErrCrossBackendTx, sess.TxBackend, t.Backend)
+			}
+		}
+	} else {
+		for i := range p.Targets {
+			p.Targets[i].Backend = sess.TxBackend
+		}
+	}
+	p.Type, p.Class = UseLastSession, ClassForced
+	if p.Shadow {
+		p.Class = ClassShadow
+	}
+	p.Prompts = append(p.Prompts, "Will route to last connected server since current query in transaction")
+	return nil
+}
+
+// applyShadow moves shadow traffic to shadow backends, or refuses it.
+func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState) error {
+	var d shadow.Decision
+	switch {
+	case r.cfg.Shadow != nil:
+		d = r.cfg.Shadow.Decide(r.shadowCondition(st, hints, args))
+	case hints.Shadow == hint.ShadowOn:
+		return fmt.Errorf("%w: the statement is hinted as shadow traffic but no shadow rule is configured; configure shadow mappings", ErrNoShadowBackend)
+	}
+	if sess.InTransaction && sess.TxBackend != "" && !d.Shadow && sess.TxShadow && hints.Shadow != hint.ShadowOff {
+		// Follows its shadow transaction (checked in applyTransaction): map it like the first.
+		d = shadow.Decision{Shadow: true, Mappings: r.allMappings(), Reason: "the transaction is shadow traffic"}
+	}
+	if !d.Shadow {
+		if hints.Shadow == hint.ShadowOn {
+			return fmt.Errorf("%w: the statement is hinted as shadow traffic but the shadow rule did not accept it (%s); add a hint algorithm for its tables or a default hint algorithm", ErrNoShadowBackend, d.Reason)
+		}
+		return nil
+	}
+	p.Shadow = true
+	p.Class = ClassShadow
+	for i := range p.Targets {
+		b := p.Targets[i].Backend
+		if r.shadowOf[b] {
+			continue
+		}
+		s, ok := d.Mappings[b]
+		if !ok {
+			return fmt.Errorf("%w: backend %s has no shadow mapping for this statement (%s); add one to the shadow rule", ErrNoShadowBackend, b, d.Reason)
+		}
+		p.Targets[i].Backend = s
+	}
+	p.Prompts = append(p.Prompts, "Shadow traffic: "+d.Reason)
+	return nil
+}
+
+func (r *Router) allMappings() map[string]string {
+	m := make(map[string]string, len(r.cfg.Shadow.Mappings))
+	for _, x := range r.cfg.Shadow.Mappings {
+		m[x.Production] = x.Shadow
+	}
+	return m
+}

@@ -1,0 +1,374 @@
+package sqltest
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Env vars read by this package.
+const (
+	// EnvRequireServers, when "1", turns every skip for a missing server or
+	// binary into a test failure (set it in CI).
+	EnvRequireServers = "OBROUTE_REQUIRE_SERVERS"
+	// EnvTestDSN is the go-sql-driver DSN of the existing server used by
+	// [Shared]. Default [DefaultTestDSN].
+	EnvTestDSN = "OBROUTE_TEST_DSN"
+	// DefaultTestDSN is used by [Shared] when EnvTestDSN is unset.
+	DefaultTestDSN = "root@tcp(127.0.0.1:3306)/"
+)
+
+// RequireServers reports whether env OBROUTE_REQUIRE_SERVERS=1, in which case
+// a missing server or binary fails the test instead of skipping it.
+func RequireServers() bool { return os.Getenv(EnvRequireServers) == "1" }
+
+// unavailable skips the test, or fails it under RequireServers.
+func unavailable(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if RequireServers() {
+		tb.Fatalf("%s (%s=1, so this is a failure rather than a skip)", msg, EnvRequireServers)
+	}
+	tb.Skip(msg)
+}
+
+// Backend is one MySQL-protocol backend for a test: a real mariadbd process
+// ([MariaDB]), an in-process server ([Embedded]) or a database on an existing
+// server ([Shared]).
+type Backend struct {
+	// Name is the name the test gave the backend.
+	Name string
+	// Addr is "127.0.0.1:PORT" (for Shared, the address from the DSN).
+	Addr string
+	// Port is the TCP port of Addr.
+	Port int
+	// DSN is a go-sql-driver DSN to the backend's database (`test` for
+	// MariaDB and Embedded, the fresh database for Shared), with
+	// parseTime=true&loc=UTC. It may contain a password: do not log it.
+	DSN string
+	// DB is an admin handle to the backend's database for setup and for
+	// counting on the server side. Its own connections are excluded from
+	// [Backend.Connections] and [Backend.GeneralLog].
+	DB *sql.DB
+
+	kind     string // "mariadb", "embedded" or "shared"
+	database string
+	life     lifecycle // nil for Shared
+	admin    *adminConns
+}
+
+// lifecycle is what MariaDB and Embedded backends can do to their server.
+type lifecycle interface {
+	stop(kill bool) error
+	start() error
+	pause() error
+	resume() error
+	describe() string // log tail or similar, for failure messages
+}
+
+// Exec runs a statement on the admin handle and fails the test on error.
+func (b *Backend) Exec(tb testing.TB, query string, args ...any) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := b.DB.ExecContext(ctx, query, args...); err != nil {
+		tb.Fatalf("backend %s: %s: %v", b.Name, query, err)
+	}
+}
+
+func (b *Backend) lifecycle(tb testing.TB, op string) lifecycle {
+	tb.Helper()
+	if b.life == nil {
+		tb.Fatalf("backend %s: %s is not possible on a %s backend (it shares a server other tests use); use sqltest.MariaDB", b.Name, op, b.kind)
+	}
+	return b.life
+}
+
+// Stop stops the server gracefully (SIGTERM, then waits for it to exit).
+// Embedded backends lose their data on Stop.
+func (b *Backend) Stop(tb testing.TB) {
+	tb.Helper()
+	if err := b.lifecycle(tb, "Stop").stop(false); err != nil {
+		tb.Fatalf("backend %s: stop: %v", b.Name, err)
+	}
+}
+
+// Kill stops the server abruptly (SIGKILL); committed InnoDB data survives.
+func (b *Backend) Kill(tb testing.TB) {
+	tb.Helper()
+	if err := b.lifecycle(tb, "Kill").stop(true); err != nil {
+		tb.Fatalf("backend %s: kill: %v", b.Name, err)
+	}
+}
+
+// Start starts a stopped or killed server again on the same port and data
+// directory and waits until it accepts connections. Starting a running
+// server does nothing.
+func (b *Backend) Start(tb testing.TB) {
+	tb.Helper()
+	if err := b.lifecycle(tb, "Start").start(); err != nil {
+		tb.Fatalf("backend %s: start: %v", b.Name, err)
+	}
+}
+
+// Restart is Stop then Start.
+func (b *Backend) Restart(tb testing.TB) {
+	tb.Helper()
+	b.Stop(tb)
+	b.Start(tb)
+}
+
+// Pause freezes the server process (SIGSTOP): connections stay open but
+// nothing answers, as with a hung or partitioned backend. MariaDB only.
+func (b *Backend) Pause(tb testing.TB) {
+	tb.Helper()
+	if err := b.lifecycle(tb, "Pause").pause(); err != nil {
+		tb.Fatalf("backend %s: pause: %v", b.Name, err)
+	}
+}
+
+// Resume continues a paused server (SIGCONT).
+func (b *Backend) Resume(tb testing.TB) {
+	tb.Helper()
+	if err := b.lifecycle(tb, "Resume").resume(); err != nil {
+		tb.Fatalf("backend %s: resume: %v", b.Name, err)
+	}
+}
+
+// Connections returns the number of client connections on the server, not
+// counting the admin handle's own, read from SHOW PROCESSLIST: use it to
+// check for leaked server sessions. Server threads without a client (and
+// clients on a Unix socket) are not counted. On a Shared backend only
+// connections whose current database is the backend's database count.
+func (b *Backend) Connections(tb testing.TB) int {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := b.DB.QueryContext(ctx, "SHOW PROCESSLIST")
+	if err != nil {
+		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
+	}
+	idCol, hostCol, dbCol := -1, -1, -1
+	for i, c := range cols {
+		switch strings.ToLower(c) {
+		case "id":
+			idCol = i
+		case "host":
+			hostCol = i
+		case "db":
+			dbCol = i
+		}
+	}
+	if idCol < 0 || hostCol < 0 || dbCol < 0 {
+		tb.Fatalf("backend %s: SHOW PROCESSLIST has columns %v, want Id, Host and db", b.Name, cols)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
+		}
+		id, _ := strconv.ParseUint(vals[idCol].String, 10, 32)
+		switch {
+		case !strings.Contains(vals[hostCol].String, ":"): // server thread or socket client
+		case b.admin.has(uint32(id)):
+		case b.kind == "shared" && vals[dbCol].String != b.database:
+		default:
+			n++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
+	}
+	return n
+}
+
+// StatusCounter returns a SHOW GLOBAL STATUS value, for example
+// "Com_set_option" or "Questions". The counters are server-wide and include
+// the admin handle's own statements (each StatusCounter call adds to
+// "Questions"); compare differences between two calls.
+func (b *Backend) StatusCounter(tb testing.TB, name string) int64 {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got string
+	var value sql.NullString
+	err := b.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&got, &value)
+	if err == sql.ErrNoRows {
+		tb.Fatalf("backend %s: no status variable %q (see SHOW GLOBAL STATUS for the names)", b.Name, name)
+	}
+	if err != nil {
+		tb.Fatalf("backend %s: SHOW GLOBAL STATUS LIKE %q: %v", b.Name, name, err)
+	}
+	v, err := strconv.ParseInt(value.String, 10, 64)
+	if err != nil {
+		tb.Fatalf("backend %s: status variable %s = %q is not a counter", b.Name, got, value.String)
+	}
+	return v
+}
+
+// adminConns records the connection IDs of the admin handle's connections.
+// The ID is read from the server's handshake packet as it passes through the
+// dialled connection, so no query is needed to learn it.
+type adminConns struct {
+	addr    string
+	network string
+
+	mu  sync.Mutex
+	ids map[uint32]*adminConn
+}
+
+var adminNetworkSeq atomic.Int64
+
+// newAdminConns registers a go-sql-driver network whose connections are
+// recorded as admin connections.
+func newAdminConns(addr string) *adminConns {
+	a := &adminConns{
+		addr:    addr,
+		network: fmt.Sprintf("sqltest-admin-%d", adminNetworkSeq.Add(1)),
+		ids:     make(map[uint32]*adminConn),
+	}
+	mysql.RegisterDialContext(a.network, a.dial)
+	return a
+}
+
+func (a *adminConns) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &adminConn{Conn: c, owner: a}, nil
+}
+
+func (a *adminConns) has(id uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.ids[id]
+	return ok
+}
+
+// openDB opens the admin handle with the DSN's settings over this network.
+func (a *adminConns) openDB(cfg *mysql.Config) (*sql.DB, error) {
+	c := cfg.Clone()
+	c.Net = a.network
+	c.Addr = a.addr
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(conn), nil
+}
+
+// adminConn watches the first packet the server sends (the handshake) for
+// the connection ID.
+type adminConn struct {
+	net.Conn
+	owner *adminConns
+
+	head   []byte // bytes of the handshake seen so far, until the ID is known
+	id     uint32
+	known  bool
+	closed sync.Once
+}
+
+// Read implements net.Conn.
+func (c *adminConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.known && n > 0 {
+		c.head = append(c.head, p[:n]...)
+		c.parseHandshake()
+	}
+	return n, err
+}
+
+// parseHandshake reads the connection ID of a HandshakeV10 packet: 4-byte
+// packet header, protocol version 10, NUL-terminated server version, then
+// the 4-byte little-endian connection ID.
+func (c *adminConn) parseHandshake() {
+	const header = 4
+	if len(c.head) < header+1 {
+		return
+	}
+	if c.head[header] != 10 {
+		c.known, c.head = true, nil // not a handshake we understand: never an admin ID
+		return
+	}
+	end := -1
+	for i := header + 1; i < len(c.head); i++ {
+		if c.head[i] == 0 {
+			end = i
+			break
+		}
+	}
+	if end < 0 || len(c.head) < end+5 {
+		return
+	}
+	c.id = binary.LittleEndian.Uint32(c.head[end+1 : end+5])
+	c.known, c.head = true, nil
+	c.owner.mu.Lock()
+	c.owner.ids[c.id] = c
+	c.owner.mu.Unlock()
+}
+
+// Close implements net.Conn.
+func (c *adminConn) Close() error {
+	c.closed.Do(func() {
+		c.owner.mu.Lock()
+		if c.owner.ids[c.id] == c {
+			delete(c.owner.ids, c.id)
+		}
+		c.owner.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// newBackend builds a Backend for database db reachable with cfg (whose
+// DBName is ignored) and opens its admin handle.
+func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, life lifecycle) *Backend {
+	tb.Helper()
+	c := cfg.Clone()
+	c.DBName = db
+	c.ParseTime = true
+	c.Loc = time.UTC
+	host, portStr, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		tb.Fatalf("backend %s: address %q is not host:port: %v", name, c.Addr, err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	b := &Backend{
+		Name:     name,
+		Addr:     net.JoinHostPort(host, portStr),
+		Port:     port,
+		DSN:      c.FormatDSN() + "&loc=UTC",
+		kind:     kind,
+		database: db,
+		life:     life,
+		admin:    newAdminConns(c.Addr),
+	}
+	b.DB, err = b.admin.openDB(c)
+	if err != nil {
+		tb.Fatalf("backend %s: admin handle: %v", name, err)
+	}
+	return b
+}
