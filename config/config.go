@@ -21,6 +21,17 @@
 //	metadata.refresh=DURATION   refresh interval (default 5m)
 //	parse_cache_size=N          statement-analysis cache entries (default 4096)
 //	config=PATH                 a YAML file read first; the DSN's other keys add to it
+//	timeout.connect=DURATION    bound on opening a server session (default 5s)
+//	timeout.read=DURATION       bound on each read, go-sql-driver readTimeout (default 30s)
+//	timeout.write=DURATION      bound on each write, go-sql-driver writeTimeout (default 30s)
+//	health.down_after=N         consecutive failures that mark a backend down (default 3)
+//	health.probe_interval=DUR   first wait between probes of a down backend (default 250ms)
+//	health.probe_max=DUR        cap of the probe backoff (default 1s)
+//	replica_of.NAME=OTHER       backend NAME serves OTHER's reads outside transactions while OTHER is down
+//	service.SVC=ADDR,ADDR       candidates of service SVC; a backend DSN user app@SERVICE:SVC follows its primary
+//	service.SVC.invalid=ADDR    candidates marked INVALID: never used
+//	service.SVC.probe=SQL       primary probe (default SELECT @@global.read_only = 0)
+//	service.SVC.interval=DUR    how often candidates are probed (default 1s)
 //
 // A value that contains ";" writes it as ";;". Errors name the offending key or backend and never
 // contain a password.
@@ -57,6 +68,12 @@ type Config struct {
 	Metadata Metadata `yaml:"metadata"`
 	// ParseCacheSize bounds the statement-analysis cache; 0 means 4096.
 	ParseCacheSize int `yaml:"parse_cache_size"`
+	// Timeouts bound every wait on a backend whose DSN sets none of its own.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Health says when a backend is marked down and how it is probed back.
+	Health Health `yaml:"health"`
+	// Services are service names whose backends follow the current primary.
+	Services []Service `yaml:"services"`
 }
 
 // Backend is one named MySQL-protocol endpoint.
@@ -71,6 +88,12 @@ type Backend struct {
 	// directly to configure a backend in Go (TLS configs, dialers and the rest stay
 	// go-sql-driver's).
 	MySQL *mysql.Config `yaml:"-"`
+	// ReplicaOf names the backend this one is a read copy of: while that backend is down,
+	// its reads outside transactions go here.
+	ReplicaOf string `yaml:"replica_of"`
+	// Service is the service name the backend follows (see Service); a DSN user
+	// app@SERVICE:NAME sets it. The DSN's address is then ignored.
+	Service string `yaml:"service"`
 }
 
 // Metadata locates the shard metadata table.
@@ -156,6 +179,9 @@ func (c *Config) Validate() error {
 			}
 			b.MySQL = mc
 		}
+	}
+	if err := c.validateResilience(seen); err != nil {
+		return err
 	}
 	if c.Default == "" {
 		c.Default = c.Backends[0].Name

@@ -188,6 +188,9 @@ func (c *Config) set(key, value string, mappings *[]shadow.Mapping) error {
 		}
 		c.ParseCacheSize = n
 	default:
+		if ok, err := c.setResilience(key, value); ok {
+			return err
+		}
 		return errorf(key, "unknown DSN key; see the DSN reference in README.md (backend.NAME, role.NAME, default, route.TABLE, …)")
 	}
 	return nil

@@ -3,7 +3,14 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -16,22 +23,276 @@ type backend struct {
 	role    string
 	addr    string
 	mysql   *mysql.Config
-	connect driver.Connector
+	connect driver.Connector // dials the current target: the address, or the service's primary
+
+	cfg       *config.Config
+	replicaOf string
+	logger    *slog.Logger
+	stats     *Stats
+	// connectTimeout bounds open (dial, handshake, authentication).
+	connectTimeout time.Duration
+	// direct is the go-sql-driver connector of a backend with a fixed address; nil for a
+	// service backend, whose connectors are svc's.
+	direct *mysqlTarget
+	svc    *serviceMonitor
+	health health
+
+	// ctx is cancelled by close (done is its Done channel); background goroutines (probe,
+	// service monitor, kills) are counted in wg.
+	ctx  context.Context
+	stop context.CancelFunc
+	done <-chan struct{}
+	wg   sync.WaitGroup
+	bgMu sync.Mutex // orders goBackground's wg.Add before close's wg.Wait
+	shut bool
 }
 
-func newBackend(b config.Backend) (*backend, error) {
-	c, err := mysql.NewConnector(b.MySQL)
+// newBackend builds backend b of connector c. Timeouts that b's DSN leaves at zero get the
+// configured defaults (config.Timeouts), and the connection id of every server session is
+// read from the server's handshake, for KILL QUERY.
+func newBackend(b config.Backend, c *Connector) (*backend, error) {
+	cfg := c.cfg
+	mc := b.MySQL.Clone()
+	if mc.Timeout == 0 {
+		mc.Timeout = time.Duration(cfg.Timeouts.Connect)
+	}
+	if mc.ReadTimeout == 0 {
+		mc.ReadTimeout = time.Duration(cfg.Timeouts.Read)
+	}
+	if mc.WriteTimeout == 0 {
+		mc.WriteTimeout = time.Duration(cfg.Timeouts.Write)
+	}
+	installIDDialer(mc)
+	be := &backend{
+		name: b.Name, role: b.Role, addr: b.Address(), mysql: mc,
+		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, stats: c.stats,
+		connectTimeout: mc.Timeout,
+	}
+	be.ctx, be.stop = context.WithCancel(context.Background())
+	be.done = be.ctx.Done()
+	be.connect = backendConnector{be}
+	if b.Service != "" {
+		svc, err := newServiceMonitor(be, cfg.Service(b.Service))
+		if err != nil {
+			return nil, fmt.Errorf("obroute: backend %q: %w", b.Name, err)
+		}
+		be.svc = svc
+		be.addr = "SERVICE:" + b.Service
+		svc.start()
+		return be, nil
+	}
+	conn, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("obroute: backend %q: %w", b.Name, err)
 	}
-	return &backend{name: b.Name, role: b.Role, addr: b.Address(), mysql: b.MySQL, connect: c}, nil
+	be.direct = &mysqlTarget{addr: mc.Addr, conn: conn}
+	return be, nil
 }
 
-// open opens a server session to the backend.
-func (b *backend) open(ctx context.Context) (*serverSession, error) {
-	conn, err := b.connect.Connect(ctx)
+// close stops the backend's background goroutines and waits for them.
+func (b *backend) close() {
+	b.bgMu.Lock()
+	b.shut = true
+	b.stop()
+	b.bgMu.Unlock()
+	b.wg.Wait()
+}
+
+// goBackground runs f in a goroutine that close waits for; it returns false (and runs
+// nothing) once the backend is closed.
+func (b *backend) goBackground(f func()) bool {
+	b.bgMu.Lock()
+	defer b.bgMu.Unlock()
+	if b.shut {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// target returns the go-sql-driver connector of where the backend is now, and the primary
+// epoch it belongs to (always 0 without a service).
+func (b *backend) target() (*mysqlTarget, uint64, error) {
+	if b.svc != nil {
+		return b.svc.primary()
+	}
+	return b.direct, 0, nil
+}
+
+// mysqlTarget is one address of a backend and its go-sql-driver connector.
+type mysqlTarget struct {
+	addr string
+	conn driver.Connector
+}
+
+// backendConnector is the backend as a driver.Connector (the metadata handle uses it).
+type backendConnector struct{ b *backend }
+
+// Connect implements driver.Connector.
+func (bc backendConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, _, _, err := bc.b.dial(ctx)
+	return conn, err
+}
+
+// Driver implements driver.Connector.
+func (bc backendConnector) Driver() driver.Driver { return mysql.MySQLDriver{} }
+
+// dial opens a go-sql-driver connection to the current target within the connect timeout.
+func (b *backend) dial(ctx context.Context) (driver.Conn, *mysqlTarget, uint64, error) {
+	t, epoch, err := b.target()
 	if err != nil {
+		return nil, nil, 0, err
+	}
+	c, err := t.dial(ctx, b.connectTimeout)
+	return c, t, epoch, err
+}
+
+// dial opens a go-sql-driver connection to t within timeout (none when zero).
+func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.Conn, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return t.conn.Connect(ctx)
+}
+
+// open opens a server session to the backend. A backend marked down fails at once with
+// ErrBackendDown; connect failures count towards marking it down.
+func (b *backend) open(ctx context.Context) (*serverSession, error) {
+	if b.health.isDown() {
+		return nil, b.downError()
+	}
+	id := &connID{}
+	conn, via, epoch, err := b.dial(context.WithValue(ctx, connIDKey{}, id))
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, ErrNoPrimary) {
+			b.failed(err)
+		}
 		return nil, err
 	}
-	return newServerSession(b, conn), nil
+	b.succeeded()
+	s := newServerSession(b, conn)
+	s.epoch = epoch
+	s.via = via
+	s.id = id.get()
+	if s.id == 0 {
+		if err := s.readConnectionID(ctx); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// connIDKey carries a *connID to the dialer through the context of Connect.
+type connIDKey struct{}
+
+// connID receives the connection id the server announces in its handshake.
+type connID struct {
+	mu sync.Mutex
+	id uint32
+}
+
+func (c *connID) set(id uint32) { c.mu.Lock(); c.id = id; c.mu.Unlock() }
+
+func (c *connID) get() uint32 { c.mu.Lock(); defer c.mu.Unlock(); return c.id }
+
+// installIDDialer makes mc's connections report the server's connection id from the handshake
+// packet. A backend on a custom network registered with mysql.RegisterDialContext keeps its
+// dialer; its server sessions ask SELECT CONNECTION_ID() instead.
+func installIDDialer(mc *mysql.Config) {
+	inner := mc.DialFunc
+	if inner == nil {
+		switch mc.Net {
+		case "tcp", "tcp4", "tcp6", "unix", "":
+		default:
+			return
+		}
+		inner = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	mc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := inner(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		id, ok := ctx.Value(connIDKey{}).(*connID)
+		if !ok {
+			return c, nil
+		}
+		hc := &handshakeConn{Conn: c, id: id}
+		if _, ok := c.(syscall.Conn); ok {
+			// go-sql-driver's liveness check of an idle connection needs the raw socket.
+			return &handshakeSysConn{hc}, nil
+		}
+		return hc, nil
+	}
+}
+
+// handshakeSysConn is a handshakeConn over a socket, which go-sql-driver's idle liveness
+// check (CheckConnLiveness) reads directly.
+type handshakeSysConn struct{ *handshakeConn }
+
+// SyscallConn implements syscall.Conn.
+func (c *handshakeSysConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
+// handshakeConn watches the first packet from the server (the handshake) for the connection
+// id, then only forwards.
+type handshakeConn struct {
+	net.Conn
+	id   *connID
+	head []byte
+	done bool
+}
+
+// Read implements net.Conn.
+func (c *handshakeConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.done && n > 0 {
+		c.head = append(c.head, p[:n]...)
+		c.parse()
+	}
+	return n, err
+}
+
+// parse reads the connection id of a HandshakeV10 packet: 4-byte header, protocol version
+// 10, NUL-terminated server version, then the 4-byte little-endian connection id.
+func (c *handshakeConn) parse() {
+	const header = 4
+	if len(c.head) < header+1 {
+		return
+	}
+	if c.head[header] != 10 {
+		c.done, c.head = true, nil
+		return
+	}
+	for i := header + 1; i < len(c.head); i++ {
+		if c.head[i] == 0 {
+			if len(c.head) >= i+5 {
+				c.id.set(binary.LittleEndian.Uint32(c.head[i+1 : i+5]))
+				c.done, c.head = true, nil
+			}
+			return
+		}
+	}
+	if len(c.head) > 512 { // no version terminator: not a handshake we understand
+		c.done, c.head = true, nil
+	}
+}
+
+// closeBackends stops every backend's background work (probes, service monitors, kills in
+// flight) and waits for it.
+func (c *Connector) closeBackends() {
+	for _, b := range c.backends {
+		b.close()
+	}
 }

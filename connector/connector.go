@@ -88,8 +88,9 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, stats: newStats(), driver: o.driver}
 	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
-		be, err := newBackend(b)
+		be, err := newBackend(b, c)
 		if err != nil {
+			c.Close()
 			return nil, err
 		}
 		c.backends[b.Name] = be
@@ -97,6 +98,7 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	if len(cfg.TimeTables) > 0 {
 		if err := c.openMetadata(&o); err != nil {
+			c.Close()
 			return nil, err
 		}
 		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock}
@@ -155,6 +157,7 @@ func (c *Connector) Driver() driver.Driver {
 // database/sql (db.Close closes them before it closes the connector).
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
+		defer c.closeBackends()
 		if c.meta != nil {
 			c.closeErr = c.meta.Close()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/obroute/obroute/routing"
@@ -22,6 +23,11 @@ type serverSession struct {
 	tx driver.Tx
 	// broken is set when go-sql-driver reported the connection unusable.
 	broken bool
+	// id is the server's connection id (for KILL QUERY), via the address the session is
+	// connected to, epoch the service primary epoch it was opened in (0 without a service).
+	id    uint32
+	via   *mysqlTarget
+	epoch uint64
 }
 
 func newServerSession(b *backend, conn driver.Conn) *serverSession {
@@ -32,18 +38,67 @@ func (s *serverSession) close() error {
 	return s.conn.Close()
 }
 
-// markErr records whether err left the connection unusable.
+// markErr records whether err left the connection unusable, counts backend failures and
+// successes for the backend's health, and has the server stop a statement the application
+// abandoned: go-sql-driver closes the connection when a context ends in the middle of a
+// statement, so the server session is discarded, and KILL QUERY is sent on a side
+// connection so that the server stops working on it.
 func (s *serverSession) markErr(err error) {
 	if err == nil {
+		s.backend.succeeded()
 		return
 	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysqlInvalidConn) {
+	valid := true
+	if v, ok := s.conn.(driver.Validator); ok {
+		valid = v.IsValid()
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysqlInvalidConn) || !valid {
 		s.broken = true
+	}
+	if !valid && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		s.backend.killQuery(s, err)
 		return
 	}
-	if v, ok := s.conn.(driver.Validator); ok && !v.IsValid() {
-		s.broken = true
+	s.backend.failed(err)
+}
+
+// alive reports whether an idle server session is still connected: go-sql-driver's liveness
+// check, one non-blocking read on the socket, notices a connection the server closed while
+// idle (KILL CONNECTION, wait_timeout, restart) before a statement is written to it.
+func (s *serverSession) alive(ctx context.Context) bool {
+	if s.broken {
+		return false
 	}
+	v, ok := s.conn.(driver.Validator)
+	if !ok || !v.IsValid() {
+		return ok // busy (rows open) or closed: the statement will tell
+	}
+	if r, ok := s.conn.(driver.SessionResetter); ok && r.ResetSession(ctx) != nil {
+		return false
+	}
+	return true
+}
+
+// readConnectionID asks the server for the session's connection id (when the handshake could
+// not be watched: a custom dialer).
+func (s *serverSession) readConnectionID(ctx context.Context) error {
+	rows, err := s.query(ctx, "SELECT CONNECTION_ID()", nil, false)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		return err
+	}
+	switch v := dest[0].(type) {
+	case int64:
+		s.id = uint32(v)
+	case []byte:
+		n, _ := strconv.ParseUint(string(v), 10, 32)
+		s.id = uint32(n)
+	}
+	return nil
 }
 
 // exec runs a statement that returns no rows. prepared forces the binary protocol (a statement
@@ -76,7 +131,10 @@ func (s *serverSession) query(ctx context.Context, query string, args []driver.N
 		rows, err := s.conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 		if err != driver.ErrSkip {
 			s.markErr(err)
-			return rows, err
+			if err != nil {
+				return nil, err
+			}
+			return wrapRows(rows, func() error { s.afterRows(ctx); return nil }), nil
 		}
 	}
 	stmt, err := s.conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
@@ -90,7 +148,18 @@ func (s *serverSession) query(ctx context.Context, query string, args []driver.N
 		stmt.Close()
 		return nil, err
 	}
-	return wrapRows(rows, stmt.Close), nil
+	return wrapRows(rows, func() error { s.afterRows(ctx); return stmt.Close() }), nil
+}
+
+// afterRows runs when rows of s are closed: rows abandoned because their context ended left
+// go-sql-driver's connection closed; the server is told to stop the query.
+func (s *serverSession) afterRows(ctx context.Context) {
+	if ctx.Err() == nil {
+		return
+	}
+	if v, ok := s.conn.(driver.Validator); ok && !v.IsValid() {
+		s.markErr(ctx.Err())
+	}
 }
 
 // sync brings the server session's session state up to the client session's: the variables

@@ -53,6 +53,8 @@ var (
 	_ driver.SessionResetter    = (*clientSession)(nil)
 	_ driver.Validator          = (*clientSession)(nil)
 	_ driver.NamedValueChecker  = (*clientSession)(nil)
+	_ driver.Execer             = (*clientSession)(nil) //nolint:staticcheck // go-sql-driver has it; parity
+	_ driver.Queryer            = (*clientSession)(nil) //nolint:staticcheck // go-sql-driver has it; parity
 )
 
 func newClientSession(c *Connector) *clientSession {
@@ -115,6 +117,16 @@ func (cs *clientSession) QueryContext(ctx context.Context, query string, args []
 	return rows, err
 }
 
+// Exec implements driver.Execer, which go-sql-driver's connections also offer.
+func (cs *clientSession) Exec(query string, args []driver.Value) (driver.Result, error) {
+	return cs.ExecContext(context.Background(), query, namedValues(args))
+}
+
+// Query implements driver.Queryer, which go-sql-driver's connections also offer.
+func (cs *clientSession) Query(query string, args []driver.Value) (driver.Rows, error) {
+	return cs.QueryContext(context.Background(), query, namedValues(args))
+}
+
 // Ping implements driver.Pinger: it pings the default backend, opening its server session.
 func (cs *clientSession) Ping(ctx context.Context) error {
 	if cs.closed {
@@ -143,6 +155,8 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 			if err := r.ResetSession(ctx); err != nil {
 				s.broken = true
 				cs.dropBroken(s)
+				cs.c.stats.serverReplaced.Add(1)
+				cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name), slog.String("reason", "connection lost while idle"))
 			}
 		}
 	}
@@ -184,13 +198,17 @@ func (cs *clientSession) Close() error {
 }
 
 // server returns the client session's server session to backend, opening it if needed.
+// An idle server session found dead, or opened on a service primary that has since moved, is
+// replaced; one whose backend is marked down is dropped and ErrBackendDown returned at once.
 func (cs *clientSession) server(ctx context.Context, backend string) (*serverSession, error) {
-	if s, ok := cs.servers[backend]; ok && !s.broken {
-		return s, nil
-	}
 	be, ok := cs.c.backends[backend]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", routing.ErrUnknownBackend, backend)
+	}
+	if s, ok := cs.servers[backend]; ok && !s.broken {
+		if s, err := cs.reuse(ctx, be, s); s != nil || err != nil {
+			return s, err
+		}
 	}
 	s, err := be.open(ctx)
 	if err != nil {
@@ -310,6 +328,10 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	var err error
 	if len(plan.Targets) == 1 {
 		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		if err == nil && rows != nil && plan.Merge != nil {
+			// One backend, several tables: the legs of its UNION ALL still need merging.
+			rows, err = merge.New(*plan.Merge, []driver.Rows{rows})
+		}
 	} else if wantRows {
 		rows, err = cs.queryTargets(ctx, plan)
 	} else {
@@ -336,6 +358,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 // replacing a server session that was lost while idle.
 func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	for attempt := 0; ; attempt++ {
+		t.Backend = cs.readBackend(plan, t.Backend)
 		s, err := cs.server(ctx, t.Backend)
 		if err != nil {
 			return nil, nil, err
@@ -344,7 +367,8 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		if err == nil {
 			return res, rows, nil
 		}
-		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && s.tx != nil
+		// An implicit (autocommit=0) transaction has no s.tx: whatever ran before is lost too.
+		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
 		cs.dropBroken(s)
 		if s.broken && lostInTx {
 			cs.closeTx()
@@ -352,10 +376,16 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 			cs.c.logger.LogAttrs(ctx, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", err.Error()))
 			return nil, nil, fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
 		}
-		// Retry only what provably never reached the server, and only outside a transaction.
-		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && !cs.tx.active {
+		// Retry only what provably never reached the server, and only outside a transaction
+		// (or before it is bound to its backend).
+		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && (!cs.tx.active || cs.tx.backend == "") {
 			cs.c.stats.serverReplaced.Add(1)
-			cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name))
+			cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name), slog.String("reason", "connection lost"))
+			continue
+		}
+		// A write the old primary refused as read-only did nothing: after a switchover it
+		// goes to the new primary.
+		if attempt == 0 && !cs.tx.active && cs.awaitPrimaryChange(ctx, s, err) {
 			continue
 		}
 		return nil, nil, err

@@ -14,6 +14,10 @@ type Stats struct {
 	serverLost     atomic.Int64
 	routes         [routing.NumClasses]atomic.Int64
 	rejected       atomic.Int64
+	backendDown    atomic.Int64
+	backendUp      atomic.Int64
+	primaryChanged atomic.Int64
+	killed         atomic.Int64
 }
 
 func newStats() *Stats { return &Stats{} }
@@ -29,6 +33,10 @@ type StatsSnapshot struct {
 	Routes map[string]int64
 	// Rejected counts statements the router refused.
 	Rejected int64
+	// BackendsDown and BackendsUp count backends marked down and back up; PrimaryChanges counts
+	// service primaries found moved; QueriesKilled counts KILL QUERY sent for abandoned
+	// statements.
+	BackendsDown, BackendsUp, PrimaryChanges, QueriesKilled int64
 	// ParseCache is the statement-analysis cache's counters.
 	ParseCache routing.CacheStats
 }
@@ -43,6 +51,10 @@ func (c *Connector) Stats() StatsSnapshot {
 		ServerSessionsLost:     s.serverLost.Load(),
 		Routes:                 map[string]int64{},
 		Rejected:               s.rejected.Load(),
+		BackendsDown:           s.backendDown.Load(),
+		BackendsUp:             s.backendUp.Load(),
+		PrimaryChanges:         s.primaryChanged.Load(),
+		QueriesKilled:          s.killed.Load(),
 		ParseCache:             c.router.CacheStats(),
 	}
 	for i := range s.routes {

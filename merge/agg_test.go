@@ -85,10 +85,10 @@ func TestAvgScaleAndRounding(t *testing.T) {
 		in0, in1 []driver.Value
 		want     string
 	}{
-		{"SUM of INT: scale 0 + 4, half rounds up", r("1", "20"), r("0", "12"), "0.0313"},      // 1/32 = 0.03125
-		{"negative half rounds away from zero", r("-1", "20"), r("0", "12"), "-0.0313"},          // -1/32
-		{"scale 2 + 4", r("10.00", "2"), r("5.00", "1"), "5.000000"},                             // 15/3
-		{"repeating decimal", r("2.00", "2"), r("0.00", "1"), "0.666667"},                        // 2/3
+		{"SUM of INT: scale 0 + 4, half rounds up", r("1", "20"), r("0", "12"), "0.0313"}, // 1/32 = 0.03125
+		{"negative half rounds away from zero", r("-1", "20"), r("0", "12"), "-0.0313"},   // -1/32
+		{"scale 2 + 4", r("10.00", "2"), r("5.00", "1"), "5.000000"},                      // 15/3
+		{"repeating decimal", r("2.00", "2"), r("0.00", "1"), "0.666667"},                 // 2/3
 		{"scale 30 is the cap", r("1."+strings.Repeat("0", 28), "1"), r("NULL", "0"), "1." + strings.Repeat("0", 30)},
 		{"all NULL is NULL", r("NULL", "0"), r("NULL", "0"), "NULL"},
 		{"binary protocol DECIMAL text and int64 counts", r([]byte("7.5"), int64(2)), r([]byte("0.5"), int64(2)), "2.00000"},

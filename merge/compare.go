@@ -489,7 +489,7 @@ func appendKey(buf []byte, k Kind, v driver.Value) []byte {
 		}
 	case KindDateTime:
 		if t, ok := v.(time.Time); ok {
-			buf = t.AppendFormat(buf, "2006-01-02 15:04:05.999999999")
+			buf = t.UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999999")
 		} else {
 			buf = append(buf, trimZeroFraction(asBytes(v))...)
 		}

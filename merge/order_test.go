@@ -131,6 +131,7 @@ func TestLimitOffsetReadsFewRowsAndClosesEarly(t *testing.T) {
 		{"order by desc, limit 10", Spec{OrderBy: []OrderKey{{Column: 0, Desc: true}}, Limit: 10}, []string{"20", "19", "18", "17", "16", "15", "14", "13", "12", "11"}, [2]int{10, 10}},
 		{"limit 0 reads nothing", Spec{OrderBy: []OrderKey{{Column: 0}}, Limit: 0}, []string{}, [2]int{0, 0}},
 		{"union limit 12 reads 2 of input 1", Spec{Limit: 12}, []string{"1", "3", "5", "7", "9", "11", "13", "15", "17", "19", "2", "4"}, [2]int{10, 2}},
+		{"streaming GROUP BY reads one row past the last group", Spec{OrderBy: []OrderKey{{Column: 0}}, GroupBy: []int{0}, Limit: 3}, []string{"1", "2", "3"}, [2]int{4, 4}},
 		{"offset past the end", Spec{OrderBy: []OrderKey{{Column: 0}}, Offset: 25, Limit: 5}, []string{}, [2]int{10, 10}},
 	}
 	for _, tt := range tests {

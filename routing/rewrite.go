@@ -82,7 +82,7 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 	case sqlparser.Values:
 		if p.rows {
 			p.rowsAt = len(p.args)
-			buf.WriteString(markRows)
+			buf.WriteString("values " + markRows)
 			return
 		}
 	}

@@ -231,6 +231,9 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		}
 		return false, nil
 	}
+	if st.RouteErr != nil {
+		return false, st.RouteErr
+	}
 	if st.time != nil {
 		return true, r.time.route(p, st, hints, in)
 	}

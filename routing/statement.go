@@ -100,6 +100,9 @@ type Statement struct {
 	ParseErr error
 	// Params is the number of ? placeholders in the statement.
 	Params int
+	// RouteErr refuses the statement: it breaks a time-routing rule (a function on the shard key,
+	// a join of two time-sharded tables, …). Unlike ParseErr, the statement is never sent.
+	RouteErr error
 
 	ast  sqlparser.Statement
 	time *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
@@ -135,7 +138,7 @@ func (r *Router) analyze(sql string) *Statement {
 		return st
 	}
 	if st.ParseErr == nil && r.time != nil {
-		st.time, st.ParseErr = r.time.analyze(st)
+		st.time, st.RouteErr = r.time.analyze(st)
 	}
 	return st
 }

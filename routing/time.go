@@ -1,40 +1,161 @@
 package routing
 
-// STUB: replaced by the time-routing implementation (issue 4).
-
 import (
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"vitess.io/vitess/go/vt/sqlparser"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
 
-// TimeConfig configures hot/cold time routing.
+// TimeConfig configures hot/cold time routing (DOMAIN.md §5).
 type TimeConfig struct {
 	// Tables are the time-sharded logical tables.
-	Tables []TimeTable
-	// Snapshot returns the current shard metadata snapshot; it must not block.
-	Snapshot func() *metadata.Snapshot
-	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock.
-	Clock func() time.Time
+	Tables []TimeTable `yaml:"tables"`
+	// Snapshot returns the current shard metadata snapshot; it must not block. Required.
+	Snapshot func() *metadata.Snapshot `yaml:"-"`
+	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
+	// window is evaluated against it at every statement.
+	Clock func() time.Time `yaml:"-"`
 }
 
-// TimeTable configures one time-sharded logical table.
+// TimeTable configures one time-sharded logical table. Its physical tables are the metadata
+// rows named Table_… (orders → orders_202501, …).
 type TimeTable struct {
-	Table    string             `yaml:"table"`
-	ShardKey string             `yaml:"shard_key"`
-	Window   metadata.HotWindow `yaml:"hot_window"`
+	// Table is the logical table name the application queries, e.g. "orders".
+	Table string `yaml:"table"`
+	// ShardKey is the DATETIME (or DATE) column the table is split by, e.g. "order_time".
+	ShardKey string `yaml:"shard_key"`
+	// Window is the hot window: rows at or after its boundary are hot.
+	Window metadata.HotWindow `yaml:"hot_window"`
+	// DefaultRange, when positive, is applied to a statement without a shard-key range: it then
+	// reads [now-DefaultRange, +inf) and the route says so. Zero (the default) refuses such
+	// statements with ErrNoTimeRange, since an implicit range silently drops rows.
+	DefaultRange time.Duration `yaml:"default_range"`
+	// RequireColdQuery refuses statements that read the history store unless they carry the
+	// cold_query hint.
+	RequireColdQuery bool `yaml:"require_cold_query"`
+	// AllowColdWrites allows INSERT, UPDATE and DELETE on tables of the history store.
+	AllowColdWrites bool `yaml:"allow_cold_writes"`
+	// Budgets are the time budgets of the query levels, copied to Plan.Budget.
+	Budgets LevelBudgets `yaml:"budgets"`
+}
+
+// LevelBudgets are the time budgets of the query levels; zero means no budget.
+type LevelBudgets struct {
+	L1 time.Duration `yaml:"l1"`
+	L2 time.Duration `yaml:"l2"`
+	L3 time.Duration `yaml:"l3"`
+}
+
+func (b LevelBudgets) of(l hint.Level) time.Duration {
+	switch l {
+	case hint.L1:
+		return b.L1
+	case hint.L2:
+		return b.L2
+	case hint.L3:
+		return b.L3
+	}
+	return 0
+}
+
+// Validate checks the configuration and says what to fix.
+func (c *TimeConfig) Validate() error {
+	if c.Snapshot == nil {
+		return fmt.Errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (e.g. a metadata.Cache's)", ErrTimeConfig)
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Tables {
+		where := fmt.Sprintf("time table %d (%q)", i+1, t.Table)
+		switch {
+		case !plainIdentifier(t.Table):
+			return fmt.Errorf("%w: %s: table must be a plain identifier (letters, digits, _)", ErrTimeConfig, where)
+		case !plainIdentifier(t.ShardKey):
+			return fmt.Errorf("%w: %s: shard_key %q must be a plain column name, e.g. order_time", ErrTimeConfig, where, t.ShardKey)
+		case seen[strings.ToLower(t.Table)]:
+			return fmt.Errorf("%w: %s is configured twice; keep one entry", ErrTimeConfig, where)
+		case t.DefaultRange < 0:
+			return fmt.Errorf("%w: %s: default_range %s is negative; use 0 to refuse statements without a range", ErrTimeConfig, where, t.DefaultRange)
+		case t.Budgets.L1 < 0 || t.Budgets.L2 < 0 || t.Budgets.L3 < 0:
+			return fmt.Errorf("%w: %s: a level budget is negative; use 0 for no budget", ErrTimeConfig, where)
+		}
+		if err := t.Window.Validate(); err != nil {
+			return fmt.Errorf("%w: %s: hot_window: %w", ErrTimeConfig, where, err)
+		}
+		seen[strings.ToLower(t.Table)] = true
+	}
+	return nil
+}
+
+func plainIdentifier(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '$') {
+			return false
+		}
+	}
+	return true
 }
 
 type timeRouter struct {
 	cfg    *TimeConfig
 	router *Router
+	tables map[string]*TimeTable // lower-case logical name → config
+	// hot, cold are the first backends of role hot and cold: where tables without a location live.
+	hot, cold string
 }
 
-type timeStatement struct{}
+// timeStatement is the time-sharding analysis of one statement text: computed once, cached with
+// the Statement, never modified.
+type timeStatement struct {
+	table  *TimeTable
+	kind   Kind
+	prefix string // logical table name as configured: the metadata prefix
+	key    string // shard key, lower case
+	qual   string // alias of the sharded table, "" when it has none
+	rng    *rangeNode
+	conj   bool     // rng is conjunctive: evaluated without allocating
+	whole  template // the statement itself, table and clamp marked
+	merge  *mergePlan
+	// mergeErr is why the statement cannot be split; it is reported only when it must be.
+	mergeErr error
+	insert   *insertPlan
+	// splitErr refuses a write that would need more than one table (UPDATE … LIMIT, …).
+	splitErr error
+}
+
+// insertPlan routes the rows of an INSERT.
+type insertPlan struct {
+	rows   []template  // each row printed alone, with its arguments
+	keys   []timeValue // each row's shard-key value
+	keyCol int
+}
 
 func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
-	return &timeRouter{cfg: cfg, router: r}, nil
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := &timeRouter{cfg: cfg, router: r, tables: map[string]*TimeTable{}}
+	for i := range cfg.Tables {
+		t.tables[strings.ToLower(cfg.Tables[i].Table)] = &cfg.Tables[i]
+	}
+	for _, b := range r.cfg.Backends {
+		if b.Role == RoleHot && t.hot == "" {
+			t.hot = b.Name
+		}
+		if b.Role == RoleCold && t.cold == "" {
+			t.cold = b.Name
+		}
+	}
+	return t, nil
 }
 
 func (t *timeRouter) now() time.Time {
@@ -44,6 +165,710 @@ func (t *timeRouter) now() time.Time {
 	return time.Now()
 }
 
-func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) { return nil, nil }
+// analyze computes what time routing needs of a statement that does not depend on arguments or
+// the clock. It returns nil when the statement names no time-sharded table; an error refuses the
+// statement (it is stored in Statement.RouteErr).
+func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
+	if st.ast == nil {
+		return nil, nil
+	}
+	var cfg *TimeTable
+	for _, name := range st.Tables {
+		c, ok := t.tables[name]
+		if !ok {
+			continue
+		}
+		if cfg != nil {
+			return nil, fmt.Errorf("%w: %s and %s are both time-sharded; query each on its own and join in the application", ErrTimeShardedJoin, cfg.Table, c.Table)
+		}
+		cfg = c
+	}
+	if cfg == nil {
+		return nil, nil
+	}
+	logical := strings.ToLower(cfg.Table)
+	var uses []*sqlparser.AliasedTableExpr
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if a, ok := n.(*sqlparser.AliasedTableExpr); ok {
+			if name, ok := a.Expr.(sqlparser.TableName); ok && strings.EqualFold(name.Name.String(), logical) {
+				uses = append(uses, a)
+			}
+		}
+		return true, nil
+	}, st.ast)
+	if len(uses) > 1 {
+		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
+	}
+	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey)}
+	p := &printer{logical: logical}
+	var (
+		where sqlparser.Expr
+		err   error
+	)
+	switch n := st.ast.(type) {
+	case *sqlparser.Select:
+		var ons []sqlparser.Expr
+		if len(uses) == 0 {
+			return nil, nil
+		}
+		found := false
+		for _, te := range n.From {
+			f, o, err := findTable(te, uses[0], false)
+			if err != nil {
+				return nil, fmt.Errorf("%s %w", cfg.Table, err)
+			}
+			if f {
+				found, ons = true, o
+			}
+		}
+		if !found {
+			return nil, notMergeable("the time-sharded table %s is inside a subquery, derived table, UNION or WITH; name it in the top-level FROM of the statement", cfg.Table)
+		}
+		ts.qual = uses[0].As.String()
+		where = andAll(whereExpr(n.Where), ons)
+		leg := sqlparser.CloneRefOfSelect(n)
+		leg.Comments = nil
+		leg.Where = withClamp(leg.Where)
+		ts.whole = p.print(leg)
+		if mp, err := planMerge(n, ts.key); err != nil {
+			ts.mergeErr = err
+		} else {
+			mp.leg.Where = withClamp(mp.leg.Where)
+			mp.legT = p.print(mp.leg)
+			mp.leg = nil // the template is all a route needs
+			ts.merge = mp
+		}
+	case *sqlparser.Update:
+		if len(n.TableExprs) != 1 || len(uses) != 1 {
+			return nil, fmt.Errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
+		}
+		for _, e := range n.Exprs {
+			if e.Name.Name.Lowered() == ts.key {
+				return nil, fmt.Errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
+			}
+		}
+		ts.qual = uses[0].As.String()
+		where = whereExpr(n.Where)
+		if len(n.OrderBy) > 0 || n.Limit != nil {
+			ts.splitErr = fmt.Errorf("%w: UPDATE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
+		}
+		leg := sqlparser.CloneRefOfUpdate(n)
+		leg.Comments = nil
+		leg.Where = withClamp(leg.Where)
+		ts.whole = p.print(leg)
+	case *sqlparser.Delete:
+		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
+			return nil, fmt.Errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
+		}
+		ts.qual = uses[0].As.String()
+		where = whereExpr(n.Where)
+		if len(n.OrderBy) > 0 || n.Limit != nil {
+			ts.splitErr = fmt.Errorf("%w: DELETE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
+		}
+		leg := sqlparser.CloneRefOfDelete(n)
+		leg.Comments = nil
+		leg.Where = withClamp(leg.Where)
+		ts.whole = p.print(leg)
+	case *sqlparser.Insert:
+		return t.analyzeInsert(ts, n, p)
+	default:
+		// A time-sharded table in another statement (UNION, DDL, …).
+		if st.Kind == KindSelect {
+			return nil, notMergeable("a UNION over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
+		}
+		return nil, nil
+	}
+	c := &rangeCompiler{key: ts.key, quals: []string{logical}}
+	if ts.qual != "" {
+		c.quals = []string{strings.ToLower(ts.qual)}
+	}
+	if ts.rng, err = c.compile(where); err != nil {
+		return nil, err
+	}
+	ts.conj = ts.rng.conjunctive()
+	return ts, nil
+}
 
-func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) error { return nil }
+// findTable reports whether target is reachable in te through joins, with the ON conditions of
+// the inner joins on the way. A target on the optional side of an outer join is refused: its
+// sub-queries would each add the unmatched rows again.
+func findTable(te sqlparser.TableExpr, target *sqlparser.AliasedTableExpr, optional bool) (bool, []sqlparser.Expr, error) {
+	switch x := te.(type) {
+	case *sqlparser.AliasedTableExpr:
+		if x != target {
+			return false, nil, nil
+		}
+		if optional {
+			return true, nil, fmt.Errorf("%w: is on the optional side of an outer join; put it on the preserved side (orders LEFT JOIN …) or use an inner join", ErrNotMergeable)
+		}
+		return true, nil, nil
+	case *sqlparser.ParenTableExpr:
+		for _, e := range x.Exprs {
+			if f, o, err := findTable(e, target, optional); f || err != nil {
+				return f, o, err
+			}
+		}
+	case *sqlparser.JoinTableExpr:
+		lOpt, rOpt := optional, optional
+		switch x.Join {
+		case sqlparser.LeftJoinType, sqlparser.NaturalLeftJoinType:
+			rOpt = true
+		case sqlparser.RightJoinType, sqlparser.NaturalRightJoinType:
+			lOpt = true
+		}
+		for i, side := range []sqlparser.TableExpr{x.LeftExpr, x.RightExpr} {
+			opt := lOpt
+			if i == 1 {
+				opt = rOpt
+			}
+			f, o, err := findTable(side, target, opt)
+			if err != nil {
+				return f, o, err
+			}
+			if f {
+				if (x.Join == sqlparser.NormalJoinType || x.Join == sqlparser.StraightJoinType) && x.Condition != nil && x.Condition.On != nil {
+					o = append(o, x.Condition.On)
+				}
+				return true, o, nil
+			}
+		}
+	}
+	return false, nil, nil
+}
+
+func whereExpr(w *sqlparser.Where) sqlparser.Expr {
+	if w == nil {
+		return nil
+	}
+	return w.Expr
+}
+
+func andAll(e sqlparser.Expr, more []sqlparser.Expr) sqlparser.Expr {
+	for _, m := range more {
+		if e == nil {
+			e = m
+		} else {
+			e = &sqlparser.AndExpr{Left: e, Right: m}
+		}
+	}
+	return e
+}
+
+// withClamp adds the clamp marker to a WHERE clause.
+func withClamp(w *sqlparser.Where) *sqlparser.Where {
+	clamp := sqlparser.NewColName(clampColumn)
+	if w == nil || w.Expr == nil {
+		return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: clamp}
+	}
+	return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: &sqlparser.AndExpr{Left: w.Expr, Right: clamp}}
+}
+
+func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *printer) (*timeStatement, error) {
+	cfg := ts.table
+	rows, ok := n.Rows.(sqlparser.Values)
+	if !ok {
+		return nil, fmt.Errorf("%w: INSERT … SELECT into the time-sharded table %s cannot be routed by row; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
+	}
+	keyCol := -1
+	for i, c := range n.Columns {
+		if c.Lowered() == ts.key {
+			keyCol = i
+		}
+	}
+	if keyCol < 0 {
+		return nil, fmt.Errorf("%w: INSERT into %s must name its columns including the shard key %s, e.g. INSERT INTO %s (id, %s, …) VALUES …", ErrNoTimeRange, cfg.Table, cfg.ShardKey, cfg.Table, cfg.ShardKey)
+	}
+	ip := &insertPlan{keyCol: keyCol}
+	c := &rangeCompiler{key: ts.key}
+	for i, row := range rows {
+		if keyCol >= len(row) {
+			return nil, fmt.Errorf("%w: row %d of the INSERT has no value for %s", ErrNoTimeRange, i+1, cfg.ShardKey)
+		}
+		v, ok, err := c.value(row[keyCol])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: row %d gives %s as %s; give a literal or a ? argument so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, sqlparser.String(row[keyCol]))
+		}
+		ip.keys = append(ip.keys, v)
+		ip.rows = append(ip.rows, p.print(row))
+	}
+	leg := sqlparser.CloneRefOfInsert(n)
+	leg.Comments = nil
+	p.rows = true
+	ts.whole = p.print(leg)
+	ts.insert = ip
+	return ts, nil
+}
+
+// location returns the backend of a physical table.
+func (t *timeRouter) location(tb *metadata.Table) (string, error) {
+	if tb.Location != "" {
+		if !t.router.isBackend(tb.Location) {
+			return "", fmt.Errorf("%w %q as the location of table %s in the shard metadata: fix the metadata row or configure the backend (one of %s)", ErrUnknownBackend, tb.Location, tb.Name, t.router.backendNames())
+		}
+		return tb.Location, nil
+	}
+	b, role := t.hot, RoleHot
+	if !tb.Hot {
+		b, role = t.cold, RoleCold
+	}
+	if b == "" {
+		return "", fmt.Errorf("%w: table %s has no location in the shard metadata and no backend has role %s; set its location or configure a backend with role %s", ErrUnknownBackend, tb.Name, role, role)
+	}
+	return b, nil
+}
+
+// route fills p for a statement on a time-sharded table.
+func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) error {
+	ts := st.time
+	snap := t.cfg.Snapshot()
+	if snap == nil {
+		return fmt.Errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)
+	}
+	all := snap.Logical(ts.prefix)
+	if len(all) == 0 {
+		return fmt.Errorf("%w: the shard metadata lists no table named %s_…; add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.table.Table)
+	}
+	now := t.now()
+	boundary := wallUTC(ts.table.Window.Boundary(now))
+	p.Type = UsePartitionLocationLookup
+	if ts.insert != nil {
+		return t.routeInsert(p, st, ts, hints, in, all, boundary)
+	}
+	// The shard-key range.
+	var (
+		span   interval
+		set    rangeSet
+		tables []metadata.Table
+	)
+	if ts.conj {
+		span = everything
+		if err := ts.rng.evalConj(&span, in.Args, ts.key); err != nil {
+			return err
+		}
+	} else {
+		s, _, err := ts.rng.eval(in.Args, ts.key)
+		if err != nil {
+			return err
+		}
+		set, span = s, s.span()
+	}
+	defaulted := false
+	if span.unbounded() {
+		if ts.table.DefaultRange <= 0 {
+			why := ts.rng.whyUnbounded()
+			switch {
+			case why != "":
+			case ts.rng.op == rAll:
+				why = "it has no condition on " + ts.table.ShardKey
+			default:
+				why = "its conditions on " + ts.table.ShardKey + " together allow every time (an OR branch or a NOT leaves it open)"
+			}
+			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?, or configure default_range",
+				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey)
+		}
+		span = interval{lo: bound{t: wallUTC(now).Add(-ts.table.DefaultRange), set: true, incl: true}}
+		set, defaulted = nil, true
+	}
+	if set == nil {
+		tables = overlapping(snap, ts.prefix, span)
+	} else {
+		for _, iv := range set {
+			for _, tb := range overlapping(snap, ts.prefix, iv) {
+				if !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == tb.Name }) {
+					tables = append(tables, tb)
+				}
+			}
+		}
+	}
+	emptyRange := len(tables) == 0
+	if emptyRange {
+		// Nothing can match: ask the newest table with a false clamp, for the right columns.
+		tables = all[len(all)-1:]
+	}
+	// Where each table lives, and what the range reaches.
+	var backends [8]string
+	locs := backends[:0]
+	hotTarget, coldTarget, allHot := false, false, true
+	for i := range tables {
+		b, err := t.location(&tables[i])
+		if err != nil {
+			return err
+		}
+		locs = append(locs, b)
+		if t.router.roles[b] == RoleCold {
+			coldTarget = true
+		} else {
+			hotTarget = true
+		}
+		allHot = allHot && tables[i].Hot
+	}
+	reachesBelow := !emptyRange && (!span.lo.set || span.lo.t.Before(boundary))
+	reachesHot := !emptyRange && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	level := hints.Level
+	switch level {
+	case hint.L1:
+		if reachesBelow || coldTarget {
+			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
+				ErrLevelViolation, span, formatTime(boundary), ts.table.Window, ts.table.ShardKey, formatTime(boundary))
+		}
+	case hint.L3:
+		if reachesHot {
+			return fmt.Errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before '%s' or declare query_level=L2",
+				ErrLevelViolation, span, formatTime(boundary), formatTime(boundary))
+		}
+	case hint.LevelNone:
+		switch {
+		case !reachesBelow && !coldTarget:
+			level = hint.L1
+		case !reachesHot && !hotTarget:
+			level = hint.L3
+		default:
+			level = hint.L2
+		}
+	}
+	p.Level = level
+	p.Budget = ts.table.Budgets.of(level)
+	switch {
+	case coldTarget && hotTarget:
+		p.Class = ClassSplit
+	case coldTarget:
+		p.Class = ClassColdOnly
+	default:
+		p.Class = ClassHotOnly
+	}
+	coldAll := hints.Level == hint.L3
+	if (coldTarget || coldAll) && ts.table.RequireColdQuery && !hints.ColdQuery {
+		return fmt.Errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
+			ErrColdQueryRequired, ts.table.Table, span, formatTime(boundary))
+	}
+	if ts.kind != KindSelect {
+		if coldTarget && !ts.table.AllowColdWrites {
+			return fmt.Errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, formatTime(boundary))
+		}
+		if err := checkOneBackend(ts, locs, tables); err != nil {
+			return err
+		}
+		if len(tables) > 1 && ts.splitErr != nil {
+			return ts.splitErr
+		}
+	}
+	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
+		return ts.mergeErr
+	}
+	t.buildTargets(p, ts, in.Args, tables, locs, emptyRange, coldAll)
+	t.explain(p, ts, span, boundary, locs, emptyRange, defaulted, allHot && !coldTarget)
+	return nil
+}
+
+// explain writes the route's prompt with one allocation for the text.
+func (t *timeRouter) explain(p *Plan, ts *timeStatement, span interval, boundary time.Time, locs []string, empty, defaulted, hotOnly bool) {
+	b := make([]byte, 0, 256)
+	if defaulted {
+		b = append(b, "no range on "...)
+		b = append(b, ts.table.ShardKey...)
+		b = append(b, ": applied the configured default range ("...)
+		b = append(b, ts.table.DefaultRange.String()...)
+		b = append(b, " back from now); "...)
+	}
+	b = append(b, "range "...)
+	b = appendInterval(b, span)
+	b = append(b, " on "...)
+	b = append(b, ts.table.ShardKey...)
+	b = append(b, ": "...)
+	cold := countCold(t, locs)
+	switch {
+	case empty:
+		b = append(b, "no table holds it, the statement returns no rows"...)
+	case cold > 0 && cold < len(locs):
+		b = append(b, "crosses the hot window boundary "...)
+		b = appendTime(b, boundary)
+		b = append(b, ": split into "...)
+		b = appendInt(b, int64(len(locs)-cold))
+		b = append(b, " hot and "...)
+		b = appendInt(b, int64(cold))
+		b = append(b, " cold sub-queries"...)
+	default:
+		b = appendInt(b, int64(len(locs)))
+		if cold > 0 {
+			b = append(b, " cold"...)
+		} else {
+			b = append(b, " hot"...)
+		}
+		b = append(b, " table(s), level "...)
+		b = append(b, p.Level.String()...)
+	}
+	if hotOnly {
+		p.Prompts = append(p.Prompts, string(b), "did not touch the history store")
+	} else {
+		p.Prompts = append(p.Prompts, string(b))
+	}
+}
+
+func countCold(t *timeRouter, locs []string) int {
+	n := 0
+	for _, b := range locs {
+		if t.router.roles[b] == RoleCold {
+			n++
+		}
+	}
+	return n
+}
+
+// checkOneBackend refuses a write that would change tables on two backends.
+func checkOneBackend(ts *timeStatement, locs []string, tables []metadata.Table) error {
+	for i := range locs {
+		if locs[i] != locs[0] {
+			return fmt.Errorf("%w: the %s on %s would change %s on %s and %s on %s, with no transaction across them; split it into one statement per backend (by %s range)",
+				ErrCrossBackendWrite, ts.kind, ts.table.Table, tables[0].Name, locs[0], tables[i].Name, locs[i], ts.table.ShardKey)
+		}
+	}
+	return nil
+}
+
+// overlapping returns the tables whose span meets iv.
+func overlapping(snap *metadata.Snapshot, prefix string, iv interval) []metadata.Table {
+	if iv.empty() {
+		return nil
+	}
+	var from, to time.Time
+	if iv.lo.set {
+		from = iv.lo.t
+	}
+	if iv.hi.set {
+		to = iv.hi.t
+	}
+	ts := snap.Overlapping(prefix, from, to, iv.hi.incl)
+	// Overlapping includes from; an exclusive lower bound skips a table ending exactly there.
+	for len(ts) > 0 && iv.lo.set && !iv.lo.incl && !ts[0].Max.After(iv.lo.t) {
+		ts = ts[1:]
+	}
+	return ts
+}
+
+// wallUTC reads t's wall clock as a UTC time, the form of metadata times.
+func wallUTC(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// buildTargets renders the sub-queries: one per table for writes, one statement per backend
+// (UNION ALL of its tables' legs) for SELECT.
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, empty, coldAll bool) {
+	l := leg{qual: ts.qual, key: ts.table.ShardKey, empty: empty}
+	names := make([]string, len(tables))
+	for i := range tables {
+		names[i] = tables[i].Name
+	}
+	if len(tables) == 1 || ts.kind != KindSelect {
+		p.Targets = make([]Target, len(tables))
+		for i := range tables {
+			l.table, l.min, l.max = tables[i].Name, tables[i].Min, tables[i].Max
+			cold := coldAll || t.router.roles[locs[i]] == RoleCold
+			var b strings.Builder
+			b.Grow(ts.whole.estimate(&l) + len(coldPrefix))
+			if cold {
+				b.WriteString(coldPrefix)
+			}
+			ts.whole.render(&b, &l)
+			p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: names[i : i+1 : i+1],
+				Args: ts.whole.appendArgs(make([]driver.NamedValue, 0, ts.whole.argCount(&l)), args, &l)}
+		}
+		return
+	}
+	// SELECT across tables: legs grouped per backend, in order of first appearance.
+	mp := ts.merge
+	spec := &mp.spec
+	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
+		s := mp.spec
+		s.Limit, s.Offset = argInt(args, mp.limitArg, s.Limit), argInt(args, mp.offsetArg, s.Offset)
+		spec = &s
+	}
+	l.limit = spec.Offset + spec.Limit
+	p.Merge = spec
+	nb := 0
+	var order [8]int
+	first := order[:0]
+	for i := range locs {
+		if !slices.Contains(locs[:i], locs[i]) {
+			first = append(first, i)
+			nb++
+		}
+	}
+	p.Targets = make([]Target, nb)
+	for ti, fi := range first {
+		backend := locs[fi]
+		cold := coldAll || t.router.roles[backend] == RoleCold
+		n, size := 0, len(coldPrefix)+len(mp.outer)+24
+		lo, hi := len(tables), 0
+		for i := range locs {
+			if locs[i] == backend {
+				l.table = tables[i].Name
+				size += mp.legT.estimate(&l) + 16
+				n++
+				lo, hi = min(lo, i), max(hi, i+1)
+			}
+		}
+		var b strings.Builder
+		b.Grow(size)
+		if cold {
+			b.WriteString(coldPrefix)
+		}
+		argv := make([]driver.NamedValue, 0, n*mp.legT.argCount(nil))
+		k := 0
+		for i := range locs {
+			if locs[i] != backend {
+				continue
+			}
+			l.table, l.min, l.max = tables[i].Name, tables[i].Min, tables[i].Max
+			if n > 1 {
+				if k > 0 {
+					b.WriteString(" union all ")
+				}
+				b.WriteByte('(')
+			}
+			mp.legT.render(&b, &l)
+			if n > 1 {
+				b.WriteByte(')')
+			}
+			argv = mp.legT.appendArgs(argv, args, &l)
+			k++
+		}
+		if n > 1 {
+			b.WriteString(mp.outer)
+			if mp.pushLimit {
+				b.WriteString(" limit ")
+				var buf [20]byte
+				b.Write(appendInt(buf[:0], l.limit))
+			}
+		}
+		// Tables of one backend are contiguous in Min order in the usual layout; otherwise list them.
+		tn := names[lo:hi:hi]
+		if hi-lo != n {
+			tn = nil
+			for i := range locs {
+				if locs[i] == backend {
+					tn = append(tn, names[i])
+				}
+			}
+		}
+		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
+	}
+}
+
+const coldPrefix = "/* cold_query */ "
+
+func argInt(args []driver.NamedValue, i int, def int64) int64 {
+	if i < 0 || i >= len(args) {
+		return def
+	}
+	switch v := args[i].Value.(type) {
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case uint64:
+		return int64(v)
+	}
+	return def
+}
+
+func appendInt(b []byte, n int64) []byte {
+	if n == 0 {
+		return append(b, '0')
+	}
+	var tmp [20]byte
+	i := len(tmp)
+	for n > 0 {
+		i--
+		tmp[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, tmp[i:]...)
+}
+
+// routeInsert routes each row of an INSERT to the table that covers its shard-key value.
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, all []metadata.Table, boundary time.Time) error {
+	ip := ts.insert
+	owner := make([]int, len(ip.keys)) // row → index in all
+	for r, v := range ip.keys {
+		tm, ok, err := v.get(in.Args, ts.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: row %d of the INSERT into %s has a NULL %s; every row needs a time to find its table", ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey)
+		}
+		owner[r] = -1
+		for i := len(all) - 1; i >= 0; i-- { // the newest covering table wins
+			if !all[i].Min.After(tm) && !all[i].Max.Before(tm) {
+				owner[r] = i
+				break
+			}
+		}
+		if owner[r] < 0 {
+			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(tm), r+1)
+		}
+	}
+	var tables []metadata.Table
+	var rowsOf [][]template
+	for r, o := range owner {
+		j := slices.IndexFunc(tables, func(x metadata.Table) bool { return x.Name == all[o].Name })
+		if j < 0 {
+			tables = append(tables, all[o])
+			rowsOf = append(rowsOf, nil)
+			j = len(tables) - 1
+		}
+		rowsOf[j] = append(rowsOf[j], ip.rows[r])
+	}
+	locs := make([]string, len(tables))
+	coldTarget, hotTarget := false, false
+	for i := range tables {
+		b, err := t.location(&tables[i])
+		if err != nil {
+			return err
+		}
+		locs[i] = b
+		if t.router.roles[b] == RoleCold {
+			coldTarget = true
+		} else {
+			hotTarget = true
+		}
+	}
+	if coldTarget && !ts.table.AllowColdWrites {
+		return fmt.Errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.table.Table, formatTime(boundary))
+	}
+	if err := checkOneBackend(ts, locs, tables); err != nil {
+		return err
+	}
+	if hints.Level == hint.L1 && coldTarget {
+		return fmt.Errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
+	}
+	p.Class = ClassHotOnly
+	p.Level = hints.Level
+	if !hotTarget {
+		p.Class = ClassColdOnly
+	}
+	p.Budget = ts.table.Budgets.of(p.Level)
+	p.Targets = make([]Target, len(tables))
+	for i := range tables {
+		l := leg{table: tables[i].Name, rows: rowsOf[i]}
+		cold := t.router.roles[locs[i]] == RoleCold
+		var b strings.Builder
+		if cold {
+			b.WriteString(coldPrefix)
+		}
+		ts.whole.render(&b, &l)
+		p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: []string{tables[i].Name},
+			Args: ts.whole.appendArgs(nil, in.Args, &l)}
+	}
+	p.Prompts = append(p.Prompts, fmt.Sprintf("INSERT of %d row(s) into %s: routed by %s to %d table(s)", len(ip.keys), ts.table.Table, ts.table.ShardKey, len(tables)))
+	if !coldTarget {
+		p.Prompts = append(p.Prompts, "did not touch the history store")
+	}
+	return nil
+}

@@ -68,30 +68,29 @@ func (iv interval) intersect(o interval) interval {
 }
 
 // String writes the interval in mathematical notation with DATETIME values.
-func (iv interval) String() string {
-	var b strings.Builder
+func (iv interval) String() string { return string(appendInterval(nil, iv)) }
+
+func appendInterval(b []byte, iv interval) []byte {
 	if iv.lo.set && iv.lo.incl {
-		b.WriteByte('[')
+		b = append(b, '[')
 	} else {
-		b.WriteByte('(')
+		b = append(b, '(')
 	}
 	if iv.lo.set {
-		b.WriteString(formatTime(iv.lo.t))
+		b = appendTime(b, iv.lo.t)
 	} else {
-		b.WriteString("-inf")
+		b = append(b, "-inf"...)
 	}
-	b.WriteString(", ")
+	b = append(b, ", "...)
 	if iv.hi.set {
-		b.WriteString(formatTime(iv.hi.t))
+		b = appendTime(b, iv.hi.t)
 	} else {
-		b.WriteString("+inf")
+		b = append(b, "+inf"...)
 	}
 	if iv.hi.set && iv.hi.incl {
-		b.WriteByte(']')
-	} else {
-		b.WriteByte(')')
+		return append(b, ']')
 	}
-	return b.String()
+	return append(b, ')')
 }
 
 // rangeSet is a sorted list of disjoint, non-empty intervals.
@@ -309,6 +308,8 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 		return &rangeNode{op: rNot, kids: []*rangeNode{k}}, nil
 	case *sqlparser.ComparisonExpr:
 		return c.comparison(x)
+	case *sqlparser.IsExpr:
+		return c.opaque(e, x.Left)
 	case *sqlparser.BetweenExpr:
 		if !c.isKey(x.Left) {
 			return c.opaque(e, x.Left, x.From, x.To)
@@ -467,6 +468,9 @@ var timeLayouts = []string{
 // parseTime reads a DATE or DATETIME literal as a UTC wall-clock time (as shard metadata is
 // read). A date alone means midnight, which is what MySQL compares with a DATETIME column.
 func parseTime(s string) (time.Time, error) {
+	if t, ok := parseTimeFast(s); ok {
+		return t, nil
+	}
 	s = strings.TrimSpace(s)
 	for _, layout := range timeLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
@@ -679,8 +683,77 @@ func formatTime(t time.Time) string {
 
 func appendTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
-	if t.Nanosecond() == 0 {
-		return t.AppendFormat(b, time.DateTime)
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02 15:04:05.999999")
 	}
-	return t.AppendFormat(b, "2006-01-02 15:04:05.999999")
+	b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10), ' ',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	if us := t.Nanosecond() / 1000; us != 0 {
+		b = append(b, '.')
+		for div := 100000; div > 0 && us != 0; div /= 10 {
+			b = append(b, byte('0'+us/div))
+			us %= div
+		}
+	}
+	return b
+}
+
+// parseTimeFast reads 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm:ss' and 'YYYY-MM-DD hh:mm:ss.ffffff'
+// without the generic layout machinery.
+func parseTimeFast(s string) (time.Time, bool) {
+	num := func(p string) (int, bool) {
+		n := 0
+		for i := 0; i < len(p); i++ {
+			c := p[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	if len(s) != 10 && len(s) < 19 || s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	y, ok1 := num(s[0:4])
+	mo, ok2 := num(s[5:7])
+	d, ok3 := num(s[8:10])
+	if !ok1 || !ok2 || !ok3 || mo < 1 || mo > 12 || d < 1 || d > 31 {
+		return time.Time{}, false
+	}
+	var h, mi, sec, ns int
+	if len(s) > 10 {
+		if s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+			return time.Time{}, false
+		}
+		var ok4, ok5, ok6 bool
+		h, ok4 = num(s[11:13])
+		mi, ok5 = num(s[14:16])
+		sec, ok6 = num(s[17:19])
+		if !ok4 || !ok5 || !ok6 || h > 23 || mi > 59 || sec > 59 {
+			return time.Time{}, false
+		}
+		if len(s) > 19 {
+			frac := s[20:]
+			if s[19] != '.' || len(frac) == 0 || len(frac) > 9 {
+				return time.Time{}, false
+			}
+			f, ok := num(frac)
+			if !ok {
+				return time.Time{}, false
+			}
+			for i := len(frac); i < 9; i++ {
+				f *= 10
+			}
+			ns = f
+		}
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if t.Day() != d { // 2025-02-30 and the like
+		return time.Time{}, false
+	}
+	return t, true
 }

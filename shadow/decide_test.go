@@ -114,7 +114,7 @@ func TestDecide(t *testing.T) {
 			c: Condition{Tables: []string{"t_order", "t_user"}, Operation: OpInsert, Hint: true, Columns: cols("user_id", "0")}, mappings: dsOnly,
 			reason: `shadow table "t_user": hint`},
 		{name: "hint on, shadow table has only column algorithms", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Hint: true, Columns: cols("user_id", "5")},
+			c:      Condition{Tables: []string{"t_order"}, Operation: OpInsert, Hint: true, Columns: cols("user_id", "5")},
 			reason: "production although the shadow hint is on"},
 		{name: "table names compared case-insensitively", rule: withTables,
 			c: Condition{Tables: []string{"T_USER"}, Operation: OpSelect, Hint: true}, mappings: dsOnly},

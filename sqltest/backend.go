@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +105,7 @@ func (b *Backend) Stop(tb testing.TB) {
 	if err := b.lifecycle(tb, "Stop").stop(false); err != nil {
 		tb.Fatalf("backend %s: stop: %v", b.Name, err)
 	}
+	b.dropIdleAdminConns()
 }
 
 // Kill stops the server abruptly (SIGKILL); committed InnoDB data survives.
@@ -110,6 +114,7 @@ func (b *Backend) Kill(tb testing.TB) {
 	if err := b.lifecycle(tb, "Kill").stop(true); err != nil {
 		tb.Fatalf("backend %s: kill: %v", b.Name, err)
 	}
+	b.dropIdleAdminConns()
 }
 
 // Start starts a stopped or killed server again on the same port and data
@@ -120,6 +125,13 @@ func (b *Backend) Start(tb testing.TB) {
 	if err := b.lifecycle(tb, "Start").start(); err != nil {
 		tb.Fatalf("backend %s: start: %v", b.Name, err)
 	}
+}
+
+// dropIdleAdminConns closes the admin handle's idle connections, which died
+// with the server, so its next use connects afresh.
+func (b *Backend) dropIdleAdminConns() {
+	b.DB.SetMaxIdleConns(0)
+	b.DB.SetMaxIdleConns(2) // database/sql's default
 }
 
 // Restart is Stop then Start.
@@ -148,9 +160,9 @@ func (b *Backend) Resume(tb testing.TB) {
 
 // Connections returns the number of client connections on the server, not
 // counting the admin handle's own, read from SHOW PROCESSLIST: use it to
-// check for leaked server sessions. Server threads without a client (and
-// clients on a Unix socket) are not counted. On a Shared backend only
-// connections whose current database is the backend's database count.
+// check for leaked server sessions. Server threads (event scheduler,
+// replication) are not counted. On a Shared backend only connections whose
+// current database is the backend's database count.
 func (b *Backend) Connections(tb testing.TB) int {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -164,19 +176,21 @@ func (b *Backend) Connections(tb testing.TB) int {
 	if err != nil {
 		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
 	}
-	idCol, hostCol, dbCol := -1, -1, -1
+	idCol, userCol, cmdCol, dbCol := -1, -1, -1, -1
 	for i, c := range cols {
 		switch strings.ToLower(c) {
 		case "id":
 			idCol = i
-		case "host":
-			hostCol = i
+		case "user":
+			userCol = i
+		case "command":
+			cmdCol = i
 		case "db":
 			dbCol = i
 		}
 	}
-	if idCol < 0 || hostCol < 0 || dbCol < 0 {
-		tb.Fatalf("backend %s: SHOW PROCESSLIST has columns %v, want Id, Host and db", b.Name, cols)
+	if idCol < 0 || userCol < 0 || cmdCol < 0 || dbCol < 0 {
+		tb.Fatalf("backend %s: SHOW PROCESSLIST has columns %v, want Id, User, Command and db", b.Name, cols)
 	}
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
@@ -190,8 +204,8 @@ func (b *Backend) Connections(tb testing.TB) int {
 		}
 		id, _ := strconv.ParseUint(vals[idCol].String, 10, 32)
 		switch {
-		case !strings.Contains(vals[hostCol].String, ":"): // server thread or socket client
-		case b.admin.has(uint32(id)):
+		case vals[cmdCol].String == "Daemon", vals[userCol].String == "system user", vals[userCol].String == "event_scheduler":
+		case b.admin.live(uint32(id)):
 		case b.kind == "shared" && vals[dbCol].String != b.database:
 		default:
 			n++
@@ -211,9 +225,13 @@ func (b *Backend) StatusCounter(tb testing.TB, name string) int64 {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if !statusName.MatchString(name) {
+		tb.Fatalf("backend %s: %q is not a status variable name (letters, digits and _ only)", b.Name, name)
+	}
 	var got string
 	var value sql.NullString
-	err := b.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&got, &value)
+	// SHOW takes no placeholders; the name was checked above.
+	err := b.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&got, &value)
 	if err == sql.ErrNoRows {
 		tb.Fatalf("backend %s: no status variable %q (see SHOW GLOBAL STATUS for the names)", b.Name, name)
 	}
@@ -227,6 +245,8 @@ func (b *Backend) StatusCounter(tb testing.TB, name string) int64 {
 	return v
 }
 
+var statusName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
 // adminConns records the connection IDs of the admin handle's connections.
 // The ID is read from the server's handshake packet as it passes through the
 // dialled connection, so no query is needed to learn it.
@@ -234,8 +254,9 @@ type adminConns struct {
 	addr    string
 	network string
 
-	mu  sync.Mutex
-	ids map[uint32]*adminConn
+	mu   sync.Mutex
+	ids  map[uint32]*adminConn // open admin connections
+	ever map[uint32]bool       // every admin connection since the server started
 }
 
 var adminNetworkSeq atomic.Int64
@@ -247,6 +268,7 @@ func newAdminConns(addr string) *adminConns {
 		addr:    addr,
 		network: fmt.Sprintf("sqltest-admin-%d", adminNetworkSeq.Add(1)),
 		ids:     make(map[uint32]*adminConn),
+		ever:    make(map[uint32]bool),
 	}
 	mysql.RegisterDialContext(a.network, a.dial)
 	return a
@@ -261,11 +283,28 @@ func (a *adminConns) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return &adminConn{Conn: c, owner: a}, nil
 }
 
-func (a *adminConns) has(id uint32) bool {
+// reset forgets every admin connection: the server is gone, and a restarted
+// server hands out connection IDs from 1 again.
+func (a *adminConns) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ids = make(map[uint32]*adminConn)
+	a.ever = make(map[uint32]bool)
+}
+
+// live reports whether id is an open admin connection.
+func (a *adminConns) live(id uint32) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.ids[id]
 	return ok
+}
+
+// was reports whether id was an admin connection since the server started.
+func (a *adminConns) was(id uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ever[id]
 }
 
 // openDB opens the admin handle with the DSN's settings over this network.
@@ -273,6 +312,9 @@ func (a *adminConns) openDB(cfg *mysql.Config) (*sql.DB, error) {
 	c := cfg.Clone()
 	c.Net = a.network
 	c.Addr = a.addr
+	// The admin handle meets dead connections whenever a test stops a
+	// server; the driver's complaints about them are noise.
+	c.Logger = mysql.Logger(log.New(io.Discard, "", 0))
 	conn, err := mysql.NewConnector(c)
 	if err != nil {
 		return nil, err
@@ -328,6 +370,7 @@ func (c *adminConn) parseHandshake() {
 	c.known, c.head = true, nil
 	c.owner.mu.Lock()
 	c.owner.ids[c.id] = c
+	c.owner.ever[c.id] = true
 	c.owner.mu.Unlock()
 }
 
@@ -345,9 +388,10 @@ func (c *adminConn) Close() error {
 
 // newBackend builds a Backend for database db reachable with cfg (whose
 // DBName is ignored) and opens its admin handle.
-func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, life lifecycle) *Backend {
+func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, admin *adminConns, life lifecycle) *Backend {
 	tb.Helper()
 	c := cfg.Clone()
+	c.Net = "tcp" // cfg may name the admin network
 	c.DBName = db
 	c.ParseTime = true
 	c.Loc = time.UTC
@@ -364,7 +408,7 @@ func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, 
 		kind:     kind,
 		database: db,
 		life:     life,
-		admin:    newAdminConns(c.Addr),
+		admin:    admin,
 	}
 	b.DB, err = b.admin.openDB(c)
 	if err != nil {

@@ -1,0 +1,113 @@
+// Command obroute runs obroute's demo and its operational tools.
+//
+//	obroute demo                       run the showcase on embedded backends (no server needed)
+//	obroute explain -config F "SQL"    print the route of a statement without running it
+//	obroute metadata mark-hot ...      the daily job that recomputes shard_metadata.is_hot
+//
+// Run `obroute help COMMAND` for a command's flags and an example.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// command is one subcommand of the CLI.
+type command struct {
+	name    string
+	summary string
+	usage   string // flags and an example
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{name: "demo", summary: "run the showcase on embedded hot, cold and shadow backends (no database server needed)", usage: demoUsage, run: runDemo},
+		{name: "explain", summary: "print the route plan of a statement without running it", usage: explainUsage, run: runExplain},
+		{name: "metadata", summary: "shard metadata jobs: mark-hot recomputes is_hot from the hot window", usage: metadataUsage, run: runMetadata},
+	}
+}
+
+const mainUsage = `obroute routes SQL statement by statement across MySQL-protocol backends
+(hot store, cold/history store, shadow copies) from inside a Go program.
+
+Usage:
+  obroute COMMAND [flags]
+
+Commands:
+%s
+Run 'obroute help COMMAND' for a command's flags and an example.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printMainUsage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			if c, ok := findCommand(args[1]); ok {
+				fmt.Fprint(stdout, c.usage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "obroute: unknown command %q\n\n", args[1])
+			printMainUsage(stderr)
+			return 2
+		}
+		printMainUsage(stdout)
+		return 0
+	}
+	c, ok := findCommand(name)
+	if !ok {
+		fmt.Fprintf(stderr, "obroute: unknown command %q\n\n", name)
+		printMainUsage(stderr)
+		return 2
+	}
+	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "obroute %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func printMainUsage(w io.Writer) {
+	list := ""
+	for _, c := range commands() {
+		list += fmt.Sprintf("  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, mainUsage, list)
+}
+
+// newFlags returns a flag set whose -h prints the command's usage to stdout.
+func newFlags(name, usage string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, usage) }
+	return fs
+}

@@ -1,0 +1,214 @@
+package connector
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/routing"
+)
+
+// ErrBackendDown: the backend failed config.Health.DownAfter times in a row and is being
+// probed in the background; statements for it fail at once instead of waiting for a timeout.
+// Retry later, or configure a replica (replica_of) to keep serving reads.
+var ErrBackendDown = errors.New("obroute: backend is down")
+
+// probeTimeout bounds one probe of a down backend.
+const probeTimeout = time.Second
+
+// health is what a backend's failures say about it.
+type health struct {
+	down     atomic.Bool
+	failures atomic.Int32
+
+	mu      sync.Mutex
+	since   time.Time
+	lastErr string
+}
+
+func (h *health) isDown() bool { return h.down.Load() }
+
+// downError says which backend is down, since when, and why.
+func (b *backend) downError() error {
+	b.health.mu.Lock()
+	defer b.health.mu.Unlock()
+	return fmt.Errorf("%w: %s (%s) since %s after %d consecutive failures, last: %s; it is probed in the background",
+		ErrBackendDown, b.name, b.addr, b.health.since.Format(time.RFC3339), b.cfg.Health.DownAfter, b.health.lastErr)
+}
+
+// isFailure tells a backend failure (it could not be reached, stopped answering, or dropped
+// the connection in the middle of a statement) from an answer of the server (a MySQL error)
+// and from an idle connection found dead on its first write (driver.ErrBadConn: the server
+// closed it while idle, which says nothing of the server now).
+func isFailure(err error) bool {
+	var me *mysql.MySQLError
+	switch {
+	case err == nil, errors.As(err, &me), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && !isTimeout(err):
+		return false
+	}
+	return true
+}
+
+// isTimeout reports a network timeout (a deadline of go-sql-driver's own).
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// failed counts a failure of the backend; enough in a row mark it down and start the probe.
+func (b *backend) failed(err error) {
+	if !isFailure(err) {
+		return
+	}
+	n := b.health.failures.Add(1)
+	b.health.mu.Lock()
+	b.health.lastErr = errorText(err)
+	b.health.mu.Unlock()
+	if int(n) < b.cfg.Health.DownAfter || !b.health.down.CompareAndSwap(false, true) {
+		return
+	}
+	b.health.mu.Lock()
+	b.health.since = time.Now()
+	last := b.health.lastErr
+	b.health.mu.Unlock()
+	b.stats.backendDown.Add(1)
+	b.logger.LogAttrs(context.Background(), slog.LevelWarn, "backend down",
+		slog.String("backend", b.name), slog.String("addr", b.addr), slog.Int("failures", int(n)), slog.String("error", last))
+	if !b.goBackground(b.probe) {
+		b.health.down.Store(false)
+	}
+}
+
+// succeeded resets the failure count.
+func (b *backend) succeeded() {
+	if b.health.failures.Load() != 0 {
+		b.health.failures.Store(0)
+	}
+}
+
+// probe tries the backend with a growing wait (config.Health.ProbeInterval doubling up to
+// ProbeMax) until it answers, then marks it up. It ends when the backend is closed.
+func (b *backend) probe() {
+	wait := time.Duration(b.cfg.Health.ProbeInterval)
+	maxWait := time.Duration(b.cfg.Health.ProbeMax)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-b.done:
+			return
+		case <-timer.C:
+		}
+		if err := b.ping(); err == nil {
+			b.health.failures.Store(0)
+			b.health.down.Store(false)
+			b.health.mu.Lock()
+			since := b.health.since
+			b.health.mu.Unlock()
+			b.stats.backendUp.Add(1)
+			b.logger.LogAttrs(context.Background(), slog.LevelInfo, "backend up",
+				slog.String("backend", b.name), slog.String("addr", b.addr), slog.Duration("down_for", time.Since(since)))
+			return
+		} else {
+			b.health.mu.Lock()
+			b.health.lastErr = errorText(err)
+			b.health.mu.Unlock()
+		}
+		wait = min(2*wait, maxWait)
+		timer.Reset(wait)
+	}
+}
+
+// ping opens a connection to the backend's current target and pings it, within probeTimeout
+// or until the backend is closed.
+func (b *backend) ping() error {
+	ctx, cancel := context.WithTimeout(b.ctx, probeTimeout)
+	defer cancel()
+	conn, _, _, err := b.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if p, ok := conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// readBackend returns where a read for backend goes: backend itself, or, while it is down, a
+// healthy backend configured as its replica (replica_of) — only for a single-target SELECT
+// outside a transaction.
+func (cs *clientSession) readBackend(plan *routing.Plan, backend string) string {
+	be := cs.c.backends[backend]
+	if be == nil || !be.health.isDown() || cs.tx.active || len(plan.Targets) != 1 || plan.Statement.Kind != routing.KindSelect {
+		return backend
+	}
+	for _, b := range cs.c.cfg.Backends {
+		if b.ReplicaOf == backend {
+			if r := cs.c.backends[b.Name]; r != nil && !r.health.isDown() {
+				cs.c.logger.LogAttrs(context.Background(), slog.LevelDebug, "read sent to replica",
+					slog.String("backend", backend), slog.String("replica", r.name))
+				return r.name
+			}
+		}
+	}
+	return backend
+}
+
+// reuse decides whether cs may keep using its server session s to be: it returns s when
+// usable, an error when the transaction on it is lost, and (nil, nil) after dropping an idle
+// s that is dead, on a moved primary, or on a backend marked down.
+func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSession) (*serverSession, error) {
+	inTx := s.tx != nil || (cs.tx.active && cs.tx.backend == be.name)
+	stale := be.isStale(s)
+	switch {
+	case inTx && stale:
+		return nil, cs.loseTx(ctx, s, ErrPrimaryChanged)
+	case inTx:
+		return s, nil // its statement tells whether it is still there
+	case be.health.isDown():
+		s.broken = true
+		cs.dropBroken(s)
+		return nil, nil
+	case !stale && s.alive(ctx):
+		return s, nil
+	}
+	reason := "connection lost while idle"
+	if stale {
+		reason = "service primary moved"
+	}
+	s.broken = true
+	cs.dropBroken(s)
+	cs.c.stats.serverReplaced.Add(1)
+	cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", be.name), slog.String("reason", reason))
+	return nil, nil
+}
+
+// loseTx ends the transaction open on s with ErrTxBackendLost wrapping cause.
+func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause error) error {
+	s.broken = true
+	cs.dropBroken(s)
+	cs.closeTx()
+	cs.c.stats.serverLost.Add(1)
+	cs.c.logger.LogAttrs(ctx, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", cause.Error()))
+	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, s.backend.name, s.via.addr)
+}
+
+// awaitPrimaryChange: when err is a read-only refusal on a service backend, it asks for a new
+// probe round and waits (at most two service intervals) for the primary to move; it reports
+// whether it moved, so the statement can be sent again.
+func (cs *clientSession) awaitPrimaryChange(ctx context.Context, s *serverSession, err error) bool {
+	m := s.backend.svc
+	if m == nil || !isReadOnlyRefusal(err) {
+		return false
+	}
+	return m.awaitChange(ctx, s.epoch, 2*m.interval)
+}

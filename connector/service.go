@@ -1,0 +1,240 @@
+package connector
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/config"
+)
+
+var (
+	// ErrNoPrimary: no candidate of the backend's service has been found writable yet.
+	ErrNoPrimary = errors.New("obroute: service has no primary")
+	// ErrPrimaryChanged: the service's primary moved while a transaction was open on the old
+	// one. The transaction was not committed (errors.Is(err, ErrTxBackendLost) holds too);
+	// run it again: it goes to the new primary.
+	ErrPrimaryChanged = errors.New("obroute: service primary changed")
+)
+
+// serviceMonitor finds a service's primary among its valid candidates with the service's probe
+// query, every interval and at once when asked (kick), and follows switchovers.
+type serviceMonitor struct {
+	be         *backend
+	name       string
+	probe      string
+	interval   time.Duration
+	candidates []*mysqlTarget // valid ones only: INVALID candidates are never dialled
+	kick       chan struct{}
+
+	mu      sync.Mutex
+	current *mysqlTarget  // nil until a writable candidate is found
+	epoch   uint64        // incremented at every change of primary
+	changed chan struct{} // closed and replaced at every change
+}
+
+func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error) {
+	m := &serviceMonitor{
+		be: be, name: svc.Name, probe: svc.Probe, interval: time.Duration(svc.Interval),
+		kick: make(chan struct{}, 1), changed: make(chan struct{}),
+	}
+	for _, addr := range svc.Valid() {
+		mc := be.mysql.Clone()
+		mc.Addr = addr
+		conn, err := mysql.NewConnector(mc)
+		if err != nil {
+			return nil, fmt.Errorf("service %q candidate %s: %w", svc.Name, addr, err)
+		}
+		m.candidates = append(m.candidates, &mysqlTarget{addr: addr, conn: conn})
+	}
+	return m, nil
+}
+
+// start finds the primary once, so the first statements need not wait, then keeps watching in
+// the background.
+func (m *serviceMonitor) start() {
+	m.round(m.be.ctx)
+	m.be.goBackground(m.run)
+}
+
+func (m *serviceMonitor) run() {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.be.done:
+			return
+		case <-t.C:
+		case <-m.kick:
+		}
+		m.round(m.be.ctx)
+	}
+}
+
+// recheck asks for a probe round now (a statement was refused as read-only).
+func (m *serviceMonitor) recheck() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// primary returns the current primary and its epoch.
+func (m *serviceMonitor) primary() (*mysqlTarget, uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == nil {
+		addrs := make([]string, len(m.candidates))
+		for i, c := range m.candidates {
+			addrs[i] = c.addr
+		}
+		return nil, 0, fmt.Errorf("%w: %s: none of %s is writable (probe %q); retry after the switchover",
+			ErrNoPrimary, m.name, strings.Join(addrs, ", "), m.probe)
+	}
+	return m.current, m.epoch, nil
+}
+
+// currentEpoch returns the epoch and a channel closed at the next change.
+func (m *serviceMonitor) currentEpoch() (uint64, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.epoch, m.changed
+}
+
+// awaitChange waits until the epoch is past epoch, at most wait; it reports whether it is.
+func (m *serviceMonitor) awaitChange(ctx context.Context, epoch uint64, wait time.Duration) bool {
+	m.recheck()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		now, changed := m.currentEpoch()
+		if now != epoch {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-m.be.done:
+			return false
+		}
+	}
+}
+
+// round probes every candidate concurrently and moves the primary to the writable one. With
+// none writable (in the middle of a switchover) the primary stays where it is: the old primary
+// refuses writes by itself. With several, the current one is kept, else the first.
+func (m *serviceMonitor) round(ctx context.Context) {
+	writable := make([]bool, len(m.candidates))
+	var wg sync.WaitGroup
+	for i, c := range m.candidates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			writable[i] = m.isWritable(ctx, c)
+		}()
+	}
+	wg.Wait()
+	m.mu.Lock()
+	var next *mysqlTarget
+	for i, c := range m.candidates {
+		if writable[i] {
+			if c == m.current {
+				next = c
+				break
+			}
+			if next == nil {
+				next = c
+			}
+		}
+	}
+	if next == nil || next == m.current {
+		m.mu.Unlock()
+		return
+	}
+	prev := m.current
+	m.current = next
+	m.epoch++
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	from := ""
+	if prev != nil {
+		from = prev.addr
+	}
+	m.be.stats.primaryChanged.Add(1)
+	m.be.logger.LogAttrs(ctx, slog.LevelInfo, "primary changed", slog.String("backend", m.be.name),
+		slog.String("service", m.name), slog.String("from", from), slog.String("to", next.addr))
+}
+
+// isWritable runs the probe query on c; the first column of the first row says.
+func (m *serviceMonitor) isWritable(ctx context.Context, c *mysqlTarget) bool {
+	ctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(m.interval, 200*time.Millisecond)))
+	defer cancel()
+	conn, err := c.dial(ctx, 0)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, m.probe, nil)
+	if err != nil {
+		m.be.logger.LogAttrs(ctx, slog.LevelDebug, "service probe failed", slog.String("service", m.name),
+			slog.String("addr", c.addr), slog.String("error", errorText(err)))
+		return false
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if len(dest) == 0 || rows.Next(dest) != nil {
+		return false
+	}
+	return truthy(dest[0])
+}
+
+func truthy(v driver.Value) bool {
+	switch x := v.(type) {
+	case int64:
+		return x != 0
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case []byte:
+		return truthyText(string(x))
+	case string:
+		return truthyText(x)
+	}
+	return false
+}
+
+func truthyText(s string) bool {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "0", "OFF", "FALSE", "NO", "N":
+		return false
+	}
+	return true
+}
+
+// isStale reports whether s was opened on a primary the service has since left.
+func (b *backend) isStale(s *serverSession) bool {
+	if b.svc == nil {
+		return false
+	}
+	epoch, _ := b.svc.currentEpoch()
+	return s.epoch != epoch
+}
+
+// isReadOnlyRefusal reports the server's refusal of a write because it is read-only (MySQL
+// 1290 ER_OPTION_PREVENTS_STATEMENT, 1836 ER_READ_ONLY_MODE): the statement did nothing.
+func isReadOnlyRefusal(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1290 || me.Number == 1836)
+}

@@ -1,0 +1,223 @@
+package difftest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Query is one generated query over the logical table.
+type Query struct {
+	// SQL uses the logical table name; run it through obroute, and on the reference table with
+	// the name replaced (see ForTable).
+	SQL string
+	// Args are the values of SQL's ? placeholders: time.Time or 'YYYY-MM-DD hh:mm:ss' strings.
+	Args []any
+	// Ordered is set when the query's ORDER BY fixes the order of every row (ties broken by a
+	// unique key); results are then compared in order, else as multisets.
+	Ordered bool
+	// Kind names the query's shape, for reports: "rows", "aggregate", "group", "distinct".
+	Kind string
+}
+
+// ForTable returns the query's SQL with the logical table name replaced by table, for the
+// reference database.
+func (q Query) ForTable(logical, table string) string {
+	return strings.ReplaceAll(q.SQL, " FROM "+logical+" ", " FROM "+table+" ")
+}
+
+// QueryConfig describes the data the queries run over.
+type QueryConfig struct {
+	// Table is the logical table, e.g. "orders"; its shard key is order_time.
+	Table string
+	// From, To bound the data's times; ranges are drawn a little beyond them.
+	From, To time.Time
+	// Boundary is the hot window boundary: many ranges start, end or cross near it.
+	Boundary time.Time
+	// Times are order times that exist in the data, used for = and IN; may be empty.
+	Times []time.Time
+	// Mix limits the shapes: "rows" only (issue 4's test) or "" for every shape (issue 5's).
+	Mix string
+}
+
+// Generator draws queries from a seed. It is deterministic: the same seed and config give the
+// same queries, so a failure is replayed from the printed seed.
+type Generator struct {
+	seed uint64
+	rng  *rand.Rand
+	cfg  QueryConfig
+}
+
+// NewGenerator returns a generator for seed.
+func NewGenerator(seed uint64, cfg QueryConfig) *Generator {
+	return &Generator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x9e37)), cfg: cfg}
+}
+
+// Seed returns the generator's seed.
+func (g *Generator) Seed() uint64 { return g.seed }
+
+// Next returns the next query.
+func (g *Generator) Next() Query {
+	var q Query
+	where, args := g.where()
+	q.Args = args
+	kind := "rows"
+	if g.cfg.Mix == "" {
+		kind = []string{"rows", "rows", "aggregate", "group", "distinct"}[g.rng.IntN(5)]
+	}
+	q.Kind = kind
+	from := " FROM " + g.cfg.Table + " WHERE " + where
+	switch kind {
+	case "rows":
+		q.SQL = "SELECT id, user_id, amount, status, order_time" + from
+		if g.rng.IntN(4) > 0 {
+			keys := g.orderKeys([]string{"order_time", "amount", "user_id", "status"}, 1+g.rng.IntN(3))
+			q.SQL += " ORDER BY " + strings.Join(append(keys, "id"+g.dir()), ", ")
+			q.Ordered = true
+			q.SQL += g.limit()
+		}
+	case "aggregate":
+		q.SQL = "SELECT COUNT(*), COUNT(amount), SUM(amount), MIN(amount), MAX(order_time), AVG(amount), MIN(status)" + from
+	case "group":
+		aggs := []string{"COUNT(*)", "SUM(amount)", "MIN(order_time)", "MAX(amount)", "AVG(amount)", "COUNT(status)"}
+		g.rng.Shuffle(len(aggs), func(i, j int) { aggs[i], aggs[j] = aggs[j], aggs[i] })
+		n := 1 + g.rng.IntN(3)
+		q.SQL = "SELECT user_id, " + strings.Join(aggs[:n], ", ") + from + " GROUP BY user_id"
+		if g.rng.IntN(2) == 0 {
+			q.SQL += []string{" HAVING COUNT(*) > 2", " HAVING SUM(amount) >= 100", " HAVING MAX(amount) < 400 OR COUNT(*) = 1", " HAVING user_id IS NULL OR MIN(order_time) > '2024-11-01'"}[g.rng.IntN(4)]
+		}
+		if g.rng.IntN(3) > 0 {
+			// The aggregate first, the group column last: a total order.
+			q.SQL += fmt.Sprintf(" ORDER BY %d%s, 1%s", 2+g.rng.IntN(n), g.dir(), g.dir())
+			q.Ordered = true
+			q.SQL += g.limit()
+		}
+	case "distinct":
+		q.SQL = "SELECT DISTINCT user_id" + from
+		if g.rng.IntN(2) == 0 {
+			q.SQL += " ORDER BY user_id" + g.dir()
+			q.Ordered = true
+			q.SQL += g.limit()
+		}
+	}
+	return q
+}
+
+func (g *Generator) dir() string {
+	if g.rng.IntN(2) == 0 {
+		return " DESC"
+	}
+	return ""
+}
+
+func (g *Generator) orderKeys(cols []string, n int) []string {
+	g.rng.Shuffle(len(cols), func(i, j int) { cols[i], cols[j] = cols[j], cols[i] })
+	out := make([]string, n)
+	for i := range n {
+		out[i] = cols[i] + g.dir()
+	}
+	return out
+}
+
+func (g *Generator) limit() string {
+	switch g.rng.IntN(4) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" LIMIT %d", 1+g.rng.IntN(20))
+	case 2:
+		return fmt.Sprintf(" LIMIT %d, %d", g.rng.IntN(30), 1+g.rng.IntN(20))
+	}
+	return fmt.Sprintf(" LIMIT %d OFFSET %d", 1+g.rng.IntN(20), g.rng.IntN(30))
+}
+
+// point draws a time: near the boundary, on a month edge, an existing order time, or anywhere.
+func (g *Generator) point() time.Time {
+	c := g.cfg
+	switch g.rng.IntN(6) {
+	case 3: // a whole day: DATE literals and date-only strings
+		d := c.From.AddDate(0, 0, g.rng.IntN(int(c.To.Sub(c.From).Hours()/24)+1))
+		return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	case 0:
+		return c.Boundary.Add(time.Duration(g.rng.IntN(7*24)-3*24) * time.Hour)
+	case 1:
+		m := c.From.AddDate(0, g.rng.IntN(monthsBetween(c.From, c.To)+1), 0)
+		t := time.Date(m.Year(), m.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return t.Add(time.Duration(g.rng.IntN(3)-1) * time.Second) // just before, at, just after
+	case 2:
+		if len(c.Times) > 0 {
+			return c.Times[g.rng.IntN(len(c.Times))]
+		}
+	}
+	span := c.To.Sub(c.From) + 20*24*time.Hour
+	return c.From.Add(-10*24*time.Hour + time.Duration(g.rng.Int64N(int64(span/time.Second)))*time.Second)
+}
+
+// value renders t as a literal or a ? argument (time.Time or string, date-only sometimes).
+func (g *Generator) value(t time.Time, args *[]any) string {
+	dateOnly := t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && g.rng.IntN(2) == 0
+	text := t.Format(time.DateTime)
+	if dateOnly {
+		text = t.Format(time.DateOnly)
+	}
+	switch g.rng.IntN(4) {
+	case 0:
+		*args = append(*args, t)
+		return "?"
+	case 1:
+		*args = append(*args, text)
+		return "?"
+	case 2:
+		if dateOnly {
+			return "DATE '" + text + "'"
+		}
+		return "TIMESTAMP '" + t.Format(time.DateTime) + "'"
+	}
+	return "'" + text + "'"
+}
+
+// where draws the time condition, sometimes with an extra non-time condition.
+func (g *Generator) where() (string, []any) {
+	var args []any
+	cond := g.timeCond(&args, 0)
+	switch g.rng.IntN(6) {
+	case 0:
+		cond = "(" + cond + ") AND user_id > 10"
+	case 1:
+		cond = "status <> 'new' AND (" + cond + ")"
+	}
+	return cond, args
+}
+
+func (g *Generator) timeCond(args *[]any, depth int) string {
+	a, b := g.point(), g.point()
+	if b.Before(a) {
+		a, b = b, a
+	}
+	k := "order_time"
+	switch n := g.rng.IntN(10); {
+	case n < 3:
+		lo := []string{">=", ">"}[g.rng.IntN(2)]
+		hi := []string{"<", "<="}[g.rng.IntN(2)]
+		return fmt.Sprintf("%s %s %s AND %s %s %s", k, lo, g.value(a, args), k, hi, g.value(b, args))
+	case n == 3:
+		return fmt.Sprintf("%s BETWEEN %s AND %s", k, g.value(a, args), g.value(b, args))
+	case n == 4:
+		return fmt.Sprintf("%s = %s", k, g.value(g.point(), args))
+	case n == 5:
+		vals := make([]string, 1+g.rng.IntN(4))
+		for i := range vals {
+			vals[i] = g.value(g.point(), args)
+		}
+		return fmt.Sprintf("%s IN (%s)", k, strings.Join(vals, ", "))
+	case n == 6 && depth == 0:
+		return "(" + g.timeCond(args, 1) + ") OR (" + g.timeCond(args, 1) + ")"
+	case n == 7:
+		return fmt.Sprintf("%s >= %s", k, g.value(a, args))
+	case n == 8:
+		return fmt.Sprintf("%s < %s", k, g.value(b, args))
+	default:
+		return fmt.Sprintf("%s >= %s AND NOT (%s > %s)", k, g.value(a, args), k, g.value(b, args))
+	}
+}

@@ -1,0 +1,174 @@
+package merge
+
+import (
+	"database/sql/driver"
+	"math/big"
+	"testing"
+	"time"
+)
+
+func TestCompareValues(t *testing.T) {
+	utc := func(s string) time.Time {
+		tm, err := time.Parse("2006-01-02 15:04:05.999999", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	b := func(s string) []byte { return []byte(s) }
+	tests := []struct {
+		kind Kind
+		a, b driver.Value
+		want int
+	}{
+		{KindNumber, b("10"), b("9"), 1},
+		{KindNumber, b("-0.5"), b("-0.50"), 0},
+		{KindNumber, b("-0"), b("0.000"), 0},
+		{KindNumber, b("-2"), b("-10"), 1},
+		{KindNumber, b("0.1"), b("0.09"), 1},
+		{KindNumber, b("007"), b("7"), 0},
+		{KindNumber, b("12345678901234567890123"), b("12345678901234567890124"), -1},
+		{KindNumber, int64(-1), uint64(18446744073709551615), -1},
+		{KindNumber, int64(42), b("42.0"), 0},
+		{KindNumber, uint64(3), b("2.99"), 1},
+		{KindNumber, b("1e3"), b("999"), 1}, // not a DECIMAL literal: exact rational
+		{KindNumber, nil, b("-99"), -1},
+		{KindNumber, nil, nil, 0},
+		{KindFloat, b("1e3"), b("999.5"), 1},
+		{KindFloat, float64(0.1), float32(0.1), -1},
+		{KindDateTime, b("2025-01-02 10:00:00"), b("2025-01-02 10:00:00.000000"), 0},
+		{KindDateTime, b("2025-01-02 10:00:00"), b("2025-01-02 10:00:00.000001"), -1},
+		{KindDateTime, b("2025-01-02"), b("2024-12-31"), 1},
+		{KindDateTime, utc("2025-01-02 10:00:00.5"), utc("2025-01-02 10:00:00.25"), 1},
+		{KindDateTime, utc("2025-01-02 10:00:00"), b("2025-01-02 10:00:00"), 0},
+		{KindTime, b("-00:00:01"), b("00:00:00"), -1},
+		{KindTime, b("99:00:00"), b("100:00:00"), -1},
+		{KindTime, b("00:00:01.5"), b("00:00:01.500000"), 0},
+		{KindText, b("abc"), b("ABC"), 0},
+		{KindText, b("abc"), b("abc  "), 0},      // PAD SPACE
+		{KindText, b("abc"), b("abc\t"), 1},      // tab sorts below the pad space
+		{KindText, b("a"), b("_"), -1},           // letters weigh as upper case: 'A' < '_'
+		{KindText, b("Straße"), b("STRASSE"), 1}, // no ß expansion: 'ß' > 'S'
+		{KindText, b("ÉTÉ"), b("été"), 0},
+		{KindText, b("ſ"), b("S"), 0},
+		{KindText, b("\xff"), b("\xfe"), 1}, // invalid UTF-8 bytes stay distinct
+		{KindText, "literal", b("LITERAL"), 0},
+		{KindBinary, b("a"), b("A"), 1},
+		{KindBinary, b("a"), b("a "), -1},
+		{KindAuto, int64(2), float64(1.5), 1},
+		{KindAuto, b("b"), b("B"), 1},
+	}
+	for _, tt := range tests {
+		got := compareValues(tt.kind, tt.a, tt.b)
+		back := compareValues(tt.kind, tt.b, tt.a)
+		if got != tt.want || back != -tt.want {
+			t.Errorf("kind %d: compare(%q, %q) = %d, reverse %d; want %d", tt.kind, render(tt.a), render(tt.b), got, back, tt.want)
+		}
+		ka := string(appendKey(nil, tt.kind, tt.a))
+		kb := string(appendKey(nil, tt.kind, tt.b))
+		if (ka == kb) != (tt.want == 0) {
+			t.Errorf("kind %d: keys of %q and %q equal = %v, want %v", tt.kind, render(tt.a), render(tt.b), ka == kb, tt.want == 0)
+		}
+	}
+}
+
+func TestKindOfType(t *testing.T) {
+	tests := map[string]Kind{
+		"BIGINT": KindNumber, "UNSIGNED INT": KindNumber, "DECIMAL": KindNumber, "YEAR": KindNumber,
+		"DOUBLE": KindFloat, "FLOAT": KindFloat,
+		"DATETIME": KindDateTime, "DATE": KindDateTime, "TIMESTAMP": KindDateTime, "TIME": KindTime,
+		"VARCHAR": KindText, "LONGTEXT": KindText, "ENUM": KindText,
+		"VARBINARY": KindBinary, "BLOB": KindBinary, "JSON": KindBinary,
+		"": KindAuto, "NULL": KindAuto,
+	}
+	for name, want := range tests {
+		if got := kindOfType(name); got != want {
+			t.Errorf("kindOfType(%q) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestAppendDouble: expectations are what MariaDB 10.11 prints for these DOUBLEs.
+func TestAppendDouble(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{1e15, "1e15"},
+		{1e14, "100000000000000"},
+		{1.5e16, "1.5e16"},
+		{0.30000000000000004, "0.30000000000000004"},
+		{1e-5, "0.00001"},
+		{1e-15, "0.000000000000001"},
+		{1e-16, "1e-16"},
+		{1.25e-15, "0.00000000000000125"},
+		{123456789.125, "123456789.125"},
+		{1234567890123456.7, "1234567890123456.8"},
+		{1e21, "1e21"},
+		{2, "2"},
+		{-0.00001, "-0.00001"},
+		{0, "0"},
+	}
+	for _, tt := range tests {
+		if got := string(appendDouble(nil, tt.f)); got != tt.want {
+			t.Errorf("appendDouble(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}
+
+func TestDecimalSum(t *testing.T) {
+	tests := []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{"12.50", "1.25"}, "13.75"},
+		{[]string{"1", "0.005"}, "1.005"},
+		{[]string{"-0.01", "0.01"}, "0.00"},
+		{[]string{"9223372036854775807", "1"}, "9223372036854775808"},
+		{[]string{"-9223372036854775808", "-1"}, "-9223372036854775809"},
+		{[]string{"99999999999999999.99", "0.01"}, "100000000000000000.00"},
+		{[]string{"0.000000000000000000000000000001", "1"}, "1.000000000000000000000000000001"},
+		{[]string{".5", "-.25"}, "0.25"},
+	}
+	for _, tt := range tests {
+		var d decSum
+		for _, p := range tt.parts {
+			if !d.addText([]byte(p)) {
+				t.Fatalf("addText(%q) failed", p)
+			}
+		}
+		if got := string(d.appendText(nil)); got != tt.want {
+			t.Errorf("sum %q = %s, want %s", tt.parts, got, tt.want)
+		}
+	}
+}
+
+// FuzzCompareDecimal checks the digit-by-digit comparison and the decimal
+// sum against math/big on any two decimal literals.
+func FuzzCompareDecimal(f *testing.F) {
+	for _, s := range [][2]string{{"10", "9"}, {"-0.5", "-0.50"}, {"-0", "0.000"}, {"007", "7"}, {"12.50", "1.25"}, {"9223372036854775807", "1"}, {".5", "-.25"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		_, oka := parseDec([]byte(a))
+		_, okb := parseDec([]byte(b))
+		if !oka || !okb {
+			return
+		}
+		ra, ok1 := new(big.Rat).SetString(a)
+		rb, ok2 := new(big.Rat).SetString(b)
+		if !ok1 || !ok2 {
+			t.Fatalf("parseDec accepted %q or %q that math/big rejects", a, b)
+		}
+		if got, want := compareNumber([]byte(a), []byte(b)), ra.Cmp(rb); got != want {
+			t.Errorf("compare(%q, %q) = %d, math/big says %d", a, b, got, want)
+		}
+		var d decSum
+		d.addText([]byte(a))
+		d.addText([]byte(b))
+		sum, ok := new(big.Rat).SetString(string(d.appendText(nil)))
+		if !ok || sum.Cmp(new(big.Rat).Add(ra, rb)) != 0 {
+			t.Errorf("%q + %q = %s, math/big says %s", a, b, d.appendText(nil), new(big.Rat).Add(ra, rb).FloatString(40))
+		}
+	})
+}

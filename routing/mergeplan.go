@@ -1,0 +1,528 @@
+package routing
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/merge"
+)
+
+// mergePlan is how a SELECT on a time-sharded table is split into legs (one per physical table)
+// whose rows the merge engine combines. It is computed once per statement text.
+type mergePlan struct {
+	spec merge.Spec
+	// leg is the SELECT each physical table runs: AVG split into SUM and COUNT, hidden columns
+	// appended, HAVING removed, LIMIT o+n without offset. Its WHERE still lacks the clamp.
+	leg *sqlparser.Select
+	// sorted: every leg and every per-backend stream is sorted by spec.OrderBy.
+	sorted bool
+	// pushLimit: legs (and per-backend streams) are limited to offset+limit rows.
+	pushLimit bool
+	// limitArg, offsetArg are the argument indexes of LIMIT ? / OFFSET ?, -1 for literals.
+	limitArg, offsetArg int
+	// outer is the ORDER BY of a per-backend UNION ALL, by column positions.
+	outer string
+	// legT is the leg printed as a template (set by the time analysis, which then drops leg).
+	legT template
+}
+
+// notMergeable builds an ErrNotMergeable error.
+func notMergeable(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotMergeable, fmt.Sprintf(format, a...))
+}
+
+// mergePlanner holds the state of planning one SELECT.
+type mergePlanner struct {
+	sel     *sqlparser.Select
+	leg     *sqlparser.Select
+	key     string // shard key, lower case
+	keys    []string
+	aliases []string // visible items' aliases, lower case
+	// hiddenKeys maps the text of each hidden column's expression to its index.
+	hiddenKeys map[string]int
+	visible    int
+	spec       merge.Spec
+}
+
+func exprKey(e sqlparser.Expr) string { return strings.ToLower(sqlparser.String(e)) }
+
+// planMerge plans the split of sel, or says clearly why it cannot be split correctly.
+func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
+	switch {
+	case sel.With != nil:
+		return nil, notMergeable("a WITH clause on a time-sharded table cannot be split; move the common table expression into the application or a single-table query")
+	case sel.SQLCalcFoundRows:
+		return nil, notMergeable("SQL_CALC_FOUND_ROWS cannot be answered across sub-queries; run a separate SELECT COUNT(*)")
+	case len(sel.Windows) > 0 || hasWindow(sel):
+		return nil, notMergeable("window functions (OVER …) compute over all rows at once and cannot be merged from sub-queries; narrow the range to one table or compute them in the application")
+	case sel.Into != nil:
+		return nil, notMergeable("SELECT … INTO cannot be split; select the rows and write them in the application")
+	case sel.GroupBy != nil && sel.GroupBy.WithRollup:
+		return nil, notMergeable("GROUP BY … WITH ROLLUP cannot be merged; compute the subtotals in the application")
+	}
+	if err := checkSubqueryLimit(sel); err != nil {
+		return nil, err
+	}
+	p := &mergePlanner{sel: sel, leg: sqlparser.CloneRefOfSelect(sel), key: shardKey, hiddenKeys: map[string]int{}}
+	p.leg.Comments = nil
+	p.leg.Having = nil
+	star := false
+	grouped := sel.GroupBy != nil
+	items := sel.GetColumns()
+	for _, se := range items {
+		switch x := se.(type) {
+		case *sqlparser.StarExpr:
+			star = true
+		case *sqlparser.AliasedExpr:
+			f, _, err := p.aggregate(x.Expr)
+			if err != nil {
+				return nil, err
+			}
+			grouped = grouped || f != 0
+		default:
+			return nil, notMergeable("the select item %s cannot be split", sqlparser.String(se))
+		}
+	}
+	if sel.Having != nil {
+		grouped = true
+	}
+	if star && (grouped || len(sel.OrderBy) > 0 || sel.Distinct) {
+		return nil, notMergeable("SELECT * with ORDER BY, GROUP BY, aggregates or DISTINCT across several tables needs the column positions; name the columns instead of *")
+	}
+	if !star {
+		p.visible = len(items)
+	}
+	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.Distinct, Limit: merge.NoLimit}
+	legItems := p.leg.GetColumns()
+	for i, se := range items {
+		ae, ok := se.(*sqlparser.AliasedExpr)
+		if !ok {
+			continue
+		}
+		p.aliases = append(p.aliases, ae.As.Lowered())
+		p.keys = append(p.keys, exprKey(ae.Expr))
+		f, arg, _ := p.aggregate(ae.Expr)
+		switch {
+		case f == merge.AggAvg:
+			legItems[i].(*sqlparser.AliasedExpr).Expr = &sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)}
+			cnt := p.hiddenCount(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: merge.AggAvg, Column: i, CountColumn: cnt})
+		case f != 0:
+			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
+		}
+	}
+	if grouped {
+		if err := p.groupBy(); err != nil {
+			return nil, err
+		}
+	}
+	if sel.Having != nil {
+		h, err := p.having(sel.Having.Expr)
+		if err != nil {
+			return nil, err
+		}
+		p.spec.Having = h
+	}
+	if err := p.orderBy(grouped); err != nil {
+		return nil, err
+	}
+	if sel.Distinct && !grouped && len(p.leg.GetColumns()) > p.visible {
+		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
+	}
+	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1}
+	if grouped {
+		// Groups are combined by hash merge; legs return all their groups, unsorted.
+		p.leg.OrderBy = nil
+		p.leg.Limit = nil
+		p.leg.Distinct = false
+	} else if len(p.spec.OrderBy) > 0 {
+		mp.sorted = true
+		var b strings.Builder
+		b.WriteString(" order by ")
+		for i, k := range p.spec.OrderBy {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Itoa(k.Column + 1))
+			if k.Desc {
+				b.WriteString(" desc")
+			} else {
+				b.WriteString(" asc")
+			}
+		}
+		mp.outer = b.String()
+	}
+	if err := p.limit(mp, grouped); err != nil {
+		return nil, err
+	}
+	mp.spec = p.spec
+	return mp, nil
+}
+
+// hidden appends a hidden column to the leg's select list and returns its index.
+func (p *mergePlanner) hidden(e sqlparser.Expr) int {
+	p.leg.AddSelectExpr(&sqlparser.AliasedExpr{Expr: e})
+	i := len(p.leg.GetColumns()) - 1
+	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
+		p.hiddenKeys[exprKey(e)] = i
+	}
+	return i
+}
+
+// hiddenCount appends the hidden COUNT column of an AVG; it is not found by resolve, since the
+// merge engine folds it into the AVG rather than merging it as a COUNT of its own.
+func (p *mergePlanner) hiddenCount(e sqlparser.Expr) int {
+	p.leg.AddSelectExpr(&sqlparser.AliasedExpr{Expr: e})
+	return len(p.leg.GetColumns()) - 1
+}
+
+// aggregate classifies e: 0 for no aggregate at its top, else the merge function and its argument.
+// An aggregate below the top (SUM(x)+1) or one that cannot be merged is an error.
+func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Expr, error) {
+	var f merge.AggFunc
+	var arg sqlparser.Expr
+	distinct := false
+	switch x := e.(type) {
+	case *sqlparser.CountStar:
+		f = merge.AggCount
+	case *sqlparser.Count:
+		if len(x.Args) != 1 {
+			return 0, nil, notMergeable("COUNT with %d arguments cannot be merged; count one column", len(x.Args))
+		}
+		f, arg, distinct = merge.AggCount, x.Args[0], x.Distinct
+		if distinct {
+			if col, ok := arg.(*sqlparser.ColName); !ok || col.Name.Lowered() != p.key {
+				return 0, nil, notMergeable("%s cannot be merged exactly: the same value may be counted in several tables; count distinct values in the application or narrow the range to one table", sqlparser.String(e))
+			}
+			distinct = false // distinct shard-key values never repeat across clamped tables
+		}
+	case *sqlparser.Sum:
+		f, arg, distinct = merge.AggSum, x.Arg, x.Distinct
+	case *sqlparser.Min:
+		f, arg = merge.AggMin, x.Arg
+	case *sqlparser.Max:
+		f, arg = merge.AggMax, x.Arg
+	case *sqlparser.Avg:
+		f, arg, distinct = merge.AggAvg, x.Arg, x.Distinct
+	case sqlparser.AggrFunc:
+		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", sqlparser.String(e))
+	default:
+		if containsAggregate(e) {
+			return 0, nil, notMergeable("the aggregate inside %s cannot be merged; select the aggregate itself and compute the expression in the application", sqlparser.String(e))
+		}
+		return 0, nil, nil
+	}
+	if distinct {
+		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; narrow the range to one table", sqlparser.String(e))
+	}
+	if arg != nil && containsAggregate(arg) {
+		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", sqlparser.String(e))
+	}
+	return f, arg, nil
+}
+
+func containsAggregate(e sqlparser.SQLNode) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if _, ok := n.(*sqlparser.Subquery); ok {
+			return false, nil
+		}
+		if _, ok := n.(sqlparser.AggrFunc); ok {
+			found = true
+		}
+		return !found, nil
+	}, e)
+	return found
+}
+
+func hasWindow(sel *sqlparser.Select) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch n.(type) {
+		case *sqlparser.OverClause, *sqlparser.WindowDefinition:
+			found = true
+		}
+		return !found, nil
+	}, sel)
+	return found
+}
+
+// checkSubqueryLimit refuses LIMIT inside a subquery: each leg would apply it to its own table.
+func checkSubqueryLimit(sel *sqlparser.Select) error {
+	var err error
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if n == sel {
+			return true, nil
+		}
+		if s, ok := n.(*sqlparser.Select); ok && s.Limit != nil {
+			err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+		}
+		return err == nil, nil
+	}, sel)
+	return err
+}
+
+// resolve finds the leg column of an ORDER BY / GROUP BY / HAVING term: a position, a select
+// alias, or an expression of the select list. It returns -1 when none matches.
+func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
+	if lit, ok := e.(*sqlparser.Literal); ok && positions && lit.Type == sqlparser.IntVal {
+		n, err := strconv.Atoi(lit.Val)
+		if err != nil || n < 1 || n > p.visible {
+			return 0, notMergeable("position %s is not a column of the select list", lit.Val)
+		}
+		return n - 1, nil
+	}
+	if col, ok := e.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
+		for i, a := range p.aliases {
+			if a != "" && a == col.Name.Lowered() {
+				return i, nil
+			}
+		}
+	}
+	k := exprKey(e)
+	for i, s := range p.keys {
+		if s == k {
+			return i, nil
+		}
+	}
+	// Columns hidden earlier (group or order keys, aggregates) are found too.
+	if i, ok := p.hiddenKeys[k]; ok {
+		return i, nil
+	}
+	return -1, nil
+}
+
+func (p *mergePlanner) groupBy() error {
+	var exprs []sqlparser.Expr
+	if p.sel.GroupBy != nil {
+		exprs = p.sel.GroupBy.Exprs
+	}
+	isGroup := map[int]bool{}
+	for _, e := range exprs {
+		i, err := p.resolve(e, true)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			if _, ok := e.(*sqlparser.ColName); !ok {
+				return notMergeable("GROUP BY %s is not in the select list; add it to the select list", sqlparser.String(e))
+			}
+			i = p.hidden(sqlparser.CloneExpr(e))
+		} else if i < p.visible {
+			if f, _, _ := p.aggregate(p.sel.GetColumns()[i].(*sqlparser.AliasedExpr).Expr); f != 0 {
+				return notMergeable("GROUP BY %s names an aggregate", sqlparser.String(e))
+			}
+		}
+		isGroup[i] = true
+		p.spec.GroupBy = append(p.spec.GroupBy, i)
+	}
+	for i, se := range p.sel.GetColumns() {
+		ae := se.(*sqlparser.AliasedExpr)
+		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !isConstant(ae.Expr) {
+			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", sqlparser.String(ae.Expr))
+		}
+	}
+	return nil
+}
+
+func isConstant(e sqlparser.Expr) bool {
+	switch e.(type) {
+	case *sqlparser.Literal, *sqlparser.NullVal, sqlparser.BoolVal:
+		return true
+	}
+	return false
+}
+
+// aggColumn returns the column of an aggregate term of HAVING or ORDER BY, adding it hidden
+// when the select list lacks it.
+func (p *mergePlanner) aggColumn(e sqlparser.Expr, f merge.AggFunc, arg sqlparser.Expr) (int, error) {
+	i, err := p.resolve(e, false)
+	if err != nil || i >= 0 {
+		return i, err
+	}
+	if f == merge.AggAvg {
+		sum := p.hidden(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)})
+		cnt := p.hiddenCount(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+		p.hiddenKeys[exprKey(e)] = sum // the AVG term is merged into its SUM column
+		p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: sum, CountColumn: cnt})
+		return sum, nil
+	}
+	i = p.hidden(sqlparser.CloneExpr(e))
+	p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
+	return i, nil
+}
+
+func (p *mergePlanner) orderBy(grouped bool) error {
+	for _, o := range p.sel.OrderBy {
+		if _, ok := o.Expr.(*sqlparser.NullVal); ok {
+			continue // ORDER BY NULL: no order
+		}
+		if f, ok := o.Expr.(*sqlparser.FuncExpr); ok && f.Name.Lowered() == "rand" {
+			return notMergeable("ORDER BY RAND() cannot be merged; shuffle in the application")
+		}
+		i, err := p.resolve(o.Expr, true)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			f, arg, err := p.aggregate(o.Expr)
+			switch {
+			case err != nil:
+				return err
+			case f != 0 && grouped:
+				if i, err = p.aggColumn(o.Expr, f, arg); err != nil {
+					return err
+				}
+			case grouped:
+				return notMergeable("ORDER BY %s is neither a group column nor an aggregate; add it to the select list", sqlparser.String(o.Expr))
+			default:
+				i = p.hidden(sqlparser.CloneExpr(o.Expr))
+			}
+		}
+		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescOrder})
+	}
+	return nil
+}
+
+var havingOps = map[sqlparser.ComparisonExprOperator]merge.CmpOp{
+	sqlparser.EqualOp: merge.OpEq, sqlparser.NotEqualOp: merge.OpNe, sqlparser.LessThanOp: merge.OpLt,
+	sqlparser.LessEqualOp: merge.OpLe, sqlparser.GreaterThanOp: merge.OpGt, sqlparser.GreaterEqualOp: merge.OpGe,
+	sqlparser.NullSafeEqualOp: merge.OpNullSafeEq,
+}
+
+// having translates a HAVING condition into a merge expression over leg columns.
+func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
+	switch x := e.(type) {
+	case *sqlparser.AndExpr, *sqlparser.OrExpr:
+		var l, r sqlparser.Expr
+		if a, ok := x.(*sqlparser.AndExpr); ok {
+			l, r = a.Left, a.Right
+		} else {
+			o := x.(*sqlparser.OrExpr)
+			l, r = o.Left, o.Right
+		}
+		a, err := p.having(l)
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.having(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := x.(*sqlparser.AndExpr); ok {
+			return merge.And(a, b), nil
+		}
+		return merge.Or(a, b), nil
+	case *sqlparser.NotExpr:
+		a, err := p.having(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return merge.Not(a), nil
+	case *sqlparser.ComparisonExpr:
+		op, ok := havingOps[x.Operator]
+		if !ok || x.Modifier != 0 {
+			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons can be applied after merging", sqlparser.String(x))
+		}
+		a, err := p.having(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.having(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return merge.Cmp(op, a, b), nil
+	case *sqlparser.IsExpr:
+		a, err := p.having(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		switch x.Right {
+		case sqlparser.IsNullOp:
+			return merge.IsNull(a), nil
+		case sqlparser.IsNotNullOp:
+			return merge.Not(merge.IsNull(a)), nil
+		}
+	case *sqlparser.NullVal:
+		return merge.Lit(nil), nil
+	case *sqlparser.Literal:
+		switch x.Type {
+		case sqlparser.IntVal:
+			if n, err := strconv.ParseInt(x.Val, 10, 64); err == nil {
+				return merge.Lit(n), nil
+			}
+		case sqlparser.FloatVal:
+			if f, err := strconv.ParseFloat(x.Val, 64); err == nil {
+				return merge.Lit(f), nil
+			}
+		case sqlparser.DecimalVal, sqlparser.StrVal:
+			return merge.Lit(x.Val), nil
+		}
+	case *sqlparser.Argument:
+		return nil, notMergeable("HAVING with a ? placeholder across several tables is not supported yet; write the value into the statement")
+	default:
+		i, err := p.resolve(e, false)
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 {
+			f, arg, err := p.aggregate(e)
+			if err != nil {
+				return nil, err
+			}
+			if f == 0 {
+				return nil, notMergeable("HAVING %s is neither a selected column nor an aggregate; add it to the select list", sqlparser.String(e))
+			}
+			if i, err = p.aggColumn(e, f, arg); err != nil {
+				return nil, err
+			}
+		}
+		return merge.Col(i), nil
+	}
+	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", sqlparser.String(e))
+}
+
+// limit reads LIMIT and OFFSET and decides what the legs get.
+func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
+	l := p.sel.Limit
+	if l == nil || l.Rowcount == nil {
+		return nil
+	}
+	read := func(e sqlparser.Expr, argOut *int) (int64, error) {
+		switch v := e.(type) {
+		case nil:
+			return 0, nil
+		case *sqlparser.Literal:
+			n, err := strconv.ParseInt(v.Val, 10, 64)
+			if err != nil || n < 0 {
+				return 0, notMergeable("LIMIT %s is not a row count", v.Val)
+			}
+			return n, nil
+		case *sqlparser.Argument:
+			*argOut = argIndex(v.Name)
+			return 0, nil
+		}
+		return 0, notMergeable("LIMIT %s is not a number or ?", sqlparser.String(e))
+	}
+	var err error
+	if p.spec.Offset, err = read(l.Offset, &mp.offsetArg); err != nil {
+		return err
+	}
+	if p.spec.Limit, err = read(l.Rowcount, &mp.limitArg); err != nil {
+		return err
+	}
+	if grouped {
+		return nil
+	}
+	mp.pushLimit = true
+	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
+		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
+	} else {
+		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntLiteral(strconv.FormatInt(p.spec.Offset+p.spec.Limit, 10))}
+	}
+	return nil
+}

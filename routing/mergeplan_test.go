@@ -1,0 +1,152 @@
+package routing
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/obroute/obroute/merge"
+)
+
+// splitPlan routes sql over December 2024 .. February 2025 (one cold, two hot tables).
+func splitPlan(t *testing.T, sql string) (*Plan, error) {
+	t.Helper()
+	f := standard(t)
+	return f.route(sql+" ", nil, Input{})
+}
+
+const splitWhere = " where order_time >= '2024-12-01' and order_time < '2025-03-01'"
+
+func TestMergePlan(t *testing.T) {
+	cases := []struct {
+		name string
+		sql  string
+		// leg is the cold backend's statement (one leg) with the clamp cut off.
+		leg  string
+		spec merge.Spec
+	}{
+		{
+			name: "plain union",
+			sql:  "select id, amount from orders" + splitWhere,
+			leg:  "select id, amount from orders_202412 where",
+			spec: merge.Spec{Visible: 2, Limit: merge.NoLimit},
+		},
+		{
+			name: "order by selected and hidden columns, limit offset",
+			sql:  "select id, amount as a from orders" + splitWhere + " order by a desc, order_time limit 20, 10",
+			leg:  "select id, amount as a, order_time from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 2}}, Offset: 20, Limit: 10},
+		},
+		{
+			name: "order by position",
+			sql:  "select id, amount from orders" + splitWhere + " order by 2, 1 desc limit 3",
+			leg:  "select id, amount from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1}, {Column: 0, Desc: true}}, Limit: 3},
+		},
+		{
+			name: "aggregates without group",
+			sql:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount) from orders" + splitWhere,
+			leg:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), sum(amount), count(amount) from orders_202412 where",
+			spec: merge.Spec{Visible: 6, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
+				{Func: merge.AggCount, Column: 0}, {Func: merge.AggCount, Column: 1}, {Func: merge.AggSum, Column: 2},
+				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4}, {Func: merge.AggAvg, Column: 5, CountColumn: 6}}},
+		},
+		{
+			name: "group by, having on a hidden aggregate, order by aggregate, limit not pushed",
+			sql:  "select user_id, sum(amount) as total from orders" + splitWhere + " group by user_id having count(*) > 2 and total >= 10.50 order by total desc, user_id limit 10",
+			leg:  "select user_id, sum(amount) as total, count(*) from orders_202412 where",
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: 10,
+				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggCount, Column: 2}},
+				Having:     merge.And(merge.Cmp(">", merge.Col(2), merge.Lit(int64(2))), merge.Cmp(">=", merge.Col(1), merge.Lit("10.50"))),
+				OrderBy:    []merge.OrderKey{{Column: 1, Desc: true}, {Column: 0}}},
+		},
+		{
+			name: "group by a column not selected is hidden",
+			sql:  "select count(*) from orders" + splitWhere + " group by status",
+			leg:  "select count(*), `status` from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
+		},
+		{
+			name: "having avg not selected",
+			sql:  "select status from orders" + splitWhere + " group by 1 having avg(amount) is not null",
+			leg:  "select `status`, sum(amount), count(amount) from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit,
+				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 1, CountColumn: 2}},
+				Having:     merge.Not(merge.IsNull(merge.Col(1)))},
+		},
+		{
+			name: "distinct with limit pushed",
+			sql:  "select distinct status from orders" + splitWhere + " order by status limit 4",
+			leg:  "select distinct `status` from orders_202412 where",
+			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4},
+		},
+		{
+			name: "count distinct shard key is exact",
+			sql:  "select count(distinct order_time) from orders" + splitWhere,
+			leg:  "select count(distinct order_time) from orders_202412 where",
+			spec: merge.Spec{Visible: 1, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := splitPlan(t, c.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Merge == nil {
+				t.Fatal("no merge spec")
+			}
+			if !reflect.DeepEqual(*p.Merge, c.spec) {
+				t.Errorf("spec\n got %+v\nwant %+v", *p.Merge, c.spec)
+			}
+			got := p.Targets[0].SQL
+			if !strings.HasPrefix(got, coldPrefix+c.leg+" ") {
+				t.Errorf("cold leg\n got %s\nwant prefix %s", got, c.leg)
+			}
+		})
+	}
+}
+
+func TestMergeRefusals(t *testing.T) {
+	cases := []struct{ name, sql, says string }{
+		{"window function", "select id, row_number() over (order by id) from orders" + splitWhere, "window functions"},
+		{"named window", "select id, sum(amount) over w from orders" + splitWhere + " window w as (partition by user_id)", "window functions"},
+		{"limit in subquery", "select id from orders" + splitWhere + " and user_id in (select id from (select id from users limit 5) x)", "LIMIT inside a subquery"},
+		{"count distinct", "select count(distinct user_id) from orders" + splitWhere, "cannot be merged exactly"},
+		{"sum distinct", "select sum(distinct amount) from orders" + splitWhere, "cannot be merged exactly"},
+		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
+		{"aggregate in expression", "select sum(amount) / count(*) from orders" + splitWhere, "select the aggregate itself"},
+		{"group_concat", "select group_concat(id) from orders" + splitWhere, "use COUNT, SUM, MIN, MAX or AVG"},
+		{"group by expression not selected", "select count(*) from orders" + splitWhere + " group by year(amount)", "add it to the select list"},
+		{"select * with group by", "select * from orders" + splitWhere + " group by user_id", "name the columns"},
+		{"select * with order by", "select * from orders" + splitWhere + " order by id", "name the columns"},
+		{"non-aggregated column", "select user_id, status, count(*) from orders" + splitWhere + " group by user_id", "neither aggregated nor in GROUP BY"},
+		{"with rollup", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup", "WITH ROLLUP"},
+		{"order by rand", "select id from orders" + splitWhere + " order by rand()", "RAND()"},
+		{"distinct with hidden order", "select distinct status from orders" + splitWhere + " order by id", "DISTINCT with ORDER BY"},
+		{"sql_calc_found_rows", "select sql_calc_found_rows id from orders" + splitWhere + " limit 3", "SQL_CALC_FOUND_ROWS"},
+		{"having with placeholder", "select user_id, count(*) from orders" + splitWhere + " group by user_id having count(*) > ?", "placeholder"},
+		{"having on non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id having status = 1", "neither a selected column nor an aggregate"},
+		{"order by non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id order by status", "neither a group column nor an aggregate"},
+		{"union", "select id from orders" + splitWhere + " union select id from users", "UNION"},
+		{"order by position out of range", "select id from orders" + splitWhere + " order by 3", "position 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := splitPlan(t, c.sql)
+			if !errors.Is(err, ErrNotMergeable) || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("%v\nwant ErrNotMergeable saying %q", err, c.says)
+			}
+		})
+	}
+}
+
+// A statement that cannot be merged still runs when its range meets one table.
+func TestNotMergeableSingleTable(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select id, row_number() over (order by id) from orders where order_time >= '2025-03-02'", nil, Input{})
+	if err != nil || p.Merge != nil || len(p.Targets) != 1 {
+		t.Errorf("%v %+v", err, p)
+	}
+}

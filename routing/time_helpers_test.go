@@ -1,0 +1,86 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/metadata"
+)
+
+// day parses "2006-01-02" or "2006-01-02 15:04:05" as UTC for test tables.
+func day(s string) time.Time {
+	t, err := parseTime(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// monthlyTables returns orders_YYYYMM tables from first to last month (inclusive), hot from hotFrom.
+func monthlyTables(first, last, hotFrom string) []metadata.Table {
+	var out []metadata.Table
+	hot := day(hotFrom)
+	for m := day(first); !m.After(day(last)); m = m.AddDate(0, 1, 0) {
+		out = append(out, metadata.Table{
+			Name: fmt.Sprintf("orders_%04d%02d", m.Year(), m.Month()),
+			Min:  m, Max: m.AddDate(0, 1, 0).Add(-time.Second), Hot: !m.Before(hot),
+		})
+	}
+	return out
+}
+
+// fixture is a router over hot and cold backends, with a settable clock and snapshot.
+type fixture struct {
+	r    *Router
+	now  time.Time
+	snap *metadata.Snapshot
+}
+
+func newFixture(t testing.TB, tt TimeTable, tables []metadata.Table, now string) *fixture {
+	t.Helper()
+	f := &fixture{now: day(now)}
+	snap, err := metadata.NewSnapshot(tables, f.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.snap = snap
+	r, err := New(Config{
+		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
+		Default:  "hot",
+		Time: &TimeConfig{
+			Tables:   []TimeTable{tt},
+			Snapshot: func() *metadata.Snapshot { return f.snap },
+			Clock:    func() time.Time { return f.now },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r = r
+	return f
+}
+
+func ordersTable() TimeTable {
+	return TimeTable{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}
+}
+
+// standard: July 2024 .. March 2025, hot from January 2025, today 2025-03-15.
+func standard(t testing.TB) *fixture {
+	return newFixture(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00")
+}
+
+func args(vs ...any) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(vs))
+	for i, v := range vs {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
+func (f *fixture) route(sql string, a []driver.NamedValue, in Input) (*Plan, error) {
+	in.Statement = f.r.Analyze(sql)
+	in.Args = a
+	return f.r.Route(in)
+}

@@ -1,0 +1,305 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/metadata"
+)
+
+type wantTarget struct {
+	backend string
+	sql     string
+	args    []any
+}
+
+func checkTargets(t *testing.T, p *Plan, want []wantTarget) {
+	t.Helper()
+	if len(p.Targets) != len(want) {
+		t.Fatalf("%d targets, want %d: %+v", len(p.Targets), len(want), p.Targets)
+	}
+	for i, w := range want {
+		g := p.Targets[i]
+		if g.Backend != w.backend || g.SQL != w.sql {
+			t.Errorf("target %d:\n got %s: %s\nwant %s: %s", i, g.Backend, g.SQL, w.backend, w.sql)
+		}
+		var got []any
+		for j, a := range g.Args {
+			if a.Ordinal != j+1 {
+				t.Errorf("target %d arg %d has ordinal %d", i, j, a.Ordinal)
+			}
+			got = append(got, a.Value)
+		}
+		if !reflect.DeepEqual(got, w.args) {
+			t.Errorf("target %d args %v, want %v", i, got, w.args)
+		}
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	cases := []struct {
+		name  string
+		sql   string
+		args  []driver.NamedValue
+		class Class
+		want  []wantTarget
+		merge bool
+	}{
+		{
+			name: "one hot table: no merge, the statement itself clamped", class: ClassHotOnly,
+			sql:  "SELECT id, amount FROM orders WHERE order_time >= ? AND order_time < ? AND user_id = ?",
+			args: args("2025-03-02", "2025-03-03", 7),
+			want: []wantTarget{{"hot", "select id, amount from orders_202503 where order_time >= ? and order_time < ? and user_id = ? and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", []any{"2025-03-02", "2025-03-03", 7}}},
+		},
+		{
+			name: "one cold table: tagged cold_query", class: ClassColdOnly,
+			sql:  "select o.id from orders as o where o.order_time between '2024-09-03' and '2024-09-04'",
+			want: []wantTarget{{"cold", "/* cold_query */ select o.id from orders_202409 as o where o.order_time between '2024-09-03' and '2024-09-04' and o.order_time >= '2024-09-01 00:00:00' and o.order_time <= '2024-09-30 23:59:59'", nil}},
+		},
+		{
+			name: "split: one statement per backend, union all, args repeated per leg", class: ClassSplit, merge: true,
+			sql:  "select id from orders where order_time >= ? and order_time < ? order by id limit 5, 10",
+			args: args("2024-12-20", "2025-02-01"),
+			want: []wantTarget{
+				{"cold", "/* cold_query */ select id from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time <= '2024-12-31 23:59:59' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"hot", "select id from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time <= '2025-01-31 23:59:59' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+			},
+		},
+		{
+			name: "several tables on one backend: parenthesised legs, outer order by position and limit", class: ClassColdOnly, merge: true,
+			sql:  "select id, amount from orders where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? order by amount desc, id limit ?",
+			args: args(5, int64(3)),
+			want: []wantTarget{
+				{"cold", "/* cold_query */ (select id, amount from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time <= '2024-10-31 23:59:59' order by amount desc, id asc limit 3) union all (select id, amount from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time <= '2024-11-30 23:59:59' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
+			},
+		},
+		{
+			name: "range before every table: no rows, newest table with a false clamp", class: ClassHotOnly,
+			sql:  "select count(*) from orders where order_time < '2020-01-01'",
+			want: []wantTarget{{"hot", "select count(*) from orders_202503 where order_time < '2020-01-01' and 1 = 0", nil}},
+		},
+		{
+			name: "hints are not sent to the backend", class: ClassHotOnly,
+			sql:  "/*+ OBROUTE(query_level=L1) */ select id from orders where order_time = '2025-03-10 08:00:00'",
+			want: []wantTarget{{"hot", "select id from orders_202503 where order_time = '2025-03-10 08:00:00' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", nil}},
+		},
+		{
+			name: "qualified table keeps its schema", class: ClassHotOnly,
+			sql:  "select orders.id from test.orders where orders.order_time > '2025-03-10'",
+			want: []wantTarget{{"hot", "select orders_202503.id from test.orders_202503 where orders_202503.order_time > '2025-03-10' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", nil}},
+		},
+		{
+			name: "delete in the hot window", class: ClassHotOnly,
+			sql:  "delete from orders where order_time < ? and order_time >= '2025-02-20'",
+			args: args("2025-03-02"),
+			want: []wantTarget{
+				{"hot", "delete from orders_202502 where order_time < ? and order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time <= '2025-02-28 23:59:59'", []any{"2025-03-02"}},
+				{"hot", "delete from orders_202503 where order_time < ? and order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", []any{"2025-03-02"}},
+			},
+		},
+		{
+			name: "multi-row insert split by table, args rebuilt per target", class: ClassHotOnly,
+			sql:  "insert into orders (id, order_time, amount) values (1, ?, ?), (2, '2025-03-05', 3.5), (3, ?, 1) on duplicate key update amount = ?",
+			args: args("2025-02-10 10:00:00", 9, time.Date(2025, 2, 11, 0, 0, 0, 0, time.UTC), 0),
+			want: []wantTarget{
+				{"hot", "insert into orders_202502(id, order_time, amount) values (1, ?, ?), (3, ?, 1) on duplicate key update amount = ?", []any{"2025-02-10 10:00:00", 9, time.Date(2025, 2, 11, 0, 0, 0, 0, time.UTC), 0}},
+				{"hot", "insert into orders_202503(id, order_time, amount) values (2, '2025-03-05', 3.5) on duplicate key update amount = ?", []any{0}},
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := standard(t)
+			p, err := f.route(c.sql, c.args, Input{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Type != UsePartitionLocationLookup || p.Class != c.class {
+				t.Errorf("type %s class %s, want %s %s", p.Type, p.Class, UsePartitionLocationLookup, c.class)
+			}
+			if (p.Merge != nil) != c.merge {
+				t.Errorf("merge %+v, want merge=%v", p.Merge, c.merge)
+			}
+			checkTargets(t, p, c.want)
+		})
+	}
+}
+
+func TestRoutePrompts(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select id from orders where order_time >= '2024-12-01' and order_time < '2025-03-15'", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "range [2024-12-01 00:00:00, 2025-03-15 00:00:00) on order_time: crosses the hot window boundary 2025-01-01 00:00:00: split into 3 hot and 1 cold sub-queries"
+	if len(p.Prompts) != 1 || p.Prompts[0] != want || p.Level != hint.L2 {
+		t.Errorf("prompts %q level %s, want [%q] L2", p.Prompts, p.Level, want)
+	}
+	p, err = f.route("select id from orders where order_time >= '2025-02-01'", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Prompts, " | "); !strings.HasSuffix(got, " | did not touch the history store") || p.Level != hint.L1 {
+		t.Errorf("prompts %q level %s, want the history store untouched at L1", got, p.Level)
+	}
+}
+
+func TestLevelsAndRules(t *testing.T) {
+	budgets := LevelBudgets{L1: 100 * time.Millisecond, L2: 2 * time.Second, L3: 10 * time.Second}
+	cases := []struct {
+		name    string
+		tt      func(*TimeTable)
+		sql     string
+		hints   hint.Set
+		level   hint.Level
+		class   Class
+		budget  time.Duration
+		err     error
+		fix     string
+		prompts string
+	}{
+		{name: "derived L1", sql: "select id from orders where order_time >= '2025-01-01'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "derived L2", sql: "select id from orders where order_time >= '2024-12-31 23:59:59'", level: hint.L2, class: ClassSplit, budget: budgets.L2},
+		{name: "derived L3", sql: "select id from orders where order_time < '2025-01-01'", level: hint.L3, class: ClassColdOnly, budget: budgets.L3},
+		{name: "declared L1 inside the window", sql: "select id from orders where order_time > '2025-02-01'", hints: hint.Set{Level: hint.L1}, level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "declared L1 reaching cold is refused", sql: "select id from orders where order_time >= '2024-12-31'", hints: hint.Set{Level: hint.L1}, err: ErrLevelViolation, fix: "declare query_level=L2"},
+		{name: "declared L1 without lower bound is refused", sql: "select id from orders where order_time < '2025-03-01'", hints: hint.Set{Level: hint.L1}, err: ErrLevelViolation, fix: "order_time >= '2025-01-01 00:00:00'"},
+		{name: "declared L1 in comment", sql: "/*+ OBROUTE(query_level=L1) */ select id from orders where order_time >= '2024-11-01'", err: ErrLevelViolation, fix: "declare query_level=L2"},
+		{name: "declared L2 on hot data keeps L2", sql: "select id from orders where order_time > '2025-02-01'", hints: hint.Set{Level: hint.L2}, level: hint.L2, class: ClassHotOnly, budget: budgets.L2},
+		{name: "declared L3 on history", sql: "select id from orders where order_time < '2024-10-01'", hints: hint.Set{Level: hint.L3}, level: hint.L3, class: ClassColdOnly, budget: budgets.L3},
+		{name: "declared L3 reaching the hot window is refused", sql: "select id from orders where order_time < '2025-01-02'", hints: hint.Set{Level: hint.L3}, err: ErrLevelViolation, fix: "end the range before '2025-01-01 00:00:00'"},
+		{name: "no range is refused", sql: "select id from orders where user_id = 3", err: ErrNoTimeRange, fix: "add a range such as order_time >= ? AND order_time < ?"},
+		{name: "or with unbounded branch is refused", sql: "select id from orders where order_time > '2025-03-01' or user_id = 3", err: ErrNoTimeRange, fix: "add a range"},
+		{name: "expression bound explains itself", sql: "select id from orders where order_time > now() - interval 1 day", err: ErrNoTimeRange, fix: "is not a comparison with a literal or ? argument"},
+		{name: "default range applied and said", tt: func(tt *TimeTable) { tt.DefaultRange = 7 * 24 * time.Hour }, sql: "select id from orders where user_id = 3", level: hint.L1, class: ClassHotOnly, budget: budgets.L1, prompts: "applied the configured default range (168h0m0s back from now); range [2025-03-08 12:00:00, +inf)"},
+		{name: "function on shard key", sql: "select id from orders where date(order_time) = '2025-03-15'", err: ErrShardKeyFunction, fix: "instead of DATE(order_time)"},
+		{name: "cold needs cold_query when configured", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", err: ErrColdQueryRequired, fix: "cold_query=true"},
+		{name: "cold_query hint grants cold access", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", hints: hint.Set{ColdQuery: true}, level: hint.L2, class: ClassSplit, budget: budgets.L2},
+		{name: "hot reads need no cold_query", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2025-02-01'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "cold write refused", sql: "update orders set amount = 0 where order_time < '2024-10-01'", err: ErrColdWrite, fix: "allow_cold_writes"},
+		{name: "cold write allowed by config", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time between '2024-09-01' and '2024-09-02'", level: hint.L3, class: ClassColdOnly, budget: budgets.L3},
+		{name: "write spanning backends refused", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time > '2024-12-30'", err: ErrCrossBackendWrite, fix: "one statement per backend"},
+		{name: "insert spanning backends refused", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "insert into orders (id, order_time) values (1, '2024-12-01'), (2, '2025-01-01')", err: ErrCrossBackendWrite, fix: "one statement per backend"},
+		{name: "insert into the cold store refused", sql: "insert into orders (id, order_time) values (1, '2024-12-01')", err: ErrColdWrite, fix: "allow_cold_writes"},
+		{name: "insert without a covering table", sql: "insert into orders (id, order_time) values (1, '2026-01-01')", err: ErrNoShardTable, fix: "add or widen a table in shard_metadata"},
+		{name: "insert without column list", sql: "insert into orders values (1, '2025-03-01')", err: ErrNoTimeRange, fix: "must name its columns"},
+		{name: "update with limit across tables refused", sql: "update orders set amount = 0 where order_time > '2025-02-01' limit 10", err: ErrNotMergeable, fix: "drop ORDER BY/LIMIT"},
+		{name: "update with limit in one table", sql: "update orders set amount = 0 where order_time > '2025-03-02' limit 10", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "update of the shard key refused", sql: "update orders set order_time = '2025-03-03' where order_time > '2025-03-02'", err: ErrNotMergeable, fix: "DELETE and INSERT"},
+		{name: "join of two sharded tables refused", tt: nil, sql: "select 1 from orders a join orders b on a.id = b.id where a.order_time > '2025-03-01'", err: ErrTimeShardedJoin, fix: "query each part on its own"},
+		{name: "sharded table in a subquery refused", sql: "select * from users where id in (select user_id from orders where order_time > '2025-03-01')", err: ErrNotMergeable, fix: "top-level FROM"},
+		{name: "sharded table on the optional side of an outer join", sql: "select * from users u left join orders o on o.user_id = u.id where o.order_time > '2025-03-01'", err: ErrNotMergeable, fix: "preserved side"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tt := ordersTable()
+			tt.Budgets = budgets
+			if c.tt != nil {
+				c.tt(&tt)
+			}
+			f := newFixture(t, tt, monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00")
+			p, err := f.route(c.sql, nil, Input{Hints: c.hints})
+			if c.err != nil {
+				if !errors.Is(err, c.err) || !strings.Contains(err.Error(), c.fix) {
+					t.Fatalf("error %v\nwant %v saying %q", err, c.err, c.fix)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Level != c.level || p.Class != c.class || p.Budget != c.budget {
+				t.Errorf("level %s class %s budget %s, want %s %s %s", p.Level, p.Class, p.Budget, c.level, c.class, c.budget)
+			}
+			if c.prompts != "" && !strings.Contains(strings.Join(p.Prompts, " | "), c.prompts) {
+				t.Errorf("prompts %q, want %q", p.Prompts, c.prompts)
+			}
+		})
+	}
+}
+
+func TestTransactionPinsTimeRoutes(t *testing.T) {
+	f := standard(t)
+	sess := &SessionState{InTransaction: true, TxBackend: "hot"}
+	if _, err := f.route("select id from orders where order_time > '2024-12-15'", nil, Input{Session: sess}); !errors.Is(err, ErrCrossBackendTx) {
+		t.Errorf("split read in a hot transaction: %v, want ErrCrossBackendTx", err)
+	}
+	p, err := f.route("select id from orders where order_time > '2025-02-15'", nil, Input{Session: sess})
+	if err != nil || p.Targets[0].Backend != "hot" {
+		t.Errorf("hot read in a hot transaction: %v %+v", err, p)
+	}
+}
+
+// The hot window follows the injected clock at each statement: no restart, no re-analysis.
+func TestBoundaryMovesWithClock(t *testing.T) {
+	f := standard(t)
+	const q = "select id from orders where order_time >= '2025-01-15' and order_time < '2025-01-20'"
+	p, err := f.route(q, nil, Input{Hints: hint.Set{Level: hint.L1}})
+	if err != nil {
+		t.Fatalf("in March, January is hot: %v", err)
+	}
+	if p.Level != hint.L1 {
+		t.Errorf("level %s", p.Level)
+	}
+	f.now = day("2025-04-01 00:00:00") // the month rolls over: boundary 2025-02-01
+	if _, err := f.route(q, nil, Input{Hints: hint.Set{Level: hint.L1}}); !errors.Is(err, ErrLevelViolation) || !strings.Contains(err.Error(), "2025-02-01 00:00:00") {
+		t.Errorf("in April, January is before the boundary: %v", err)
+	}
+	p, err = f.route(q, nil, Input{})
+	if err != nil || p.Level != hint.L2 {
+		t.Errorf("undeclared level in April: %v %v, want L2 (table still on hot, range before boundary)", err, p)
+	}
+	// The migration job moves January to the history store; a refreshed snapshot is followed.
+	tables := monthlyTables("2024-07-01", "2025-03-01", "2025-02-01")
+	if f.snap, err = metadata.NewSnapshot(tables, f.now); err != nil {
+		t.Fatal(err)
+	}
+	p, err = f.route(q, nil, Input{})
+	if err != nil || p.Class != ClassColdOnly || p.Targets[0].Backend != "cold" || p.Level != hint.L3 {
+		t.Errorf("after migration: %v %+v", err, p)
+	}
+}
+
+func TestTableLocation(t *testing.T) {
+	tables := monthlyTables("2025-01-01", "2025-03-01", "2025-01-01")
+	tables[0].Location = "cold" // moved to the history store although still marked hot
+	f := newFixture(t, ordersTable(), tables, "2025-03-15")
+	p, err := f.route("select id from orders where order_time > '2025-01-20'", nil, Input{})
+	if err != nil || p.Class != ClassSplit || p.Targets[0].Backend != "cold" || !p.Targets[0].Cold {
+		t.Errorf("%v %+v", err, p)
+	}
+	tables[0].Location = "nowhere"
+	f = newFixture(t, ordersTable(), tables, "2025-03-15")
+	if _, err := f.route("select id from orders where order_time > '2025-01-20'", nil, Input{}); !errors.Is(err, ErrUnknownBackend) || !strings.Contains(err.Error(), "fix the metadata row") {
+		t.Errorf("unknown location: %v", err)
+	}
+}
+
+func TestTimeConfigValidate(t *testing.T) {
+	snap := func() *metadata.Snapshot { return nil }
+	cases := []struct {
+		name string
+		cfg  TimeConfig
+		fix  string
+	}{
+		{"no snapshot", TimeConfig{Tables: []TimeTable{ordersTable()}}, "Snapshot is nil"},
+		{"bad table", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "or ders", ShardKey: "t", Window: metadata.HotWindow{Days: 1}}}}, "plain identifier"},
+		{"no shard key", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", Window: metadata.HotWindow{Days: 1}}}}, "shard_key"},
+		{"no window", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t"}}}, "set exactly one"},
+		{"twice", TimeConfig{Snapshot: snap, Tables: []TimeTable{ordersTable(), ordersTable()}}, "configured twice"},
+		{"negative default", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t", Window: metadata.HotWindow{Days: 1}, DefaultRange: -1}}}, "negative"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			if !errors.Is(err, ErrTimeConfig) || !strings.Contains(err.Error(), c.fix) {
+				t.Errorf("%v, want ErrTimeConfig saying %q", err, c.fix)
+			}
+		})
+	}
+}
