@@ -95,7 +95,7 @@ func TestTransactionPinnedToFirstStatementBackend(t *testing.T) {
 			if n := count(t, cold, fmt.Sprintf("SELECT COUNT(*) FROM items WHERE id = %d", base+2)); n != 1 {
 				t.Errorf("cold has %d rows of the transaction's items insert, want 1", n)
 			}
-			if n := count(t, hot, "SELECT COUNT(*) FROM items")+count(t, hot, "SELECT COUNT(*) FROM audit_log"); n != 0 {
+			if n := count(t, hot, "SELECT COUNT(*) FROM items") + count(t, hot, "SELECT COUNT(*) FROM audit_log"); n != 0 {
 				t.Errorf("hot has %d rows, want 0: the transaction wrote outside its backend", n)
 			}
 			// After COMMIT, routing is free again: items goes to hot.

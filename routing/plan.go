@@ -35,13 +35,13 @@ type Class uint8
 
 // Route classes.
 const (
-	ClassDefault     Class = iota // default backend or a static route
-	ClassForced                   // transaction, temporary table, last-session statement, backend hint
-	ClassCached                   // route not computable, cached server used
-	ClassHotOnly                  // time-sharded, did not touch the history store
-	ClassSplit                    // time-sharded, split across hot and cold
-	ClassColdOnly                 // time-sharded, history store only
-	ClassShadow                   // shadow traffic
+	ClassDefault  Class = iota // default backend or a static route
+	ClassForced                // transaction, temporary table, last-session statement, backend hint
+	ClassCached                // route not computable, cached server used
+	ClassHotOnly               // time-sharded, did not touch the history store
+	ClassSplit                 // time-sharded, split across hot and cold
+	ClassColdOnly              // time-sharded, history store only
+	ClassShadow                // shadow traffic
 	numClasses
 )
 

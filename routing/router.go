@@ -79,7 +79,7 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumns is set when a shadow algorithm reads column values.
 	shadowColumns bool
-	time     *timeRouter
+	time          *timeRouter
 }
 
 // New validates cfg and builds a Router.
