@@ -107,7 +107,8 @@ func (b *backend) probe() {
 			return
 		case <-timer.C:
 		}
-		if err := b.ping(); err == nil {
+		err := b.ping()
+		if err == nil {
 			b.health.failures.Store(0)
 			b.health.down.Store(false)
 			b.health.mu.Lock()
@@ -117,11 +118,10 @@ func (b *backend) probe() {
 			b.logger.LogAttrs(context.Background(), slog.LevelInfo, "backend up",
 				slog.String("backend", b.name), slog.String("addr", b.addr), slog.Duration("down_for", time.Since(since)))
 			return
-		} else {
-			b.health.mu.Lock()
-			b.health.lastErr = errorText(err)
-			b.health.mu.Unlock()
 		}
+		b.health.mu.Lock()
+		b.health.lastErr = errorText(err)
+		b.health.mu.Unlock()
 		wait = min(2*wait, maxWait)
 		timer.Reset(wait)
 	}

@@ -474,3 +474,66 @@ func TestServiceSwitchover(t *testing.T) {
 	tx.Rollback()
 	closeCheck(bs...)
 }
+
+// A backend marked down fails fast, and its reads outside transactions go to its replica.
+func TestReplicaServesReadsWhileDown(t *testing.T) {
+	bs := sqltest.MariaDB(t, "hot", "copy")
+	hot, cp := bs[0], bs[1]
+	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;backend.copy=%s;role.copy=replica;replica_of.copy=hot;health.down_after=1", hot.DSN, cp.DSN))
+	port := func() (int, error) {
+		var p int
+		err := db.QueryRow("SELECT @@port").Scan(&p)
+		return p, err
+	}
+	if p, err := port(); err != nil || p != hot.Port {
+		t.Fatalf("before: port %d, %v; want hot's %d", p, err, hot.Port)
+	}
+	hot.Kill(t)
+	port() // the failure that marks hot down
+	for _, tc := range []struct {
+		name    string
+		run     func() error
+		wantErr error
+	}{
+		{"read goes to the replica", func() error {
+			p, err := port()
+			if err == nil && p != cp.Port {
+				return fmt.Errorf("read answered by port %d, want the replica's %d", p, cp.Port)
+			}
+			return err
+		}, nil},
+		{"write fails fast", func() error { _, err := db.Exec("CREATE TABLE t (id INT)"); return err }, connector.ErrBackendDown},
+		{"read in a transaction fails fast", func() error {
+			tx, err := db.Begin()
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			var p int
+			return tx.QueryRow("SELECT @@port").Scan(&p)
+		}, connector.ErrBackendDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			err := tc.run()
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("got %v, want %v", err, tc.wantErr)
+			}
+			if d := time.Since(start); d > 200*time.Millisecond {
+				t.Errorf("took %s, want at once", d)
+			}
+		})
+	}
+	hot.Start(t)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if p, err := port(); err == nil && p == hot.Port {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hot restarted but reads do not go back to it; stats %+v", c.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	closeCheck(bs...)
+}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/merge"
@@ -269,17 +270,20 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 			return nil, nil, err
 		}
 	}
+	start := time.Now()
 	plan, err := cs.route(st, hints, args)
 	if err != nil {
-		cs.c.stats.rejected.Add(1)
-		cs.c.logger.LogAttrs(ctx, slog.LevelDebug, "route refused", slog.String("sql", st.SQL), slog.String("error", err.Error()))
+		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
 	}
 	cs.c.stats.routes[plan.Class].Add(1)
-	if cs.c.logger.Enabled(ctx, slog.LevelDebug) {
-		cs.c.logger.LogAttrs(ctx, slog.LevelDebug, "route", slog.String("type", string(plan.Type)), slog.String("class", plan.Class.String()),
-			slog.Any("backends", plan.Backends()), slog.String("sql", st.SQL), slog.Any("prompts", plan.Prompts))
-	}
+	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
+	cs.c.routeDone(ctx, plan, err, start)
+	return res, rows, err
+}
+
+// executeWithin executes plan within the time budget of its query level.
+func (cs *clientSession) executeWithin(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	if plan.Budget > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, plan.Budget)

@@ -14,13 +14,14 @@ type Stats struct {
 	serverLost     atomic.Int64
 	routes         [routing.NumClasses]atomic.Int64
 	rejected       atomic.Int64
+	refusals       []atomic.Int64 // by routing.RefusalIndex
 	backendDown    atomic.Int64
 	backendUp      atomic.Int64
 	primaryChanged atomic.Int64
 	killed         atomic.Int64
 }
 
-func newStats() *Stats { return &Stats{} }
+func newStats() *Stats { return &Stats{refusals: make([]atomic.Int64, len(refusalNames))} }
 
 // StatsSnapshot is a point-in-time copy of the connector's counters.
 type StatsSnapshot struct {
@@ -33,6 +34,12 @@ type StatsSnapshot struct {
 	Routes map[string]int64
 	// Rejected counts statements the router refused.
 	Rejected int64
+	// Rejections counts the refused statements by reason (routing.RefusalReason names:
+	// level_violation, no_time_range, shard_key_function, hint_malformed, cross_backend…);
+	// reasons never seen are absent.
+	Rejections map[string]int64
+	// Backends is the health of every backend, in configuration order.
+	Backends []BackendHealth
 	// BackendsDown and BackendsUp count backends marked down and back up; PrimaryChanges counts
 	// service primaries found moved; QueriesKilled counts KILL QUERY sent for abandoned
 	// statements.
@@ -51,11 +58,25 @@ func (c *Connector) Stats() StatsSnapshot {
 		ServerSessionsLost:     s.serverLost.Load(),
 		Routes:                 map[string]int64{},
 		Rejected:               s.rejected.Load(),
+		Rejections:             map[string]int64{},
 		BackendsDown:           s.backendDown.Load(),
 		BackendsUp:             s.backendUp.Load(),
 		PrimaryChanges:         s.primaryChanged.Load(),
 		QueriesKilled:          s.killed.Load(),
 		ParseCache:             c.router.CacheStats(),
+	}
+	for i := range s.refusals {
+		if n := s.refusals[i].Load(); n > 0 {
+			out.Rejections[refusalNames[i]] = n
+		}
+	}
+	for _, b := range c.cfg.Backends {
+		be := c.backends[b.Name]
+		if be == nil {
+			continue
+		}
+		out.Backends = append(out.Backends, BackendHealth{Name: be.name, Role: be.role, Addr: be.addr,
+			Down: be.health.isDown(), Failures: int(be.health.failures.Load())})
 	}
 	for i := range s.routes {
 		if n := s.routes[i].Load(); n > 0 {
@@ -63,4 +84,16 @@ func (c *Connector) Stats() StatsSnapshot {
 		}
 	}
 	return out
+}
+
+// BackendHealth is what the connector knows of one backend's health.
+type BackendHealth struct {
+	// Name and Role are the backend's configured name and role.
+	Name, Role string
+	// Addr is its address (host:port, or SERVICE:name), never credentials.
+	Addr string
+	// Down is set while the backend is marked down and probed in the background.
+	Down bool
+	// Failures is the number of consecutive failures counted towards marking it down.
+	Failures int
 }

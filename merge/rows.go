@@ -101,7 +101,7 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}
-	case len(spec.GroupBy) == 0 || groupsAreSorted(spec.GroupBy, spec.OrderBy):
+	case len(spec.GroupBy) == 0 || spec.StreamsGroups():
 		// Scalar aggregates form one group; sorted inputs give adjacent groups.
 		var src stage = newUnionSource(in, width)
 		if len(spec.GroupBy) > 0 {
@@ -121,15 +121,16 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 	return m, nil
 }
 
-// groupsAreSorted reports whether inputs sorted by order keep equal group
-// keys adjacent: the leading len(groupBy) order keys are the group columns.
-func groupsAreSorted(groupBy []int, order []OrderKey) bool {
-	if len(order) < len(groupBy) {
+// StreamsGroups reports whether a GROUP BY merge streams: the leading len(GroupBy) OrderBy keys
+// are the group columns, so inputs sorted by them (as they must then be) keep equal groups
+// adjacent. Otherwise groups are hash-merged and inputs may come in any order.
+func (s Spec) StreamsGroups() bool {
+	if len(s.GroupBy) == 0 || len(s.OrderBy) < len(s.GroupBy) {
 		return false
 	}
-	for _, g := range groupBy {
+	for _, g := range s.GroupBy {
 		found := false
-		for _, k := range order[:len(groupBy)] {
+		for _, k := range s.OrderBy[:len(s.GroupBy)] {
 			found = found || k.Column == g
 		}
 		if !found {

@@ -133,33 +133,42 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
 	}
 	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1}
-	if grouped {
+	switch {
+	case grouped && p.spec.StreamsGroups():
+		// The merge streams groups: legs and per-backend streams come sorted by the group keys.
+		keys := p.spec.OrderBy[:len(p.spec.GroupBy)]
+		p.leg.OrderBy = positionalOrder(keys)
+		p.leg.Limit = nil
+		p.leg.Distinct = false
+		mp.sorted = true
+		mp.outer = sqlparser.String(p.leg.OrderBy)
+	case grouped:
 		// Groups are combined by hash merge; legs return all their groups, unsorted.
 		p.leg.OrderBy = nil
 		p.leg.Limit = nil
 		p.leg.Distinct = false
-	} else if len(p.spec.OrderBy) > 0 {
+	case len(p.spec.OrderBy) > 0:
 		mp.sorted = true
-		var b strings.Builder
-		b.WriteString(" order by ")
-		for i, k := range p.spec.OrderBy {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Itoa(k.Column + 1))
-			if k.Desc {
-				b.WriteString(" desc")
-			} else {
-				b.WriteString(" asc")
-			}
-		}
-		mp.outer = b.String()
+		mp.outer = sqlparser.String(positionalOrder(p.spec.OrderBy))
 	}
 	if err := p.limit(mp, grouped); err != nil {
 		return nil, err
 	}
 	mp.spec = p.spec
 	return mp, nil
+}
+
+// positionalOrder is an ORDER BY of column positions (1-based), as a per-backend UNION ALL needs.
+func positionalOrder(keys []merge.OrderKey) sqlparser.OrderBy {
+	out := make(sqlparser.OrderBy, len(keys))
+	for i, k := range keys {
+		dir := sqlparser.AscOrder
+		if k.Desc {
+			dir = sqlparser.DescOrder
+		}
+		out[i] = &sqlparser.Order{Expr: sqlparser.NewIntLiteral(strconv.Itoa(k.Column + 1)), Direction: dir}
+	}
+	return out
 }
 
 // hidden appends a hidden column to the leg's select list and returns its index.

@@ -514,8 +514,8 @@ func (v timeValue) get(args []driver.NamedValue, key string) (time.Time, bool, e
 	return argTime(args, v.arg, key)
 }
 
-// evalConj evaluates a conjunctive node into one interval without allocating; ok is false when a
-// NULL comparison makes the condition never true (the interval is then empty).
+// evalConj narrows iv by a conjunctive node without allocating; a comparison with NULL, never
+// true, makes iv empty.
 func (n *rangeNode) evalConj(iv *interval, args []driver.NamedValue, key string) error {
 	switch n.op {
 	case rAll:
