@@ -3,37 +3,106 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"io"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/routing"
 )
 
+// EXPLAIN ROUTE
+//
+// A statement "EXPLAIN ROUTE <statement>" sent through obroute (db.Query, sqlx, a SQL console
+// behind the driver) is answered by obroute itself: nothing is sent to any backend and no state
+// of the client session changes. The answer is a result set with the columns of
+// routing.ExplainColumns — section, step, detail (all text) — one row per
+// routing.ExplainLine of the plan (see (*routing.Plan).Explain for the rows). Arguments bound to
+// EXPLAIN ROUTE are the explained statement's arguments. Inside a transaction the plan is the
+// one the statement would get at that point: pinned to the transaction's backend
+// (USE_LAST_SESSION, in_transaction:true). A statement the router refuses is explained too:
+// an ERROR prompt with the refusal and a ROUTE_INFO step {refused:true, reason:"…"}.
+
 // explain answers EXPLAIN ROUTE: the plan of the explained statement as rows, without running it.
 func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, args []driver.NamedValue) (driver.Rows, error) {
-	plan, err := cs.route(st, hint.FromContext(ctx), args)
+	var lines []routing.ExplainLine
+	hints, err := cs.statementHints(ctx)
+	var plan *routing.Plan
+	if err == nil {
+		plan, err = cs.route(st, hints, args)
+	}
 	if err != nil {
-		return nil, err
+		lines = routing.ExplainRefused(st, err, cs.c.ExplainOptions())
+	} else {
+		lines = plan.Explain(cs.c.ExplainOptions())
 	}
-	lines := [][]driver.Value{}
-	for _, p := range plan.Prompts {
-		lines = append(lines, []driver.Value{"prompt", p})
+	values := make([][]driver.Value, len(lines))
+	for i, l := range lines {
+		values[i] = []driver.Value{l.Section, l.Step, l.Detail}
 	}
-	for _, t := range plan.Targets {
-		lines = append(lines, []driver.Value{"route", string(plan.Type) + " " + t.Backend + " " + t.SQL})
-	}
-	return &valueRows{columns: []string{"kind", "info"}, values: lines}, nil
+	return &valueRows{columns: routing.ExplainColumns, values: values}, nil
 }
 
-// valueRows are rows obroute answers itself.
+// statementHints are the hints of a statement run now: those of ctx, with those the
+// transaction was begun with.
+func (cs *clientSession) statementHints(ctx context.Context) (hint.Set, error) {
+	hints := hint.FromContext(ctx)
+	if cs.tx.active && !cs.tx.hints.IsZero() {
+		return hint.Combine(cs.tx.hints, hints)
+	}
+	return hints, nil
+}
+
+// Explain returns the plan of query as a new client session would route it (no transaction,
+// no previous statement), with the hints of ctx and args as its arguments, without running
+// anything. A query written "EXPLAIN ROUTE …" is explained the same way. The error is the
+// router's refusal (test it with errors.Is against routing's and hint's sentinels). Render the
+// plan with plan.Explain(c.ExplainOptions()).
+func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*routing.Plan, error) {
+	st := c.router.Analyze(query)
+	if st.Kind == routing.KindExplainRoute {
+		st = st.Explained
+	}
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("obroute: explain: argument %d: %w", i+1, err)
+		}
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}})
+}
+
+// ExplainOptions are the options that render this connector's plans: backend addresses
+// (host:port, or SERVICE:name for a service backend), never credentials.
+func (c *Connector) ExplainOptions() routing.ExplainOptions {
+	return routing.ExplainOptions{Address: func(backend string) string {
+		if b := c.backends[backend]; b != nil {
+			return b.addr
+		}
+		return ""
+	}}
+}
+
+// valueRows are rows obroute answers itself; every column is text.
 type valueRows struct {
 	columns []string
 	values  [][]driver.Value
 	next    int
 }
 
+var _ driver.RowsColumnTypeDatabaseTypeName = (*valueRows)(nil)
+
+// Columns implements driver.Rows.
 func (r *valueRows) Columns() []string { return r.columns }
-func (r *valueRows) Close() error      { return nil }
+
+// Close implements driver.Rows.
+func (r *valueRows) Close() error { return nil }
+
+// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName.
+func (r *valueRows) ColumnTypeDatabaseTypeName(int) string { return "VARCHAR" }
+
+// Next implements driver.Rows.
 func (r *valueRows) Next(dest []driver.Value) error {
 	if r.next >= len(r.values) {
 		return io.EOF

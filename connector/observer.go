@@ -44,14 +44,14 @@ type StateKind string
 
 // State changes. Each is also logged (level in parentheses) with the message in the comment.
 const (
-	StateBackendDown          StateKind = "backend_down"           // "backend down" (warn)
-	StateBackendUp            StateKind = "backend_up"             // "backend up" (info)
-	StateServerSessionReplace StateKind = "server_session_replaced" // "server session replaced" (info)
-	StateServerSessionLost    StateKind = "server_session_lost"     // "server session lost in transaction" (warn)
-	StatePrimaryChanged       StateKind = "primary_changed"         // "primary changed" (info)
-	StateQueryKilled          StateKind = "query_killed"            // "query killed" (info)
-	StateKillFailed           StateKind = "kill_failed"             // "KILL QUERY failed" (warn)
-	StateMetadataStale        StateKind = "metadata_refresh_failed" // "shard metadata refresh failed" (warn)
+	StateBackendDown           StateKind = "backend_down"            // "backend down" (warn)
+	StateBackendUp             StateKind = "backend_up"              // "backend up" (info)
+	StateServerSessionReplaced StateKind = "server_session_replaced" // "server session replaced" (info)
+	StateServerSessionLost     StateKind = "server_session_lost"     // "server session lost in transaction" (warn)
+	StatePrimaryChanged        StateKind = "primary_changed"         // "primary changed" (info)
+	StateQueryKilled           StateKind = "query_killed"            // "query killed" (info)
+	StateKillFailed            StateKind = "kill_failed"             // "KILL QUERY failed" (warn)
+	StateMetadataRefreshFailed StateKind = "metadata_refresh_failed" // "shard metadata refresh failed" (warn)
 )
 
 // stateMessages maps the log message of each state change to its kind: a state change is
@@ -59,12 +59,12 @@ const (
 var stateMessages = map[string]StateKind{
 	"backend down":                       StateBackendDown,
 	"backend up":                         StateBackendUp,
-	"server session replaced":            StateServerSessionReplace,
+	"server session replaced":            StateServerSessionReplaced,
 	"server session lost in transaction": StateServerSessionLost,
 	"primary changed":                    StatePrimaryChanged,
 	"query killed":                       StateQueryKilled,
 	"KILL QUERY failed":                  StateKillFailed,
-	"shard metadata refresh failed":      StateMetadataStale,
+	"shard metadata refresh failed":      StateMetadataRefreshFailed,
 }
 
 // StateEvent is one state change, with the attributes of its log record.

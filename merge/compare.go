@@ -316,16 +316,27 @@ func compareDateTime(a, b driver.Value) int {
 	return compareDateTimeText(asBytes(a), asBytes(b))
 }
 
-// compareDateTimeText compares temporal text; "10:00:00" equals "10:00:00.000".
+// compareDateTimeText compares temporal text; "10:00:00" equals "10:00:00.000", and a date
+// equals midnight of that day ("2025-01-02" = "2025-01-02 00:00:00"), as MySQL compares a
+// DATETIME with a date-only string.
 func compareDateTimeText(a, b []byte) int {
 	n := min(len(a), len(b))
 	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
 		return c
 	}
-	if zeroFraction(a[n:]) && zeroFraction(b[n:]) {
+	if zeroTail(a[n:], n) && zeroTail(b[n:], n) {
 		return 0
 	}
 	return cmp.Compare(len(a), len(b))
+}
+
+// zeroTail reports whether b, the rest of a temporal text after its first n bytes, adds
+// nothing: empty, a zero fraction, or (after a 10-byte date) a midnight time of day.
+func zeroTail(b []byte, n int) bool {
+	if n == len("2006-01-02") && bytes.HasPrefix(b, []byte(" 00:00:00")) {
+		b = b[len(" 00:00:00"):]
+	}
+	return zeroFraction(b)
 }
 
 // zeroFraction reports whether b is empty or ".000…".

@@ -39,6 +39,11 @@ func TestCompareValues(t *testing.T) {
 		{KindDateTime, b("2025-01-02 10:00:00"), b("2025-01-02 10:00:00.000000"), 0},
 		{KindDateTime, b("2025-01-02 10:00:00"), b("2025-01-02 10:00:00.000001"), -1},
 		{KindDateTime, b("2025-01-02"), b("2024-12-31"), 1},
+		// A date-only HAVING literal means midnight, as in MySQL: MIN(order_time) > '2024-11-01'.
+		{KindDateTime, utc("2024-11-01 00:00:00"), "2024-11-01", 0},
+		{KindDateTime, b("2024-11-01 00:00:00.000"), b("2024-11-01"), 0},
+		{KindDateTime, utc("2024-11-01 00:00:01"), "2024-11-01", 1},
+		{KindDateTime, b("2024-11-01"), b("2024-11-01 00:00:00.000001"), -1},
 		{KindDateTime, utc("2025-01-02 10:00:00.5"), utc("2025-01-02 10:00:00.25"), 1},
 		{KindDateTime, utc("2025-01-02 10:00:00"), b("2025-01-02 10:00:00"), 0},
 		{KindTime, b("-00:00:01"), b("00:00:00"), -1},
