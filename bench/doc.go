@@ -12,7 +12,7 @@
 // of OBROUTE_TEST_DSN, default root@tcp(127.0.0.1:3306)/). Print the figures as a table of
 // ratios with targets:
 //
-//	go test -run '^$' -bench . -benchmem ./bench/ | go run ./bench/cmd/report
+//	go test -run '^$' -bench . -benchmem -count 5 ./bench/ | go run ./bench/cmd/report
 //
 // CI runs the same with -benchtime 20x (a few iterations: it checks that everything works,
 // not speed).

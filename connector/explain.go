@@ -28,7 +28,7 @@ func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, arg
 	hints, err := cs.statementHints(ctx)
 	var plan *routing.Plan
 	if err == nil {
-		plan, err = cs.route(st, hints, args)
+		plan, err = cs.route(st, hints, args, true)
 	}
 	if err != nil {
 		lines = routing.ExplainRefused(st, err, cs.c.ExplainOptions())
@@ -70,7 +70,7 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*ro
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
-	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}})
+	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
 }
 
 // ExplainOptions are the options that render this connector's plans: backend addresses

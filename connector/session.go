@@ -271,7 +271,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 	}
 	start := time.Now()
-	plan, err := cs.route(st, hints, args)
+	plan, err := cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
@@ -304,13 +304,14 @@ func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, erro
 	return driver.ResultNoRows, nil, nil
 }
 
-// route asks the router, with the client session's state as data.
-func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue) (*routing.Plan, error) {
+// route asks the router, with the client session's state as data; explain asks for the
+// plan's prompts.
+func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
 	rs := &cs.routing
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
-	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs})
+	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs, Explain: explain})
 }
 
 // execute runs a plan's targets and does the client session's bookkeeping.

@@ -367,6 +367,15 @@ func trimZeroFraction(b []byte) []byte {
 	return b
 }
 
+// trimMidnight drops the time of day " 00:00:00" from a datetime text written at buf[start:]
+// (its fraction already trimmed), so that a date and midnight of that day have one key.
+func trimMidnight(buf []byte, start int) []byte {
+	if t := buf[start:]; len(t) == len("2006-01-02 00:00:00") && bytes.HasSuffix(t, []byte(" 00:00:00")) {
+		return buf[:start+len("2006-01-02")]
+	}
+	return buf
+}
+
 // parseTimeOfDay reads a TIME value "[-]h+:mm:ss[.ffffff]" as microseconds.
 func parseTimeOfDay(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
@@ -500,9 +509,9 @@ func appendKey(buf []byte, k Kind, v driver.Value) []byte {
 		}
 	case KindDateTime:
 		if t, ok := v.(time.Time); ok {
-			buf = t.UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999999")
+			buf = trimMidnight(t.UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999999"), len(buf))
 		} else {
-			buf = append(buf, trimZeroFraction(asBytes(v))...)
+			buf = trimMidnight(append(buf, trimZeroFraction(asBytes(v))...), len(buf))
 		}
 	case KindTime:
 		if us, ok := parseTimeOfDay(asBytes(v)); ok {

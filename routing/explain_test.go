@@ -228,6 +228,7 @@ func TestExplainRouteInfoTypes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.in
 			in.Statement = r.Analyze(c.sql)
+			in.Explain = true
 			p, err := r.Route(in)
 			if err != nil {
 				t.Fatal(err)

@@ -19,7 +19,8 @@ type mergePlan struct {
 	leg *sqlparser.Select
 	// sorted: every leg and every per-backend stream is sorted by spec.OrderBy.
 	sorted bool
-	// pushLimit: legs (and per-backend streams) are limited to offset+limit rows.
+	// pushLimit: per-backend streams (UNION ALL of legs) are limited to offset+limit rows, like
+	// each leg; not under DISTINCT, whose legs repeat each other's values.
 	pushLimit bool
 	// limitArg, offsetArg are the argument indexes of LIMIT ? / OFFSET ?, -1 for literals.
 	limitArg, offsetArg int
@@ -527,7 +528,10 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 	if grouped {
 		return nil
 	}
-	mp.pushLimit = true
+	// Each DISTINCT leg's first offset+limit rows are enough, but a per-backend UNION ALL of
+	// several legs repeats values across them: limiting it could keep only copies of a few
+	// values. Its rows are deduplicated by the merge instead.
+	mp.pushLimit = !p.spec.Distinct
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
 	} else {

@@ -108,6 +108,27 @@ func TestMergePlan(t *testing.T) {
 	}
 }
 
+// A DISTINCT leg keeps its LIMIT, but a per-backend UNION ALL of DISTINCT legs must not be
+// limited: the legs repeat each other's values, and "LIMIT 3 OFFSET 5" over six cold tables of
+// the same user_ids kept only copies of the smallest one (found by internal/difftest).
+func TestDistinctLimitNotPushedOverUnion(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select distinct user_id from orders where order_time >= '2024-09-01' and order_time < '2025-02-01' order by user_id limit 3 offset 5", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := p.Targets[0].SQL
+	if n := strings.Count(cold, " limit 8)"); n != 4 {
+		t.Errorf("%d of 4 cold legs limited to 8 rows:\n%s", n, cold)
+	}
+	if !strings.HasSuffix(cold, ") order by 1 asc") {
+		t.Errorf("the cold UNION ALL must not be limited:\n%s", cold)
+	}
+	if p.Merge.Offset != 5 || p.Merge.Limit != 3 || !p.Merge.Distinct {
+		t.Errorf("merge %+v, want DISTINCT LIMIT 3 OFFSET 5", *p.Merge)
+	}
+}
+
 func TestMergeRefusals(t *testing.T) {
 	cases := []struct{ name, sql, says string }{
 		{"window function", "select id, row_number() over (order by id) from orders" + splitWhere, "window functions"},

@@ -93,10 +93,14 @@ type Plan struct {
 	Targets []Target
 	// Merge says how the rows of several targets become one result; nil for one target.
 	Merge *merge.Spec
-	// Prompts explain the decision in plain words, for EXPLAIN ROUTE and debug logs.
+	// Prompts explain the decision in plain words, for EXPLAIN ROUTE and debug logs; filled only
+	// when the Input asked for them (Input.Explain).
 	Prompts []string
 	// Budget is the time budget of the query level, zero when none is configured.
 	Budget time.Duration
+
+	explain bool      // Input.Explain: fill Prompts
+	one     [1]Target // backing array of Targets for a single-target plan
 }
 
 // Backends lists the distinct backends of the plan's targets, in target order.

@@ -68,6 +68,9 @@ type Input struct {
 	Args []driver.NamedValue
 	// Session is the client session's state.
 	Session *SessionState
+	// Explain asks for Plan.Prompts, the decision in plain words (EXPLAIN ROUTE, debug logs).
+	// Routing skips building them otherwise: they are not free.
+	Explain bool
 }
 
 // Router routes statements. It is safe for concurrent use; build one per connector.
@@ -77,8 +80,8 @@ type Router struct {
 	cache    *statementCache
 	roles    map[string]string // backend name → role
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
-	// shadowColumns is set when a shadow algorithm reads column values.
-	shadowColumns bool
+	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
+	shadowColumnTables map[string]bool
 	time          *timeRouter
 }
 
@@ -107,8 +110,13 @@ func New(cfg Config) (*Router, error) {
 		for _, m := range cfg.Shadow.Mappings {
 			r.shadowOf[m.Shadow] = true
 		}
-		for _, a := range cfg.Shadow.Algorithms {
-			r.shadowColumns = r.shadowColumns || a.Kind != shadow.KindHint
+		for _, t := range cfg.Shadow.Tables {
+			if name := strings.ToLower(t.Name); cfg.Shadow.ReadsColumns(name) {
+				if r.shadowColumnTables == nil {
+					r.shadowColumnTables = map[string]bool{}
+				}
+				r.shadowColumnTables[name] = true
+			}
 		}
 	}
 	if cfg.Time != nil {
@@ -172,7 +180,7 @@ func (r *Router) Route(in Input) (*Plan, error) {
 	if sess == nil {
 		sess = &SessionState{}
 	}
-	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction}
+	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	// pinned: the route names where the data is, so a transaction cannot override it.
 	pinned, err := r.baseRoute(p, st, hints, in, sess)
 	if err != nil {
@@ -192,26 +200,30 @@ func (r *Router) Route(in Input) (*Plan, error) {
 // baseRoute fills p's targets with production backends and reports whether the route is pinned
 // to where data lives (time-sharded tables, temporary tables, backend hints).
 func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, sess *SessionState) (pinned bool, err error) {
-	single := func(t RouteInfoType, c Class, backend, prompt string) {
-		p.Type, p.Class = t, c
-		p.Targets = []Target{{Backend: backend, SQL: st.SQL, Args: in.Args}}
-		p.Prompts = append(p.Prompts, prompt)
-	}
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
-			single(UseTempTableSession, ClassForced, b, fmt.Sprintf("Will route to the server session of temporary table %s", t))
+			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)
+			if in.Explain {
+				p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the server session of temporary table %s", t))
+			}
 			return true, nil
 		}
 	}
 	if st.SessionDependent && sess.LastBackend != "" {
-		single(UseLastSession, ClassForced, sess.LastBackend, "Will route to last connected server since the statement reads the previous statement's session")
+		p.single(UseLastSession, ClassForced, sess.LastBackend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, "Will route to last connected server since the statement reads the previous statement's session")
+		}
 		return false, nil
 	}
 	if hints.Backend != "" {
 		if !r.isBackend(hints.Backend) {
 			return false, fmt.Errorf("%w %q in the backend hint: use one of %s", ErrUnknownBackend, hints.Backend, r.backendNames())
 		}
-		single(UseCommentTargetDB, ClassForced, hints.Backend, fmt.Sprintf("Will route to backend %s named by the backend hint", hints.Backend))
+		p.single(UseCommentTargetDB, ClassForced, hints.Backend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s named by the backend hint", hints.Backend))
+		}
 		return true, nil
 	}
 	switch st.Kind {
@@ -220,14 +232,23 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		if b == "" {
 			b = r.cfg.Default
 		}
-		single(UseSessionState, ClassForced, b, "Session state: applied here and replayed to the other server sessions before their next use")
+		p.single(UseSessionState, ClassForced, b, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, "Session state: applied here and replayed to the other server sessions before their next use")
+		}
 		return false, nil
 	}
 	if st.ParseErr != nil {
 		if r.cfg.CachedServer && sess.LastBackend != "" {
-			single(UseCachedSession, ClassCached, sess.LastBackend, "Will route to last connected server since the route cannot be computed: "+st.ParseErr.Error())
+			p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
+			if in.Explain {
+				p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.ParseErr.Error())
+			}
 		} else {
-			single(UseRoutePolicy, ClassCached, r.cfg.Default, "Will route to the default backend since the route cannot be computed: "+st.ParseErr.Error())
+			p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
+			if in.Explain {
+				p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.ParseErr.Error())
+			}
 		}
 		return false, nil
 	}
@@ -249,11 +270,24 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		backend, table = b, t
 	}
 	if backend != "" {
-		single(UseRoutePolicy, ClassDefault, backend, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+		p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+		}
 		return false, nil
 	}
-	single(UseRoutePolicy, ClassDefault, r.cfg.Default, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
+	p.single(UseRoutePolicy, ClassDefault, r.cfg.Default, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
+	}
 	return false, nil
+}
+
+// single makes p a plan of one target.
+func (p *Plan) single(t RouteInfoType, c Class, backend, sql string, args []driver.NamedValue) {
+	p.Type, p.Class = t, c
+	p.one[0] = Target{Backend: backend, SQL: sql, Args: args}
+	p.Targets = p.one[:]
 }
 
 // applyTransaction keeps a statement on its transaction's backend.
@@ -284,7 +318,9 @@ func (r *Router) applyTransaction(p *Plan, sess *SessionState, pinned bool) erro
 	if p.Shadow {
 		p.Class = ClassShadow
 	}
-	p.Prompts = append(p.Prompts, "Will route to last connected server since current query in transaction")
+	if p.explain {
+		p.Prompts = append(p.Prompts, "Will route to last connected server since current query in transaction")
+	}
 	return nil
 }
 
@@ -320,7 +356,9 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 		}
 		p.Targets[i].Backend = s
 	}
-	p.Prompts = append(p.Prompts, "Shadow traffic: "+d.Reason)
+	if p.explain {
+		p.Prompts = append(p.Prompts, "Shadow traffic: "+d.Reason)
+	}
 	return nil
 }
 

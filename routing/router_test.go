@@ -84,7 +84,7 @@ func TestForcedAndStaticRouting(t *testing.T) {
 			if sess == nil {
 				sess = &SessionState{}
 			}
-			p, err := r.Route(Input{Statement: r.Analyze(tc.sql), Hints: tc.hints, Session: sess})
+			p, err := r.Route(Input{Statement: r.Analyze(tc.sql), Hints: tc.hints, Session: sess, Explain: true})
 			if err != nil {
 				t.Fatal(err)
 			}

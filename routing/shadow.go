@@ -27,8 +27,13 @@ func (r *Router) shadowCondition(st *Statement, hints hint.Set, args []driver.Na
 	default:
 		return c
 	}
-	if st.ast != nil && r.shadowColumns {
-		c.Columns = columnValues(st.ast, args)
+	if st.ast != nil && r.shadowColumnTables != nil {
+		for _, t := range st.Tables {
+			if r.shadowColumnTables[t] {
+				c.Columns = columnValues(st.ast, args)
+				break
+			}
+		}
 	}
 	return c
 }

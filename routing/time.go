@@ -559,7 +559,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		return ts.mergeErr
 	}
 	t.buildTargets(p, ts, in.Args, tables, locs, emptyRange, coldAll)
-	t.explain(p, ts, span, boundary, locs, emptyRange, defaulted, allHot && !coldTarget)
+	if in.Explain {
+		t.explain(p, ts, span, boundary, locs, emptyRange, defaulted, allHot && !coldTarget)
+	}
 	return nil
 }
 

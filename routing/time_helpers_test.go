@@ -82,5 +82,6 @@ func args(vs ...any) []driver.NamedValue {
 func (f *fixture) route(sql string, a []driver.NamedValue, in Input) (*Plan, error) {
 	in.Statement = f.r.Analyze(sql)
 	in.Args = a
+	in.Explain = true
 	return f.r.Route(in)
 }

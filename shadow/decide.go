@@ -127,3 +127,19 @@ func names(tables []string, name string) bool {
 	}
 	return false
 }
+
+// ReadsColumns reports whether Decide looks at column values for a statement naming table
+// (lower case): table is a shadow table with a value or regex algorithm. The router extracts
+// column values only then. It panics on a rule that has not passed Validate.
+func (r *Rule) ReadsColumns(table string) bool {
+	k := r.compiled
+	if k == nil {
+		panic("shadow: Rule.ReadsColumns called on a rule that has not passed Rule.Validate")
+	}
+	for _, t := range k.tables {
+		if t.name == table {
+			return len(t.column) > 0
+		}
+	}
+	return false
+}
