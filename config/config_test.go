@@ -114,6 +114,7 @@ func TestBadConfig(t *testing.T) {
 		{"empty obroute DSN", "obroute:", []string{"backends", "no backend"}},
 		{"item without =", "obroute:backend.hot=root@tcp(h:1)/d;garbage", []string{"DSN item 2", "key=value"}},
 		{"unknown key", "obroute:backend.hot=root@tcp(h:1)/d;colour=blue", []string{"colour", "unknown DSN key"}},
+		{"backend DSN without a key", "obroute:root:" + secret + "@tcp(h:1)/d?parseTime=true", []string{"DSN item 1", "backend.NAME="}},
 		{"duplicate backend", "obroute:backend.hot=root@tcp(h:1)/d;backend.hot=root@tcp(h:2)/d", []string{"backend.hot", "given twice"}},
 		{"missing role", "obroute:backend.main=root@tcp(h:1)/d", []string{`backend "main"`, "role.main="}},
 		{"missing DSN", "obroute:role.cold=cold;backend.hot=root@tcp(h:1)/d", []string{`backend "cold"`, "no DSN"}},

@@ -46,7 +46,11 @@ func parseDSN(dsn string) (*Config, error) {
 		}
 	}
 	var mappings []shadow.Mapping
-	for _, it := range items {
+	for i, it := range items {
+		if strings.ContainsAny(it.key, "@:/()") {
+			// Never echo it: it is probably a backend DSN, password included.
+			return nil, errorf(fmt.Sprintf("DSN item %d", i+1), "not a key=value item (it looks like a go-sql-driver DSN); write backend.NAME=user:password@tcp(host:port)/db")
+		}
 		if err := c.set(it.key, it.value, &mappings); err != nil {
 			return nil, err
 		}

@@ -3,12 +3,15 @@ package difftest_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/difftest"
+	"github.com/obroute/obroute/routing"
 )
 
 // result is what one query returned: column names, database type names and rows.
@@ -137,6 +140,133 @@ func TestDifferential(t *testing.T) {
 	t.Run("merge", func(t *testing.T) {
 		runDiff(t, c, difftest.NewGenerator(seed+2, cfg), 1000)
 	})
+	t.Run("hot-only", func(t *testing.T) { testHotOnly(t, c) })
+	t.Run("refusals", func(t *testing.T) { testRefusals(t, c) })
+}
+
+// testHotOnly is issue 4 DW2: a range entirely inside the hot window sends nothing to the cold
+// backend, counted on the cold server (Com_select and its general log), while a range that
+// crosses the boundary does reach it (so the counting can fail).
+func testHotOnly(t *testing.T, c *cluster) {
+	ctx := context.Background()
+	hotOnly := []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT id, amount FROM orders WHERE order_time >= '2025-01-01'", nil},
+		{"SELECT id, amount FROM orders WHERE order_time >= ? AND order_time < ?", []any{boundary, dataTo}},
+		{"SELECT COUNT(*), SUM(amount), AVG(amount) FROM orders WHERE order_time BETWEEN '2025-02-01' AND '2025-03-31 23:59:59'", nil},
+		{"SELECT user_id, COUNT(*) FROM orders WHERE order_time > ? GROUP BY user_id ORDER BY 2 DESC, 1 LIMIT 5", []any{"2025-01-15 00:00:00"}},
+		{"SELECT DISTINCT status FROM orders WHERE order_time IN ('2025-01-01', TIMESTAMP '2025-02-01 00:00:00', ?)", []any{"2025-03-01"}},
+		{"SELECT id FROM orders WHERE (order_time >= '2025-01-01' AND order_time < '2025-01-10') OR (order_time >= '2025-03-01' AND order_time < '2025-03-02') ORDER BY order_time DESC, id LIMIT 3", nil},
+	}
+	crossing := "SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-31 23:59:59' AND order_time < '2025-01-02'"
+
+	coldLog := func() int {
+		n := 0
+		for _, e := range c.cold.GeneralLog(t) {
+			if strings.Contains(strings.ToLower(e.Text), "orders_") {
+				n++
+			}
+		}
+		return n
+	}
+	log0 := coldLog()
+	sel0 := c.cold.StatusCounter(t, "Com_select")
+	for _, q := range hotOnly {
+		rows, err := c.db.QueryContext(ctx, q.sql, q.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+		if _, err := difftest.ScanAll(rows); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	sel1 := c.cold.StatusCounter(t, "Com_select")
+	log1 := coldLog()
+	if sel1 != sel0 || log1 != log0 {
+		t.Errorf("%d hot-only queries: cold Com_select +%d and %d statements on orders_… in its general log, want 0 and 0", len(hotOnly), sel1-sel0, log1-log0)
+	}
+	// The control: a query crossing the boundary is seen on the cold server. (Reading the
+	// general log is a SELECT of its own: count from here.)
+	sel1 = c.cold.StatusCounter(t, "Com_select")
+	var n int64
+	if err := c.db.QueryRowContext(ctx, crossing).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	sel2 := c.cold.StatusCounter(t, "Com_select")
+	var tagged bool
+	for _, e := range c.cold.GeneralLog(t) {
+		tagged = tagged || strings.HasPrefix(e.Text, "/* cold_query */") && strings.Contains(e.Text, "orders_202412")
+	}
+	if sel2-sel1 != 1 || !tagged {
+		t.Errorf("crossing query: cold Com_select +%d, /* cold_query */ on orders_202412 in the general log %v; want +1 and true", sel2-sel1, tagged)
+	}
+	t.Logf("%d hot-only queries: cold Com_select +0 and general log +%d; crossing query: Com_select +%d", len(hotOnly), log1-log0, sel2-sel1)
+}
+
+// testRefusals is issue 4 DW3: the refusals reach the application through database/sql as
+// errors.Is-able sentinels whose message says how to fix the query, and nothing is sent to a
+// backend.
+func testRefusals(t *testing.T, c *cluster) {
+	l1 := hint.WithLevel(context.Background(), hint.L1)
+	cases := []struct {
+		name string
+		ctx  context.Context
+		sql  string
+		args []any
+		want error
+		fix  []string // phrases the message must contain
+	}{
+		{"L1 across the boundary (context hint)", l1,
+			"SELECT id FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15'", nil,
+			routing.ErrLevelViolation, []string{"declare query_level=L2", "narrow the range to order_time >= '2025-01-01 00:00:00'"}},
+		{"L1 across the boundary (comment hint, ? args)", context.Background(),
+			"/*+ OBROUTE(query_level=L1) */ SELECT id FROM orders WHERE order_time BETWEEN ? AND ?", []any{"2024-12-31 23:59:59", "2025-01-01 00:00:01"},
+			routing.ErrLevelViolation, []string{"declare query_level=L2"}},
+		{"L1 entirely cold", l1,
+			"SELECT COUNT(*) FROM orders WHERE order_time = ?", []any{time.Date(2024, 8, 1, 0, 0, 0, 0, time.UTC)},
+			routing.ErrLevelViolation, []string{"declare query_level=L2"}},
+		{"DATE() on the shard key", context.Background(),
+			"SELECT id FROM orders WHERE DATE(order_time) = '2025-03-15'", nil,
+			routing.ErrShardKeyFunction, []string{"order_time >= '2025-03-15' AND order_time < '2025-03-16'"}},
+		{"function in a range", context.Background(),
+			"SELECT id FROM orders WHERE YEAR(order_time) = 2025 AND order_time >= ?", []any{boundary},
+			routing.ErrShardKeyFunction, []string{"compare the column itself with a range"}},
+		{"no time condition", context.Background(),
+			"SELECT id FROM orders WHERE user_id = 3", nil,
+			routing.ErrNoTimeRange, []string{"add a range such as order_time >= ? AND order_time < ?"}},
+		{"no WHERE", context.Background(),
+			"SELECT COUNT(*) FROM orders", nil,
+			routing.ErrNoTimeRange, []string{"add a range such as order_time >= ? AND order_time < ?"}},
+	}
+	hot0, cold0 := c.hot.StatusCounter(t, "Com_select"), c.cold.StatusCounter(t, "Com_select")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := c.db.QueryContext(tc.ctx, tc.sql, tc.args...)
+			if err == nil {
+				rows.Close()
+				t.Fatalf("%s ran; want %v", tc.sql, tc.want)
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("error %v\nwant errors.Is %v", err, tc.want)
+			}
+			for _, f := range tc.fix {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("error %q\ndoes not say %q", err, f)
+				}
+			}
+		})
+	}
+	// An L1 query inside the hot window is allowed: the refusal is about the range, not L1.
+	var n int64
+	if err := c.db.QueryRowContext(l1, "SELECT COUNT(*) FROM orders WHERE order_time >= ?", boundary).Scan(&n); err != nil {
+		t.Errorf("L1 inside the hot window: %v", err)
+	}
+	hot1, cold1 := c.hot.StatusCounter(t, "Com_select"), c.cold.StatusCounter(t, "Com_select")
+	if hot1-hot0 != 1 || cold1 != cold0 {
+		t.Errorf("Com_select hot +%d, cold +%d; want +1 (the allowed L1 query) and +0: refused statements must not reach a backend", hot1-hot0, cold1-cold0)
+	}
 }
 
 func (c *cluster) times() []time.Time {
