@@ -82,7 +82,7 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
-	time          *timeRouter
+	time               *timeRouter
 }
 
 // New validates cfg and builds a Router.

@@ -165,8 +165,12 @@ func TestStatementAnalysis(t *testing.T) {
 		{"SET time_zone = '+08:00', @x = 1", func(s *Statement) bool {
 			return s.Kind == KindSet && len(s.Vars) == 2 && s.Vars[0].Name == "time_zone" && s.Vars[0].Value == "+08:00" && s.Vars[1].Name == "@x"
 		}, "two session assignments"},
-		{"SET NAMES utf8mb4", func(s *Statement) bool { return len(s.Vars) == 1 && s.Vars[0].Name == "names" && strings.HasPrefix(s.Vars[0].Assignment, "NAMES ") }, "names"},
-		{"SET autocommit = ON", func(s *Statement) bool { return len(s.Vars) == 1 && s.Vars[0].Name == "autocommit" && s.Vars[0].Value == "on" }, "autocommit on"},
+		{"SET NAMES utf8mb4", func(s *Statement) bool {
+			return len(s.Vars) == 1 && s.Vars[0].Name == "names" && strings.HasPrefix(s.Vars[0].Assignment, "NAMES ")
+		}, "names"},
+		{"SET autocommit = ON", func(s *Statement) bool {
+			return len(s.Vars) == 1 && s.Vars[0].Name == "autocommit" && s.Vars[0].Value == "on"
+		}, "autocommit on"},
 		{"SET GLOBAL max_connections = 10", func(s *Statement) bool { return s.GlobalSet && len(s.Vars) == 0 }, "global, not session state"},
 		{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", func(s *Statement) bool { return s.NextTransaction != "" && len(s.Vars) == 0 }, "next transaction only"},
 		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", func(s *Statement) bool { return len(s.Vars) == 1 && s.Vars[0].Standalone }, "standalone session assignment"},

@@ -263,9 +263,15 @@ func (d *demo) query(ctx context.Context, q querier, query string) {
 		d.printf("   ! %v\n", err)
 		return
 	}
-	defer rows.Close()
 	cols, _ := rows.Columns()
 	d.printf("   | %s\n", strings.Join(cols, " | "))
+	d.eachRow(rows, func(cells []string) { d.printf("   | %s\n", strings.Join(cells, " | ")) })
+}
+
+// eachRow calls f with the text of each row's cells ("NULL" for NULL) and closes rows.
+func (d *demo) eachRow(rows *sql.Rows, f func(cells []string)) {
+	defer rows.Close()
+	cols, _ := rows.Columns()
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -283,7 +289,7 @@ func (d *demo) query(ctx context.Context, q querier, query string) {
 				cells[i] = "NULL"
 			}
 		}
-		d.printf("   | %s\n", strings.Join(cells, " | "))
+		f(cells)
 	}
 	if err := rows.Err(); err != nil {
 		d.printf("   ! %v\n", err)
@@ -296,25 +302,14 @@ func (d *demo) explain(ctx context.Context, q querier, query string) {
 		d.printf("   ! EXPLAIN ROUTE: %v\n", err)
 		return
 	}
-	defer rows.Close()
 	d.printf("   EXPLAIN ROUTE:\n")
-	cols, _ := rows.Columns()
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			d.printf("   ! %v\n", err)
-			return
-		}
-		cells := make([]string, 0, len(vals))
-		for _, v := range vals {
-			if v.Valid && v.String != "" {
-				cells = append(cells, v.String)
+	d.eachRow(rows, func(cells []string) {
+		kept := cells[:0]
+		for _, c := range cells {
+			if c != "" && c != "NULL" {
+				kept = append(kept, c)
 			}
 		}
-		d.printf("     %s\n", strings.Join(cells, "  "))
-	}
+		d.printf("     %s\n", strings.Join(kept, "  "))
+	})
 }
