@@ -28,6 +28,7 @@ type backend struct {
 	cfg       *config.Config
 	replicaOf string
 	logger    *slog.Logger
+	events    *events
 	stats     *Stats
 	// connectTimeout bounds open (dial, handshake, authentication).
 	connectTimeout time.Duration
@@ -65,7 +66,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	installIDDialer(mc)
 	be := &backend{
 		name: b.Name, role: b.Role, addr: b.Address(), mysql: mc,
-		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, stats: c.stats,
+		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, events: c.events, stats: c.stats,
 		connectTimeout: mc.Timeout,
 	}
 	be.ctx, be.stop = context.WithCancel(context.Background())

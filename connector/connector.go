@@ -32,6 +32,7 @@ type Connector struct {
 	meta     *metadata.Cache
 	metaDB   *sql.DB
 	logger   *slog.Logger
+	events   *events // state changes: logged and reported to the observer
 	stats    *Stats
 	driver   driver.Driver
 
@@ -49,6 +50,7 @@ type Option func(*options)
 
 type options struct {
 	logger     *slog.Logger
+	observer   Observer
 	clock      func() time.Time
 	metaSource metadata.Source
 	driver     driver.Driver
@@ -85,7 +87,7 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, stats: newStats(), driver: o.driver}
+	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer}, stats: newStats(), driver: o.driver}
 	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
@@ -122,6 +124,12 @@ func (c *Connector) openMetadata(o *options) error {
 	cache, err := metadata.NewCache(src, metadata.CacheOptions{
 		Interval: time.Duration(c.cfg.Metadata.Refresh),
 		Logger:   c.logger,
+		OnRefresh: func(ev metadata.RefreshEvent) {
+			if ev.Err != nil && c.events.obs != nil { // the cache logs the failure itself
+				c.events.obs.OnStateChange(StateEvent{Kind: StateMetadataRefreshFailed, Time: time.Now(), Level: slog.LevelWarn,
+					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
+			}
+		},
 		Clock:    o.clock,
 	})
 	if err != nil {

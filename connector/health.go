@@ -80,7 +80,7 @@ func (b *backend) failed(err error) {
 	last := b.health.lastErr
 	b.health.mu.Unlock()
 	b.stats.backendDown.Add(1)
-	b.logger.LogAttrs(context.Background(), slog.LevelWarn, "backend down",
+	b.events.state(context.Background(), StateBackendDown, slog.LevelWarn, "backend down",
 		slog.String("backend", b.name), slog.String("addr", b.addr), slog.Int("failures", int(n)), slog.String("error", last))
 	if !b.goBackground(b.probe) {
 		b.health.down.Store(false)
@@ -115,7 +115,7 @@ func (b *backend) probe() {
 			since := b.health.since
 			b.health.mu.Unlock()
 			b.stats.backendUp.Add(1)
-			b.logger.LogAttrs(context.Background(), slog.LevelInfo, "backend up",
+			b.events.state(context.Background(), StateBackendUp, slog.LevelInfo, "backend up",
 				slog.String("backend", b.name), slog.String("addr", b.addr), slog.Duration("down_for", time.Since(since)))
 			return
 		}
@@ -187,18 +187,27 @@ func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSessio
 	}
 	s.broken = true
 	cs.dropBroken(s)
-	cs.c.stats.serverReplaced.Add(1)
-	cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", be.name), slog.String("reason", reason))
+	cs.replaced(ctx, be, reason)
 	return nil, nil
 }
 
-// loseTx ends the transaction open on s with ErrTxBackendLost wrapping cause.
+// replaced counts, logs and reports a server session replaced after it was lost while idle.
+func (cs *clientSession) replaced(ctx context.Context, be *backend, reason string) {
+	cs.c.stats.serverReplaced.Add(1)
+	cs.c.events.state(ctx, StateServerSessionReplaced, slog.LevelInfo, "server session replaced", slog.String("backend", be.name), slog.String("reason", reason))
+}
+
+// loseTx ends the transaction open on s with ErrTxBackendLost wrapping cause. A cause of
+// driver.ErrBadConn is not wrapped: database/sql would take the whole client session for dead.
 func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause error) error {
 	s.broken = true
 	cs.dropBroken(s)
 	cs.closeTx()
+	if errors.Is(cause, driver.ErrBadConn) {
+		cause = errConnectionLost
+	}
 	cs.c.stats.serverLost.Add(1)
-	cs.c.logger.LogAttrs(ctx, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", cause.Error()))
+	cs.c.events.state(ctx, StateServerSessionLost, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", cause.Error()))
 	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, s.backend.name, s.via.addr)
 }
 

@@ -26,12 +26,12 @@ func (b *backend) killQuery(s *serverSession, cause error) {
 		defer cancel()
 		err := sendKill(ctx, via, id)
 		if err != nil {
-			b.logger.LogAttrs(ctx, slog.LevelWarn, "KILL QUERY failed", slog.String("backend", b.name),
+			b.events.state(ctx, StateKillFailed, slog.LevelWarn, "KILL QUERY failed", slog.String("backend", b.name),
 				slog.String("addr", via.addr), slog.Uint64("connection_id", uint64(id)), slog.String("error", errorText(err)))
 			return
 		}
 		b.stats.killed.Add(1)
-		b.logger.LogAttrs(ctx, slog.LevelInfo, "query killed", slog.String("backend", b.name),
+		b.events.state(ctx, StateQueryKilled, slog.LevelInfo, "query killed", slog.String("backend", b.name),
 			slog.String("addr", via.addr), slog.Uint64("connection_id", uint64(id)), slog.String("cause", cause.Error()))
 	})
 }

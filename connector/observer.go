@@ -54,24 +54,11 @@ const (
 	StateMetadataRefreshFailed StateKind = "metadata_refresh_failed" // "shard metadata refresh failed" (warn)
 )
 
-// stateMessages maps the log message of each state change to its kind: a state change is
-// logged once, at info or warn, and the observer sees that same record.
-var stateMessages = map[string]StateKind{
-	"backend down":                       StateBackendDown,
-	"backend up":                         StateBackendUp,
-	"server session replaced":            StateServerSessionReplaced,
-	"server session lost in transaction": StateServerSessionLost,
-	"primary changed":                    StatePrimaryChanged,
-	"query killed":                       StateQueryKilled,
-	"KILL QUERY failed":                  StateKillFailed,
-	"shard metadata refresh failed":      StateMetadataRefreshFailed,
-}
-
 // StateEvent is one state change, with the attributes of its log record.
 type StateEvent struct {
 	// Kind says what changed.
 	Kind StateKind
-	// Time is when it was logged.
+	// Time is when it happened.
 	Time time.Time
 	// Level is the log level: slog.LevelInfo or slog.LevelWarn.
 	Level slog.Level
@@ -87,74 +74,35 @@ type StateEvent struct {
 }
 
 // WithObserver attaches obs to the connector's route decisions and state changes.
-//
-// State changes reach obs through the connector's logger, so WithObserver wraps the logger
-// given before it: pass WithLogger (if any) first.
-func WithObserver(obs Observer) Option {
-	return func(o *options) {
-		next := slog.DiscardHandler
-		if o.logger != nil {
-			next = o.logger.Handler()
-		}
-		o.logger = slog.New(&observerHandler{next: next, obs: obs})
-	}
-}
+func WithObserver(obs Observer) Option { return func(o *options) { o.observer = obs } }
 
 // observer returns the connector's observer, nil when none is attached.
-func (c *Connector) observer() Observer {
-	if h, ok := c.logger.Handler().(*observerHandler); ok {
-		return h.obs
+func (c *Connector) observer() Observer { return c.events.obs }
+
+// events is where state changes go: each is logged once (info or warn) and reported to the
+// observer. The connector and its backends share one.
+type events struct {
+	logger *slog.Logger
+	obs    Observer
+}
+
+// state logs a state change and reports it to the observer. attrs use the keys backend, addr,
+// reason, error, failures, down_for, service, from, to, connection_id, cause.
+func (e *events) state(ctx context.Context, kind StateKind, level slog.Level, msg string, attrs ...slog.Attr) {
+	e.logger.LogAttrs(ctx, level, msg, attrs...)
+	if e.obs == nil {
+		return
 	}
-	return nil
-}
-
-// observerHandler passes every record to the next handler and turns state-change records into
-// StateEvents.
-type observerHandler struct {
-	next  slog.Handler
-	obs   Observer
-	attrs []slog.Attr // from WithAttrs
-}
-
-// Enabled implements slog.Handler: state changes (info and warn) are always wanted.
-func (h *observerHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelInfo || h.next.Enabled(ctx, l)
-}
-
-// Handle implements slog.Handler.
-func (h *observerHandler) Handle(ctx context.Context, r slog.Record) error {
-	if kind, ok := stateMessages[r.Message]; ok {
-		ev := StateEvent{Kind: kind, Time: r.Time, Level: r.Level, Message: r.Message}
-		ev.Attrs = append(ev.Attrs, h.attrs...)
-		r.Attrs(func(a slog.Attr) bool {
-			ev.Attrs = append(ev.Attrs, a)
-			return true
-		})
-		for _, a := range ev.Attrs {
-			switch a.Key {
-			case "backend":
-				ev.Backend = a.Value.String()
-			case "addr":
-				ev.Addr = a.Value.String()
-			}
+	ev := StateEvent{Kind: kind, Time: time.Now(), Level: level, Message: msg, Attrs: attrs}
+	for _, a := range attrs {
+		switch a.Key {
+		case "backend":
+			ev.Backend = a.Value.String()
+		case "addr":
+			ev.Addr = a.Value.String()
 		}
-		h.obs.OnStateChange(ev)
 	}
-	if h.next.Enabled(ctx, r.Level) {
-		return h.next.Handle(ctx, r)
-	}
-	return nil
-}
-
-// WithAttrs implements slog.Handler.
-func (h *observerHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &observerHandler{next: h.next.WithAttrs(attrs), obs: h.obs, attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
-}
-
-// WithGroup implements slog.Handler. Attributes under a group are not read for Backend and
-// Addr; obroute's own records use none.
-func (h *observerHandler) WithGroup(name string) slog.Handler {
-	return &observerHandler{next: h.next.WithGroup(name), obs: h.obs, attrs: h.attrs}
+	e.obs.OnStateChange(ev)
 }
 
 // routeRefused counts, logs (debug) and reports a statement the router refused.

@@ -172,7 +172,7 @@ func (m *serviceMonitor) round(ctx context.Context) {
 		from = prev.addr
 	}
 	m.be.stats.primaryChanged.Add(1)
-	m.be.logger.LogAttrs(ctx, slog.LevelInfo, "primary changed", slog.String("backend", m.be.name),
+	m.be.events.state(ctx, StatePrimaryChanged, slog.LevelInfo, "primary changed", slog.String("backend", m.be.name),
 		slog.String("service", m.name), slog.String("from", from), slog.String("to", next.addr))
 }
 

@@ -156,8 +156,7 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 			if err := r.ResetSession(ctx); err != nil {
 				s.broken = true
 				cs.dropBroken(s)
-				cs.c.stats.serverReplaced.Add(1)
-				cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name), slog.String("reason", "connection lost while idle"))
+				cs.replaced(ctx, s.backend, "connection lost while idle")
 			}
 		}
 	}
@@ -256,22 +255,23 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		return cs.noRows(wantRows)
 	case routing.KindExplainRoute:
 		rows, err := cs.explain(ctx, st.Explained, args)
-		return nil, rows, err
+		if err != nil || wantRows {
+			return nil, rows, err
+		}
+		rows.Close()
+		return driver.ResultNoRows, nil, nil
 	case routing.KindSet:
 		if st.NextTransaction != "" {
 			cs.nextTx = st.NextTransaction
 			return cs.noRows(wantRows)
 		}
 	}
-	hints := hint.FromContext(ctx)
-	if cs.tx.active && !cs.tx.hints.IsZero() {
-		var err error
-		if hints, err = hint.Combine(cs.tx.hints, hints); err != nil {
-			return nil, nil, err
-		}
-	}
 	start := time.Now()
-	plan, err := cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+	hints, err := cs.statementHints(ctx)
+	var plan *routing.Plan
+	if err == nil {
+		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+	}
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
@@ -376,16 +376,12 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
 		cs.dropBroken(s)
 		if s.broken && lostInTx {
-			cs.closeTx()
-			cs.c.stats.serverLost.Add(1)
-			cs.c.logger.LogAttrs(ctx, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", err.Error()))
-			return nil, nil, fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
+			return nil, nil, cs.loseTx(ctx, s, err)
 		}
 		// Retry only what provably never reached the server, and only outside a transaction
 		// (or before it is bound to its backend).
 		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && (!cs.tx.active || cs.tx.backend == "") {
-			cs.c.stats.serverReplaced.Add(1)
-			cs.c.logger.LogAttrs(ctx, slog.LevelInfo, "server session replaced", slog.String("backend", s.backend.name), slog.String("reason", "connection lost"))
+			cs.replaced(ctx, s.backend, "connection lost")
 			continue
 		}
 		// A write the old primary refused as read-only did nothing: after a switchover it
@@ -397,9 +393,13 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 	}
 }
 
+// errConnectionLost stands for driver.ErrBadConn in obroute's own errors, which must not be
+// mistaken by database/sql for "this client session is dead".
+var errConnectionLost = errors.New("connection lost")
+
 func errorText(err error) string {
 	if errors.Is(err, driver.ErrBadConn) {
-		return "connection lost"
+		return errConnectionLost.Error()
 	}
 	return err.Error()
 }

@@ -335,3 +335,23 @@ func TestConcurrentMixedWorkloadLeavesNoServerSessions(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// EXPLAIN ROUTE sent with Exec runs nothing and returns a result without rows.
+func TestExplainRouteThroughExec(t *testing.T) {
+	b := sqltest.Embedded(t, "hot")[0]
+	db, err := sql.Open("obroute", b.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec("EXPLAIN ROUTE CREATE TABLE never_created (a INT)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 0 {
+		t.Fatalf("RowsAffected = %d, %v; want 0", n, err)
+	}
+	if _, err := db.Exec("SELECT * FROM never_created"); err == nil {
+		t.Fatal("EXPLAIN ROUTE ran the explained statement")
+	}
+}

@@ -44,7 +44,7 @@ SELECT %d * 10000000 + seq,
   IF(seq %% 8 = 0, NULL, seq %% 40 + 1),
   IF(seq %% 7 = 0, NULL, (seq %% 500) + 0.25),
   ELT(seq %% 6 + 1, 'paid', 'PAID', 'Paid', 'shipped', 'refunded', 'new'),
-  TIMESTAMP '%s' + INTERVAL (seq DIV 3) * 3 * %d DIV %d SECOND
+  TIMESTAMP '%s' + INTERVAL ((seq - 1) DIV 3) * 3 * %d DIV %d SECOND
 FROM seq_1_to_%d`, table, k, month.Format(time.DateTime), secs, n, n)
 }
 
