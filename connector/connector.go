@@ -130,7 +130,7 @@ func (c *Connector) openMetadata(o *options) error {
 					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
 			}
 		},
-		Clock:    o.clock,
+		Clock: o.clock,
 	})
 	if err != nil {
 		if c.metaDB != nil {

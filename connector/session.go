@@ -259,7 +259,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 			return nil, rows, err
 		}
 		rows.Close()
-		return driver.ResultNoRows, nil, nil
+		return driver.RowsAffected(0), nil, nil
 	case routing.KindSet:
 		if st.NextTransaction != "" {
 			cs.nextTx = st.NextTransaction
@@ -301,7 +301,7 @@ func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, erro
 	if wantRows {
 		return nil, emptyRows{}, nil
 	}
-	return driver.ResultNoRows, nil, nil
+	return driver.RowsAffected(0), nil, nil
 }
 
 // route asks the router, with the client session's state as data; explain asks for the
