@@ -178,6 +178,10 @@ func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSessio
 		s.broken = true
 		cs.dropBroken(s)
 		return nil, nil
+	case !stale && s.verified:
+		// database/sql's ResetSession checked it when the client session left the pool.
+		s.verified = false
+		return s, nil
 	case !stale && s.alive(ctx):
 		return s, nil
 	}

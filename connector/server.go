@@ -21,6 +21,9 @@ type serverSession struct {
 	database string
 	// tx is the transaction open on this server session, nil outside one.
 	tx driver.Tx
+	// verified is set when the client session's ResetSession found the connection alive; the
+	// next statement then skips its own liveness check.
+	verified bool
 	// broken is set when go-sql-driver reported the connection unusable.
 	broken bool
 	// id is the server's connection id (for KILL QUERY), via the address the session is

@@ -152,13 +152,13 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 		return driver.ErrBadConn
 	}
 	for _, s := range cs.servers {
-		if r, ok := s.conn.(driver.SessionResetter); ok {
-			if err := r.ResetSession(ctx); err != nil {
-				s.broken = true
-				cs.dropBroken(s)
-				cs.replaced(ctx, s.backend, "connection lost while idle")
-			}
+		if r, ok := s.conn.(driver.SessionResetter); !ok || r.ResetSession(ctx) == nil {
+			s.verified = true
+			continue
 		}
+		s.broken = true
+		cs.dropBroken(s)
+		cs.replaced(ctx, s.backend, "connection lost while idle")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"container/list"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -23,8 +22,10 @@ func (s CacheStats) HitRate() float64 {
 
 const cacheShards = 16
 
-// statementCache is a bounded LRU of statement analyses keyed by SQL text, sharded to keep
-// lock contention low under many client sessions.
+// statementCache is a bounded cache of statement analyses keyed by SQL text. A hit takes only
+// a shard's read lock and sets the entry's reference bit; eviction is CLOCK (second chance), an
+// approximation of LRU that keeps hits free of writes to shared state, so that many client
+// sessions running the same statement do not queue on one lock.
 type statementCache struct {
 	seed   maphash.Seed
 	shards [cacheShards]cacheShard
@@ -34,18 +35,24 @@ type statementCache struct {
 }
 
 type cacheShard struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	limit int
-	items map[string]*list.Element
-	order list.List // front = most recently used; values are *Statement
+	items map[string]*cacheEntry
+	ring  []*cacheEntry // CLOCK ring, at most limit entries
+	hand  int
+}
+
+type cacheEntry struct {
+	st   *Statement
+	used atomic.Bool // referenced since the hand last passed
 }
 
 func newStatementCache(size int) *statementCache {
 	c := &statementCache{seed: maphash.MakeSeed()}
-	per := (size + cacheShards - 1) / cacheShards
+	per := max((size+cacheShards-1)/cacheShards, 1)
 	for i := range c.shards {
 		c.shards[i].limit = per
-		c.shards[i].items = make(map[string]*list.Element, per)
+		c.shards[i].items = make(map[string]*cacheEntry, per)
 	}
 	return c
 }
@@ -56,18 +63,18 @@ func (c *statementCache) shard(sql string) *cacheShard {
 
 func (c *statementCache) get(sql string) (*Statement, bool) {
 	s := c.shard(sql)
-	s.mu.Lock()
+	s.mu.RLock()
 	e, ok := s.items[sql]
-	if ok {
-		s.order.MoveToFront(e)
-	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if !ok {
 		c.misses.Add(1)
 		return nil, false
 	}
+	if !e.used.Load() {
+		e.used.Store(true)
+	}
 	c.hits.Add(1)
-	return e.Value.(*Statement), true
+	return e.st, true
 }
 
 func (c *statementCache) put(sql string, st *Statement) {
@@ -77,22 +84,29 @@ func (c *statementCache) put(sql string, st *Statement) {
 	if _, ok := s.items[sql]; ok {
 		return
 	}
-	s.items[sql] = s.order.PushFront(st)
-	if s.order.Len() > s.limit {
-		last := s.order.Back()
-		s.order.Remove(last)
-		delete(s.items, last.Value.(*Statement).SQL)
-		c.evicts.Add(1)
+	e := &cacheEntry{st: st}
+	s.items[sql] = e
+	if len(s.ring) < s.limit {
+		s.ring = append(s.ring, e)
+		return
 	}
+	for s.ring[s.hand].used.Load() { // second chance for entries referenced since
+		s.ring[s.hand].used.Store(false)
+		s.hand = (s.hand + 1) % len(s.ring)
+	}
+	delete(s.items, s.ring[s.hand].st.SQL)
+	s.ring[s.hand] = e
+	s.hand = (s.hand + 1) % len(s.ring)
+	c.evicts.Add(1)
 }
 
 func (c *statementCache) stats() CacheStats {
 	st := CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evicts.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.Lock()
-		st.Entries += s.order.Len()
-		s.mu.Unlock()
+		s.mu.RLock()
+		st.Entries += len(s.items)
+		s.mu.RUnlock()
 	}
 	return st
 }
