@@ -226,11 +226,13 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 		}
 		ts.qual = uses[0].As.String()
 		where = andAll(whereExpr(n.Where), ons)
-		leg := sqlparser.CloneRefOfSelect(n)
+		// Rewritten statements keep the column names of the statement as written.
+		named := withColumnNames(t.router.parser, n, st.SQL)
+		leg := sqlparser.CloneRefOfSelect(named)
 		leg.Comments = nil
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
-		if mp, err := planMerge(n, ts.key); err != nil {
+		if mp, err := planMerge(named, ts.key); err != nil {
 			ts.mergeErr = err
 		} else {
 			mp.leg.Where = withClamp(mp.leg.Where)
