@@ -79,7 +79,7 @@ func (f *fakeRows) ColumnTypeDatabaseTypeName(i int) string { return f.types[i] 
 func (f *fakeRows) ColumnTypeNullable(i int) (bool, bool)   { return true, true }
 func (f *fakeRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
 	if f.types[i] == "DECIMAL" {
-		return 10, 2, true
+		return 34, 2, true // SUM of a DECIMAL(12,2)
 	}
 	return 0, 0, false
 }

@@ -294,7 +294,9 @@ func (m *mergedRows) ColumnTypeNullable(i int) (bool, bool) {
 
 // ColumnTypePrecisionScale implements driver.RowsColumnTypePrecisionScale,
 // from the first input that implements it, else (0, 0, false). An AVG
-// column reports the input's (SUM's) precision and scale plus 4, as MySQL's AVG has.
+// column's input is the SUM of the argument, DECIMAL(p+22, s) for an argument of
+// DECIMAL(p, s); it reports MySQL's AVG type DECIMAL(p+4, s+4). (A SUM whose
+// precision MySQL capped at 65 gives a lower bound.)
 func (m *mergedRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
 	r, ok := firstAs[driver.RowsColumnTypePrecisionScale](m.in.rows)
 	if !ok {
@@ -302,10 +304,17 @@ func (m *mergedRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
 	}
 	p, s, ok := r.ColumnTypePrecisionScale(i)
 	if ok && m.avgCol[i] && kindOfType(m.ColumnTypeDatabaseTypeName(i)) == KindNumber {
-		p, s = p+avgScaleIncrement, min(s+avgScaleIncrement, maxDecimalScale)
+		p = min(max(p-sumExtraDigits, 1)+avgScaleIncrement, maxDecimalPrecision)
+		s = min(s+avgScaleIncrement, maxDecimalScale)
 	}
 	return p, s, ok
 }
+
+// sumExtraDigits is MySQL's DECIMAL_LONGLONG_DIGITS: SUM of DECIMAL(p, s) is DECIMAL(p+22, s).
+const sumExtraDigits = 22
+
+// maxDecimalPrecision is MySQL's DECIMAL_MAX_PRECISION.
+const maxDecimalPrecision = 65
 
 // ColumnTypeScanType implements driver.RowsColumnTypeScanType, from the first
 // input that implements it, else the type of any (database/sql's default).

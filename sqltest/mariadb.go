@@ -201,6 +201,11 @@ func startInstance(tb testing.TB, bin mariadbBinaries, tmpl string, opts MariaDB
 	if err := copyDir(tmpl, filepath.Join(dir, "data")); err != nil {
 		tb.Fatalf("sqltest: MariaDB %s: copy template data dir: %v", name, err)
 	}
+	// Each instance its own temporary directory: instances sharing /tmp collide on the names
+	// of their internal temporary tables.
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		tb.Fatalf("sqltest: MariaDB %s: %v", name, err)
+	}
 	// The port is picked free and released before mariadbd binds it; retry
 	// with another if something else took it in between.
 	for attempt := 1; ; attempt++ {
@@ -237,6 +242,7 @@ func (in *instance) buildArgs(opts MariaDBOptions) []string {
 		"--log-error=" + filepath.Join(in.dir, "error.log"),
 		"--innodb-use-native-aio=0", // many instances would exhaust fs.aio-max-nr
 		"--max-connections=500",
+		"--tmpdir=" + filepath.Join(in.dir, "tmp"),
 	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")

@@ -36,7 +36,15 @@ func query(ctx context.Context, db *sql.DB, q string, args ...any) (result, erro
 		return r, err
 	}
 	for _, ct := range cts {
-		r.types = append(r.types, ct.DatabaseTypeName())
+		typ := ct.DatabaseTypeName()
+		if p, s, ok := ct.DecimalSize(); ok {
+			typ += fmt.Sprintf("(%d,%d)", p, s)
+		}
+		if n, ok := ct.Nullable(); ok && !n {
+			typ += " NOT NULL"
+		}
+		typ += " " + ct.ScanType().String()
+		r.types = append(r.types, typ)
 	}
 	r.rows, err = difftest.ScanAll(rows)
 	return r, err

@@ -10,5 +10,19 @@
 // the reference table, and compares. Everything is derived from one seed, which the test
 // prints so that a failure can be replayed.
 //
+// # What is compared
+//
+// A query whose rows the reference may return in more than one correct way is compared only on
+// what is determined: Query.Ordered is set only when the ORDER BY is total (row queries end
+// their ORDER BY with the unique id; grouped queries order by every group column after any
+// aggregate; DISTINCT queries order by every selected column), and LIMIT/OFFSET appear only on
+// such queries, so ties in the sort keys never decide which rows a LIMIT keeps. Other queries
+// are compared as multisets. Where a string result is one of several values equal under the
+// _ci collation ('paid', 'PAID', 'Paid') and the server may return any of them (MIN(status),
+// GROUP BY status, DISTINCT status), Query.FoldCase asks for a case-folded comparison.
+//
+// The tests themselves (package difftest_test) run against real MariaDB servers started by
+// package sqltest; their seed is logged and replayed with OBROUTE_DIFF_SEED=N or -args -seed=N.
+//
 // The package does no I/O itself except ScanAll, which reads a *sql.Rows.
 package difftest

@@ -12,7 +12,8 @@ type Query struct {
 	// SQL uses the logical table name; run it through obroute, and on the reference table with
 	// the name replaced (see ForTable).
 	SQL string
-	// Args are the values of SQL's ? placeholders: time.Time or 'YYYY-MM-DD hh:mm:ss' strings.
+	// Args are the values of SQL's ? placeholders: time.Time or 'YYYY-MM-DD[ hh:mm:ss]' strings
+	// for times, int64 for LIMIT and OFFSET.
 	Args []any
 	// Ordered is set when the query's ORDER BY fixes the order of every row (ties broken by a
 	// unique key); results are then compared in order, else as multisets.
@@ -51,6 +52,8 @@ type Generator struct {
 	seed uint64
 	rng  *rand.Rand
 	cfg  QueryConfig
+	// key is the shard key as the current query names it: order_time or o.order_time.
+	key string
 }
 
 // NewGenerator returns a generator for seed.
@@ -64,6 +67,12 @@ func (g *Generator) Seed() uint64 { return g.seed }
 // Next returns the next query.
 func (g *Generator) Next() Query {
 	var q Query
+	table := g.cfg.Table
+	g.key = "order_time"
+	if g.rng.IntN(6) == 0 { // a table alias, and the shard key qualified by it
+		table += " o"
+		g.key = "o.order_time"
+	}
 	where, args := g.where()
 	q.Args = args
 	kind := "rows"
@@ -71,7 +80,7 @@ func (g *Generator) Next() Query {
 		kind = []string{"rows", "rows", "aggregate", "group", "distinct"}[g.rng.IntN(5)]
 	}
 	q.Kind = kind
-	from := " FROM " + g.cfg.Table + " WHERE " + where
+	from := " FROM " + table + " WHERE " + where
 	switch kind {
 	case "rows":
 		// Sometimes a subset of the columns, so that sort keys are hidden columns.
@@ -236,7 +245,7 @@ func (g *Generator) timeCond(args *[]any, depth int) string {
 	if b.Before(a) {
 		a, b = b, a
 	}
-	k := "order_time"
+	k := g.key
 	n := g.rng.IntN(10)
 	if depth > 0 && (n == 7 || n == 8) {
 		// A one-sided branch of an OR could leave the whole range open on both sides, which
