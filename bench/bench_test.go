@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,33 @@ func BenchmarkOverhead(b *testing.B) {
 			}
 		})
 	}
+	// The same statements alternated one by one: both sides see the same machine at the same
+	// moment, so the ratio is not at the mercy of other work on a shared machine.
+	b.Run("point/paired", func(b *testing.B) {
+		raw, routed := f.raw["hot"], f.obroute
+		pointSelect(b, raw, 0)
+		pointSelect(b, routed, 0)
+		rawTimes := make([]time.Duration, 0, b.N)
+		routedTimes := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			first, second, firstTimes, secondTimes := raw, routed, &rawTimes, &routedTimes
+			if i%2 == 1 { // alternate which goes first
+				first, second, firstTimes, secondTimes = routed, raw, &routedTimes, &rawTimes
+			}
+			t0 := time.Now()
+			pointSelect(b, first, i)
+			t1 := time.Now()
+			pointSelect(b, second, i)
+			*firstTimes = append(*firstTimes, t1.Sub(t0))
+			*secondTimes = append(*secondTimes, time.Since(t1))
+		}
+		// Medians: a few statements delayed by other work on the machine do not move them.
+		rawMedian, routedMedian := median(rawTimes), median(routedTimes)
+		b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns/op")
+		b.ReportMetric(float64(routedMedian.Nanoseconds()), "obroute-ns/op")
+		b.ReportMetric(float64(routedMedian)/float64(rawMedian), "ratio")
+	})
 	for _, side := range []string{"raw", "obroute"} {
 		db := f.obroute
 		if side == "raw" {
@@ -198,6 +226,12 @@ func BenchmarkOverhead(b *testing.B) {
 			drain(b, f.obroute, splitQuery, splitFrom)
 		}
 	})
+}
+
+// median returns the middle of ds (which it sorts).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // testingProcs is GOMAXPROCS: RunParallel starts GOMAXPROCS × parallelism goroutines.

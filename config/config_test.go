@@ -191,3 +191,17 @@ func FuzzParseDSN(f *testing.F) {
 		}
 	})
 }
+
+// The example configuration in the repository stays valid.
+func TestExampleConfigFile(t *testing.T) {
+	c, err := ParseDSN("obroute:config=../examples/obroute.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Backends) != 5 || c.Default != "hot" || c.Routes["audit_log"] != "cold" || c.Shadow == nil || len(c.TimeTables) != 1 {
+		t.Fatalf("example config read as %+v", c)
+	}
+	if tt := c.TimeTables[0]; tt.Budgets.L2.Seconds() != 2 || tt.Window.Months != 2 {
+		t.Fatalf("time table read as %+v", tt)
+	}
+}
