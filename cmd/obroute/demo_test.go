@@ -37,3 +37,22 @@ func TestDemoShowsEveryRoute(t *testing.T) {
 		t.Log(text)
 	}
 }
+
+// The example configuration and shard list of the README explain the README's query.
+func TestExplainReadmeExample(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"explain", "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv",
+		"-now", "2025-03-15", "-arg", "2024-12-01",
+		"SELECT user_id, SUM(amount) AS total FROM orders WHERE order_time >= ? GROUP BY user_id ORDER BY total DESC LIMIT 10"}, &out, &out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"split into 3 hot and 1 cold", "/* cold_query */ select user_id", `addr:"10.0.0.2:3306"`, `MERGE:{order_by:"col2 DESC"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "secret") {
+		t.Error("the output shows the example's password")
+	}
+}
