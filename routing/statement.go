@@ -119,7 +119,7 @@ func (r *Router) analyze(sql string) *Statement {
 	body := sql[hint.StatementStart(sql):]
 	if hasPrefixFold(body, explainRoutePrefix) && len(body) > len(explainRoutePrefix) && isSpace(body[len(explainRoutePrefix)]) {
 		st.Kind = KindExplainRoute
-		st.Explained = r.analyze(strings.TrimSpace(body[len(explainRoutePrefix):]))
+		st.Explained = r.Analyze(strings.TrimSpace(body[len(explainRoutePrefix):]))
 		return st
 	}
 	ast, bindVars, err := r.parser.Parse2(sql)
