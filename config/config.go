@@ -195,6 +195,7 @@ func (c *Config) Validate() error {
 	if !seen[c.Default] {
 		return errorf("default", "backend %q is not configured; name one of %s", c.Default, c.backendNames())
 	}
+	routes := make(map[string]string, len(c.Routes))
 	for table, b := range c.Routes {
 		if table == "" {
 			return errorf("routes", "route without a table name")
@@ -202,6 +203,14 @@ func (c *Config) Validate() error {
 		if !seen[b] {
 			return errorf("route."+table, "backend %q is not configured; name one of %s", b, c.backendNames())
 		}
+		key := strings.ToLower(table) // table names are matched case-insensitively
+		if other, dup := routes[key]; dup && other != b {
+			return errorf("route."+table, "routed twice with different case (to %s and %s); keep one", other, b)
+		}
+		routes[key] = b
+	}
+	if c.Routes != nil {
+		c.Routes = routes
 	}
 	if c.Shadow != nil {
 		if err := c.Shadow.Validate(func(name string) bool { return seen[name] }); err != nil {
@@ -264,10 +273,14 @@ func (b *Backend) Address() string {
 	return b.MySQL.Addr
 }
 
-// redact removes the password of dsn from msg. The password is taken as the text between the
-// first ':' and the last '@' before the address, which is how go-sql-driver reads it.
+// redact removes the password of dsn from msg, in case an error quotes it. The password is the
+// text between the first ':' and the last '@' before the last '/', as go-sql-driver reads it.
 func redact(msg, dsn string) string {
-	at := strings.LastIndex(dsn, "@")
+	end := strings.LastIndexByte(dsn, '/')
+	if end < 0 {
+		end = len(dsn)
+	}
+	at := strings.LastIndexByte(dsn[:end], '@')
 	if at < 0 {
 		return msg
 	}

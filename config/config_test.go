@@ -205,3 +205,24 @@ func TestExampleConfigFile(t *testing.T) {
 		t.Fatalf("time table read as %+v", tt)
 	}
 }
+
+func TestRoutesMatchTablesCaseInsensitively(t *testing.T) {
+	c := &Config{Backends: []Backend{{Name: "hot", DSN: "root@tcp(h:1)/d"}, {Name: "cold", DSN: "root@tcp(h:2)/d"}}, Routes: map[string]string{"AuditLog": "cold"}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Routes["auditlog"] != "cold" {
+		t.Fatalf("routes = %v, want the key lower-cased", c.Routes)
+	}
+	c = &Config{Backends: []Backend{{Name: "hot", DSN: "root@tcp(h:1)/d"}, {Name: "cold", DSN: "root@tcp(h:2)/d"}}, Routes: map[string]string{"AuditLog": "cold", "auditlog": "hot"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "routed twice") {
+		t.Fatalf("conflicting routes: err = %v", err)
+	}
+}
+
+func TestInvalidCandidateIsFencedEverywhere(t *testing.T) {
+	s := &Service{Candidates: []Candidate{{Addr: "a:1"}, {Addr: "b:1"}, {Addr: "a:1", Invalid: true}}}
+	if got := s.Valid(); len(got) != 1 || got[0] != "b:1" {
+		t.Fatalf("Valid() = %v, want [b:1]: an address marked INVALID is never used", got)
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,11 +84,16 @@ type Candidate struct {
 	Invalid bool `yaml:"invalid"`
 }
 
-// Valid returns the addresses of the candidates not marked invalid, in order.
+// Valid returns the addresses of the candidates not marked invalid, in order. An address marked
+// invalid in any of its entries is fenced off, whatever its other entries say.
 func (s *Service) Valid() []string {
+	fenced := map[string]bool{}
+	for _, c := range s.Candidates {
+		fenced[c.Addr] = fenced[c.Addr] || c.Invalid
+	}
 	var out []string
 	for _, c := range s.Candidates {
-		if !c.Invalid {
+		if !fenced[c.Addr] && !slices.Contains(out, c.Addr) {
 			out = append(out, c.Addr)
 		}
 	}

@@ -152,14 +152,19 @@ func (b *backend) dial(ctx context.Context) (driver.Conn, *mysqlTarget, uint64, 
 	return c, t, epoch, err
 }
 
-// dial opens a go-sql-driver connection to t within timeout (none when zero).
+// dial opens a go-sql-driver connection to t within timeout (none when zero). Running out of
+// that time is the backend's failure, reported as such, not as the caller's deadline.
 func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.Conn, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	if timeout <= 0 {
+		return t.conn.Connect(ctx)
 	}
-	return t.conn.Connect(ctx)
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := t.conn.Connect(dctx)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("obroute: connecting to %s took longer than the connect timeout %s (timeout.connect)", t.addr, timeout)
+	}
+	return c, err
 }
 
 // open opens a server session to the backend. A backend marked down fails at once with

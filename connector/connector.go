@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,8 +34,11 @@ type Connector struct {
 	metaDB   *sql.DB
 	logger   *slog.Logger
 	events   *events // state changes: logged and reported to the observer
-	stats    *Stats
-	driver   driver.Driver
+	// autocommit is the autocommit a server session of the default backend starts with: off
+	// when its DSN sets autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect).
+	autocommit bool
+	stats      *Stats
+	driver     driver.Driver
 
 	closeOnce sync.Once
 	closeErr  error
@@ -88,6 +92,10 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer}, stats: newStats(), driver: o.driver}
+	c.autocommit = true
+	if v, ok := c.cfg.Backend(cfg.Default).MySQL.Params["autocommit"]; ok {
+		c.autocommit = isOn(strings.ToLower(strings.Trim(v, "'")))
+	}
 	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
@@ -103,7 +111,12 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 			c.Close()
 			return nil, err
 		}
-		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock}
+		loc, err := dataLocation(cfg)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock, Location: loc}
 	}
 	router, err := routing.New(rc)
 	if err != nil {
@@ -143,6 +156,29 @@ func (c *Connector) openMetadata(o *options) error {
 	return nil
 }
 
+// dataLocation is the time zone go-sql-driver gives time.Time arguments on every backend (its
+// loc parameter, UTC by default). Time routing reads arguments in it, so the backends must agree:
+// one split statement sends the same time.Time to several of them.
+func dataLocation(cfg *config.Config) (*time.Location, error) {
+	var loc *time.Location
+	first := ""
+	for _, b := range cfg.Backends {
+		l := b.MySQL.Loc
+		if l == nil {
+			l = time.UTC
+		}
+		if loc == nil {
+			loc, first = l, b.Name
+			continue
+		}
+		if l.String() != loc.String() {
+			return nil, fmt.Errorf("obroute: backends %s (loc=%s) and %s (loc=%s) read time arguments in different time zones; time routing needs one: set the same loc in every backend DSN",
+				first, loc, b.Name, l)
+		}
+	}
+	return loc, nil
+}
+
 // Connect implements driver.Connector: it returns a client session. No server session is
 // opened until a statement is routed to its backend.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -151,6 +187,20 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	c.stats.clientSessions.Add(1)
 	return newClientSession(c), nil
+}
+
+// Open builds a connector for one client session and returns that session; closing the session
+// closes the connector. It is what a bare driver.Driver.Open needs (database/sql itself uses a
+// Connector and opens many client sessions over it).
+func Open(cfg *config.Config, opts ...Option) (driver.Conn, error) {
+	c, err := New(cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cs := newClientSession(c)
+	cs.ownsConnector = true
+	c.stats.clientSessions.Add(1)
+	return cs, nil
 }
 
 // Driver implements driver.Connector.

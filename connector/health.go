@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,16 +53,10 @@ func isFailure(err error) bool {
 	var me *mysql.MySQLError
 	switch {
 	case err == nil, errors.As(err, &me), errors.Is(err, driver.ErrBadConn),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && !isTimeout(err):
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded): // the caller's deadline, not the backend's
 		return false
 	}
 	return true
-}
-
-// isTimeout reports a network timeout (a deadline of go-sql-driver's own).
-func isTimeout(err error) bool {
-	var ne interface{ Timeout() bool }
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // failed counts a failure of the backend; enough in a row mark it down and start the probe.
@@ -191,6 +187,9 @@ func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSessio
 	}
 	s.broken = true
 	cs.dropBroken(s)
+	if err := cs.loseTempTables(be.name); err != nil {
+		return nil, err
+	}
 	cs.replaced(ctx, be, reason)
 	return nil, nil
 }
@@ -201,18 +200,45 @@ func (cs *clientSession) replaced(ctx context.Context, be *backend, reason strin
 	cs.c.events.state(ctx, StateServerSessionReplaced, slog.LevelInfo, "server session replaced", slog.String("backend", be.name), slog.String("reason", reason))
 }
 
-// loseTx ends the transaction open on s with ErrTxBackendLost wrapping cause. A cause of
-// driver.ErrBadConn is not wrapped: database/sql would take the whole client session for dead.
+// loseTx ends the transaction of the client session, whose server session s (nil when it is
+// already gone) was lost, with ErrTxBackendLost wrapping cause. A cause of driver.ErrBadConn is not
+// wrapped: database/sql would take the whole client session for dead.
 func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause error) error {
-	s.broken = true
-	cs.dropBroken(s)
+	backend := cs.tx.backend
+	addr := cs.c.backends[backend].addr
+	if s != nil {
+		s.broken = true
+		cs.dropBroken(s)
+		backend = s.backend.name
+		if s.via != nil {
+			addr = s.via.addr
+		}
+	}
 	cs.closeTx()
 	if errors.Is(cause, driver.ErrBadConn) {
 		cause = errConnectionLost
 	}
 	cs.c.stats.serverLost.Add(1)
-	cs.c.events.state(ctx, StateServerSessionLost, slog.LevelWarn, "server session lost in transaction", slog.String("backend", s.backend.name), slog.String("error", cause.Error()))
-	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, s.backend.name, s.via.addr)
+	cs.c.events.state(ctx, StateServerSessionLost, slog.LevelWarn, "server session lost in transaction", slog.String("backend", backend), slog.String("error", cause.Error()))
+	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, backend, addr)
+}
+
+// loseTempTables forgets the temporary tables that lived on backend's lost server session and
+// returns ErrTempTablesLost naming them, nil when there were none. A lost temporary table must
+// not be silently replaced by a permanent table of the same name on a new server session.
+func (cs *clientSession) loseTempTables(backend string) error {
+	var lost []string
+	for t, b := range cs.routing.TempTables {
+		if b == backend {
+			lost = append(lost, t)
+			delete(cs.routing.TempTables, t)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	slices.Sort(lost)
+	return fmt.Errorf("%w: backend %s lost the server session holding %s; create them again", ErrTempTablesLost, backend, strings.Join(lost, ", "))
 }
 
 // awaitPrimaryChange: when err is a read-only refusal on a service backend, it asks for a new

@@ -25,7 +25,8 @@ type Observer interface {
 
 // RouteEvent is one statement as the router and the connector handled it.
 type RouteEvent struct {
-	// SQL is the statement text as the application sent it.
+	// SQL is the statement text as the application sent it, with its string literals masked
+	// when it may carry a password (routing.Statement.LogText).
 	SQL string
 	// Plan is the route; nil when the router refused the statement.
 	Plan *routing.Plan
@@ -111,11 +112,11 @@ func (c *Connector) routeRefused(ctx context.Context, st *routing.Statement, err
 	c.stats.rejected.Add(1)
 	c.stats.refusals[i].Add(1)
 	if c.logger.Enabled(ctx, slog.LevelDebug) {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "route refused", slog.String("sql", st.SQL),
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "route refused", slog.String("sql", st.LogText()),
 			slog.String("reason", refusalNames[i]), slog.String("error", err.Error()))
 	}
 	if obs := c.observer(); obs != nil {
-		obs.OnRoute(ctx, RouteEvent{SQL: st.SQL, Refusal: refusalNames[i], Err: err, Duration: time.Since(start)})
+		obs.OnRoute(ctx, RouteEvent{SQL: st.LogText(), Refusal: refusalNames[i], Err: err, Duration: time.Since(start)})
 	}
 }
 
@@ -133,7 +134,7 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 			slog.String("type", string(plan.Type)), slog.String("class", plan.Class.String()),
 			slog.Any("backends", plan.Backends()), slog.String("level", plan.Level.String()),
 			slog.Bool("shadow", plan.Shadow), slog.Bool("in_transaction", plan.InTransaction),
-			slog.Duration("duration", d), slog.String("sql", plan.Statement.SQL), slog.Any("prompts", plan.Prompts),
+			slog.Duration("duration", d), slog.String("sql", plan.Statement.LogText()), slog.Any("prompts", plan.Prompts),
 		}
 		if err != nil {
 			attrs = append(attrs, slog.String("error", err.Error()))
@@ -141,7 +142,7 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 		c.logger.LogAttrs(ctx, slog.LevelDebug, "route", attrs...)
 	}
 	if obs != nil {
-		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.SQL, Plan: plan, Err: err, Duration: d})
+		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.LogText(), Plan: plan, Err: err, Duration: d})
 	}
 }
 

@@ -33,6 +33,8 @@ type clientSession struct {
 	// nextTx is a one-shot SET TRANSACTION waiting for the next transaction's backend.
 	nextTx string
 	closed bool
+	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
+	ownsConnector bool
 }
 
 type txState struct {
@@ -59,7 +61,7 @@ var (
 )
 
 func newClientSession(c *Connector) *clientSession {
-	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: true}
+	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit}
 	cs.routing.TempTables = map[string]string{}
 	return cs
 }
@@ -142,7 +144,7 @@ func (cs *clientSession) Ping(ctx context.Context) error {
 		s.markErr(err)
 		cs.dropBroken(s)
 	}
-	return err
+	return cs.keepSession(err)
 }
 
 // ResetSession implements driver.SessionResetter. A server session found dead is dropped and
@@ -194,6 +196,11 @@ func (cs *clientSession) Close() error {
 		}
 		delete(cs.servers, name)
 	}
+	if cs.ownsConnector {
+		if err := cs.c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
 }
 
@@ -209,6 +216,14 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 		if s, err := cs.reuse(ctx, be, s); s != nil || err != nil {
 			return s, err
 		}
+	}
+	// The server session is missing or lost. A transaction bound to it, or temporary tables
+	// in it, are gone with it: never continue them on a new server session.
+	if cs.tx.active && cs.tx.backend == backend {
+		return nil, cs.loseTx(ctx, cs.servers[backend], errConnectionLost)
+	}
+	if err := cs.loseTempTables(backend); err != nil {
+		return nil, err
 	}
 	s, err := be.open(ctx)
 	if err != nil {
@@ -278,6 +293,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	cs.c.stats.routes[plan.Class].Add(1)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
+	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err
 }
@@ -298,10 +314,15 @@ func (cs *clientSession) executeWithin(ctx context.Context, plan *routing.Plan, 
 }
 
 func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, error) {
+	return cs.noRowsResult(driver.RowsAffected(0), wantRows)
+}
+
+// noRowsResult answers a statement without rows: res for Exec, empty rows for Query.
+func (cs *clientSession) noRowsResult(res driver.Result, wantRows bool) (driver.Result, driver.Rows, error) {
 	if wantRows {
 		return nil, emptyRows{}, nil
 	}
-	return driver.RowsAffected(0), nil, nil
+	return res, nil, nil
 }
 
 // route asks the router, with the client session's state as data; explain asks for the
@@ -318,15 +339,15 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	st := plan.Statement
 	first := plan.Targets[0].Backend
-	if cs.tx.active && cs.tx.backend == "" {
+	// autocommit=0: a statement outside a transaction opens one on its server.
+	opensImplicitTx := !cs.autocommit && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
+	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
+	// binds it to one backend: it cannot span several.
+	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
 		if backends := plan.Backends(); len(backends) > 1 {
 			return nil, nil, fmt.Errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
 				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
 		}
-	}
-	if !cs.autocommit && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
-		// autocommit=0: this statement opens a transaction on its server.
-		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
 	}
 	var res driver.Result
 	var rows driver.Rows
@@ -344,6 +365,10 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if opensImplicitTx {
+		// It ran: its server now holds the transaction until COMMIT/ROLLBACK.
+		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
 	}
 	cs.routing.LastBackend = first
 	if st.TempTableCreated != "" {
@@ -397,6 +422,21 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 // mistaken by database/sql for "this client session is dead".
 var errConnectionLost = errors.New("connection lost")
 
+// keepSession turns driver.ErrBadConn (a server session lost before anything was sent) into an
+// ordinary error when database/sql, which discards a client session that returns it, would
+// throw away more than the lost server session: a transaction, temporary tables, the server
+// sessions of other backends. Otherwise ErrBadConn stays, exactly as go-sql-driver returns it
+// (database/sql then retries on a fresh client session; rejectReadOnly relies on that).
+func (cs *clientSession) keepSession(err error) error {
+	if !errors.Is(err, driver.ErrBadConn) {
+		return err
+	}
+	if cs.tx.active || len(cs.routing.TempTables) > 0 || len(cs.servers) > 0 {
+		return fmt.Errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
+	}
+	return err
+}
+
 func errorText(err error) string {
 	if errors.Is(err, driver.ErrBadConn) {
 		return errConnectionLost.Error()
@@ -417,6 +457,11 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
+	} else if cs.nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
+		// SET TRANSACTION … applies to the next transaction, here the statement's own.
+		if err := cs.applyNextTx(ctx, s); err != nil {
+			return nil, nil, err
+		}
 	}
 	switch st.Kind {
 	case routing.KindSet:
@@ -427,7 +472,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		if err := cs.recordSet(ctx, s, st); err != nil {
 			return nil, nil, err
 		}
-		return cs.resultOrRows(res, wantRows)
+		return cs.noRowsResult(res, wantRows)
 	case routing.KindUse:
 		res, err := s.exec(ctx, t.SQL, nil, false)
 		if err != nil {
@@ -435,7 +480,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		}
 		cs.state.use(st.Database)
 		s.caughtUp(&cs.state)
-		return cs.resultOrRows(res, wantRows)
+		return cs.noRowsResult(res, wantRows)
 	}
 	prepared := prep != nil
 	if prepared && t.SQL == st.SQL {
@@ -447,13 +492,6 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 	}
 	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
 	return res, nil, err
-}
-
-func (cs *clientSession) resultOrRows(res driver.Result, wantRows bool) (driver.Result, driver.Rows, error) {
-	if wantRows {
-		return nil, emptyRows{}, nil
-	}
-	return res, nil, nil
 }
 
 // recordSet keeps the session assignments of a SET that s has just run. An assignment whose
@@ -476,12 +514,13 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 			vars, copied = append([]routing.SessionVar(nil), st.Vars...), true
 		}
 		vars[i].Assignment = variableRef(v.Name) + " = " + lit
+		vars[i].Value = strings.ToLower(strings.Trim(lit, "'"))
 	}
 	cs.state.record(vars)
 	s.caughtUp(&cs.state)
 	for _, v := range vars {
 		if v.Name == "autocommit" {
-			cs.autocommit = v.Value != "0" && v.Value != "off" && v.Value != "false"
+			cs.autocommit = isOn(v.Value)
 			if cs.autocommit && cs.tx.active && !cs.tx.explicit {
 				cs.closeTx() // SET autocommit=1 commits the implicit transaction
 			}
@@ -489,6 +528,9 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 	}
 	return nil
 }
+
+// isOn reads a boolean system variable's value as MySQL does (1, ON, TRUE).
+func isOn(v string) bool { return v != "0" && v != "off" && v != "false" }
 
 func variableRef(name string) string {
 	if strings.HasPrefix(name, "@") {
@@ -536,13 +578,22 @@ func sqlLiteral(v driver.Value, numeric bool) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(text) + "'"
 }
 
+// applyNextTx sends a pending one-shot SET TRANSACTION to s, where the next transaction runs.
+func (cs *clientSession) applyNextTx(ctx context.Context, s *serverSession) error {
+	if cs.nextTx == "" {
+		return nil
+	}
+	if _, err := s.exec(ctx, cs.nextTx, nil, false); err != nil {
+		return err
+	}
+	cs.nextTx = ""
+	return nil
+}
+
 // startTx starts the pending transaction on s, the backend of its first statement.
 func (cs *clientSession) startTx(ctx context.Context, s *serverSession, shadow bool) error {
-	if cs.nextTx != "" {
-		if _, err := s.exec(ctx, cs.nextTx, nil, false); err != nil {
-			return err
-		}
-		cs.nextTx = ""
+	if err := cs.applyNextTx(ctx, s); err != nil {
+		return err
 	}
 	tx, err := s.conn.(driver.ConnBeginTx).BeginTx(ctx, cs.tx.opts)
 	if err != nil {
@@ -559,6 +610,14 @@ func (cs *clientSession) startTx(ctx context.Context, s *serverSession, shadow b
 // transaction that never ran a statement has nothing to finish.
 func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
 	if !cs.tx.active {
+		// No transaction obroute knows of. The server may still have one (autocommit turned off
+		// where obroute could not see it, init_connect …): send the verb to the last server
+		// session, as a single connection would; with no transaction it does nothing there.
+		if s := cs.servers[cs.routing.LastBackend]; s != nil && !s.broken {
+			_, err := s.exec(ctx, verb, nil, false)
+			cs.dropBroken(s)
+			return err
+		}
 		return nil
 	}
 	s := cs.servers[cs.tx.backend]
@@ -680,8 +739,8 @@ func firstError(errs []error) error {
 }
 
 // execTargets runs the targets of a split write. The router only splits a write across tables
-// of one backend; outside a transaction the parts run in a local transaction so that they land
-// together or not at all.
+// of one backend; the parts land together or not at all: outside a transaction in a local one,
+// inside the client's transaction behind a savepoint.
 func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
 	backends := plan.Backends()
 	if len(backends) > 1 {
@@ -694,19 +753,32 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if err := s.sync(ctx, &cs.state); err != nil {
 		return nil, err
 	}
-	local := !cs.tx.active
 	if cs.tx.active && cs.tx.explicit && s.tx == nil {
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, err
 		}
 	}
-	var ltx driver.Tx
-	if local {
-		if ltx, err = s.conn.(driver.ConnBeginTx).BeginTx(ctx, driver.TxOptions{}); err != nil {
-			s.markErr(err)
-			cs.dropBroken(s)
-			return nil, err
+	inTx := cs.tx.active
+	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
+	if !inTx {
+		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
+	}
+	// fail ends the attempt: the parts are undone, or the transaction is lost with its session.
+	fail := func(err error) (driver.Result, error) {
+		if !s.broken {
+			if _, uerr := s.exec(ctx, undo, nil, false); uerr == nil {
+				return nil, err
+			}
 		}
+		if inTx {
+			return nil, cs.loseTx(ctx, s, err)
+		}
+		s.broken = true
+		cs.dropBroken(s)
+		return nil, err
+	}
+	if _, err := s.exec(ctx, begin, nil, false); err != nil {
+		return fail(err)
 	}
 	var total int64
 	for _, t := range plan.Targets {
@@ -717,19 +789,11 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			total += n
 		}
 		if err != nil {
-			if ltx != nil {
-				ltx.Rollback()
-			}
-			cs.dropBroken(s)
-			return nil, err
+			return fail(err)
 		}
 	}
-	if ltx != nil {
-		if err := ltx.Commit(); err != nil {
-			s.markErr(err)
-			cs.dropBroken(s)
-			return nil, err
-		}
+	if _, err := s.exec(ctx, done, nil, false); err != nil {
+		return fail(err)
 	}
 	return driver.RowsAffected(total), nil
 }

@@ -39,13 +39,3 @@ func (st *sessionState) use(db string) {
 	st.database = db
 	st.version++
 }
-
-// value returns the recorded literal value of a variable, "" when unset or not a literal.
-func (st *sessionState) value(name string) string {
-	for _, v := range st.vars {
-		if v.Name == name {
-			return v.Value
-		}
-	}
-	return ""
-}

@@ -10,7 +10,6 @@
 package driver
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 
@@ -42,11 +41,11 @@ func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
 }
 
 // Open implements driver.Driver. database/sql uses OpenConnector instead; Open builds a
-// connector for one connection and exists for callers of the bare driver.Driver interface.
+// connector for one connection, closed with it, for callers of the bare driver.Driver interface.
 func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, err := d.OpenConnector(dsn)
+	cfg, err := config.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return c.Connect(context.Background())
+	return connector.Open(cfg, connector.WithDriver(d))
 }

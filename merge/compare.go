@@ -27,7 +27,7 @@ const (
 	KindFloat         // FLOAT, DOUBLE
 	KindDateTime      // DATE, DATETIME, TIMESTAMP
 	KindTime          // TIME (a signed duration up to ±838:59:59)
-	KindText          // CHAR, VARCHAR, TEXT, ENUM, SET: a _ci collation, see the package doc
+	KindText          // CHAR, VARCHAR, TEXT, ENUM, SET: utf8mb4_general_ci, see the package doc
 	KindBinary        // BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise
 )
 
@@ -418,36 +418,51 @@ func parseTimeOfDay(b []byte) (int64, bool) {
 	return us, true
 }
 
-// textWeight returns the collation weight of the first character of b and
-// its width: the Unicode simple case folding class (its smallest member, so
-// 'a' and 'A' weigh 'A'), or for an invalid UTF-8 byte a weight past every rune.
+// asciiWeight is the utf8mb4_general_ci weight of each ASCII byte: a–z
+// weigh as A–Z, everything else as itself.
+var asciiWeight = func() (w [utf8.RuneSelf]byte) {
+	for c := range w {
+		w[c] = byte(generalCIPages[0][c])
+	}
+	return w
+}()
+
+// textWeight returns the utf8mb4_general_ci weight of the first character
+// of b and its width: for U+0000–U+FFFF MariaDB's weight from
+// generalCIPages, for characters beyond U+FFFF the weight of U+FFFD (all of
+// them are equal, as on the server), and for an invalid UTF-8 byte a weight
+// past every character, one per byte value.
 func textWeight(b []byte) (rune, int) {
 	if c := b[0]; c < utf8.RuneSelf {
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		return rune(c), 1
+		return rune(asciiWeight[c]), 1
 	}
 	r, n := utf8.DecodeRune(b)
-	if r == utf8.RuneError && n == 1 {
+	switch {
+	case r == utf8.RuneError && n == 1:
 		return unicode.MaxRune + 1 + rune(b[0]), 1
+	case r > 0xFFFF:
+		return utf8.RuneError, n
 	}
-	return foldRune(r), n
+	if p := generalCIPages[r>>8]; p != nil {
+		return rune(p[r&0xFF]), n
+	}
+	return r, n
 }
 
-// foldRune returns the smallest rune of r's simple case folding orbit.
-func foldRune(r rune) rune {
-	m := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		m = min(m, f)
-	}
-	return m
-}
-
-// compareText compares like a PAD SPACE _ci collation: case-insensitively by
-// simple case folding, the shorter string padded with spaces.
+// compareText compares like MariaDB's utf8mb4_general_ci: character by
+// character by textWeight, the shorter string padded with spaces (PAD
+// SPACE). ASCII characters are compared without decoding.
 func compareText(a, b []byte) int {
 	for len(a) > 0 && len(b) > 0 {
+		if ca, cb := a[0], b[0]; ca|cb < utf8.RuneSelf {
+			if ca != cb {
+				if wa, wb := asciiWeight[ca], asciiWeight[cb]; wa != wb {
+					return cmp.Compare(wa, wb)
+				}
+			}
+			a, b = a[1:], b[1:]
+			continue
+		}
 		wa, na := textWeight(a)
 		wb, nb := textWeight(b)
 		if wa != wb {
@@ -467,6 +482,33 @@ func compareText(a, b []byte) int {
 		rest = rest[n:]
 	}
 	return 0
+}
+
+// appendTextKey appends the weights of b, without its trailing spaces:
+// two texts get the same key exactly when compareText says they are equal.
+func appendTextKey(buf, b []byte) []byte {
+	end := len(buf)
+	for len(b) > 0 {
+		if c := b[0]; c < utf8.RuneSelf {
+			buf = append(buf, asciiWeight[c])
+			if c != ' ' {
+				end = len(buf)
+			}
+			b = b[1:]
+			continue
+		}
+		w, n := textWeight(b)
+		if w > unicode.MaxRune {
+			buf = append(buf, 0xff, byte(w-unicode.MaxRune-1))
+		} else {
+			buf = utf8.AppendRune(buf, w)
+		}
+		if w != ' ' {
+			end = len(buf)
+		}
+		b = b[n:]
+	}
+	return buf[:end] // PAD SPACE: trailing spaces do not count
 }
 
 // appendKey appends a canonical encoding of v under kind k: two values get
@@ -520,21 +562,7 @@ func appendKey(buf []byte, k Kind, v driver.Value) []byte {
 			buf = append(buf, asBytes(v)...)
 		}
 	case KindText:
-		b := asBytes(v)
-		end := len(buf)
-		for len(b) > 0 {
-			w, n := textWeight(b)
-			if w > unicode.MaxRune {
-				buf = append(buf, 0xff, byte(w-unicode.MaxRune-1))
-			} else {
-				buf = utf8.AppendRune(buf, w)
-			}
-			if w != ' ' {
-				end = len(buf)
-			}
-			b = b[n:]
-		}
-		buf = buf[:end] // PAD SPACE: trailing spaces do not count
+		buf = appendTextKey(buf, asBytes(v))
 	default:
 		buf = append(buf, asBytes(v)...)
 	}

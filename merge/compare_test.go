@@ -50,11 +50,18 @@ func TestCompareValues(t *testing.T) {
 		{KindTime, b("99:00:00"), b("100:00:00"), -1},
 		{KindTime, b("00:00:01.5"), b("00:00:01.500000"), 0},
 		{KindText, b("abc"), b("ABC"), 0},
-		{KindText, b("abc"), b("abc  "), 0},      // PAD SPACE
-		{KindText, b("abc"), b("abc\t"), 1},      // tab sorts below the pad space
-		{KindText, b("a"), b("_"), -1},           // letters weigh as upper case: 'A' < '_'
-		{KindText, b("Straße"), b("STRASSE"), 1}, // no ß expansion: 'ß' > 'S'
+		{KindText, b("abc"), b("abc  "), 0}, // PAD SPACE
+		{KindText, b("abc"), b("abc\t"), 1}, // tab sorts below the pad space
+		{KindText, b("a"), b("_"), -1},      // letters weigh as upper case: 'A' < '_'
+		// utf8mb4_general_ci, each result checked with STRCMP on MariaDB 10.11:
+		{KindText, b("Straße"), b("STRASSE"), -1}, // ß weighs as one S, not SS
 		{KindText, b("ÉTÉ"), b("été"), 0},
+		{KindText, b("é"), b("e"), 0},       // accents are ignored…
+		{KindText, b("Й"), b("и"), 1},       // …but not Й's breve
+		{KindText, b("ø"), b("o"), 1},       // ø, Æ, Þ are letters of their own,
+		{KindText, b("Æ"), b("Z"), 1},       // sorted after Z
+		{KindText, b("e\u0301"), b("é"), 1}, // a combining accent is a character of its own
+		{KindText, b("😀"), b("🎉"), 0},       // beyond U+FFFF every character is equal
 		{KindText, b("ſ"), b("S"), 0},
 		{KindText, b("\xff"), b("\xfe"), 1}, // invalid UTF-8 bytes stay distinct
 		{KindText, "literal", b("LITERAL"), 0},

@@ -60,17 +60,33 @@
 //     compared as text (which is chronological; ".000" fractions equal
 //     none), time.Time (parseTime=true) compared as instants. TIME: as a
 //     signed duration.
-//   - CHAR, VARCHAR, TEXT, ENUM, SET: like a PAD SPACE _ci collation (MariaDB's
-//     default utf8mb4_general_ci): each character is replaced by the smallest
-//     code point of its Unicode simple case folding class (so a and A, and
-//     s, S and ſ, are equal, and letters sort as their upper case), strings
-//     are compared by those code points, and the shorter one is padded with
-//     spaces (trailing spaces do not count). Not done: accent folding
-//     (utf8mb4_0900_ai_ci treats é as e), multi-character expansions (ß as
-//     ss), and ENUM's sort by declaration order. Columns with a _bin
-//     collation should be marked KindBinary in Spec.Kinds.
+//   - CHAR, VARCHAR, TEXT, ENUM, SET: as MariaDB's utf8mb4_general_ci, the
+//     default collation of utf8mb4 in MariaDB 10.11 (utf8mb3_general_ci
+//     weighs every character the same). Each character has one weight: for
+//     U+0000–U+FFFF the server's own, from a table generated with
+//     WEIGHT_STRING and checked against the server for every character
+//     (TestGeneralCIWeightsMatchServer); beyond U+FFFF the weight of U+FFFD,
+//     so all such characters (emoji) are equal, as on the server. Strings
+//     are compared weight by weight, the shorter one padded with spaces
+//     (PAD SPACE: trailing spaces do not count). So case and most accents
+//     do not count (e = é = É, n = ñ, ǆ = Ǆ, ß = s as one S, so Straße <
+//     STRASSE), while Æ, Ø, Ð, Þ and Й are letters of their own, nothing
+//     expands (æ ≠ ae, ß ≠ ss) and a combining accent is a character of its
+//     own (e + U+0301 ≠ é). For valid UTF-8 this is exactly the server's
+//     order and equality; invalid UTF-8 (which a utf8mb4 column does not
+//     send) sorts each byte after every character.
 //   - BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise.
 //   - A column with no known type: by the Go type of its values.
+//
+// The merge cannot see a column's collation, and other collations are not
+// reproduced: mark _bin columns KindBinary in Spec.Kinds (compared
+// bytewise); latin1_swedish_ci agrees on ASCII and on most accents but not
+// on Ä, Å, Ö, Ü, Æ, Ð, Š, Ž, Ÿ, ß and some symbols (2 372 of the 32 640
+// pairs of Latin-1 characters compare differently); the UCA collations
+// (utf8mb4_unicode_ci, utf8mb4_uca1400_ai_ci, MySQL 8's utf8mb4_0900_ai_ci:
+// ß = ss, æ = ae, ignorable characters), NO PAD and language-specific
+// collations are not matched; ENUM sorts by declaration order on the
+// server, by its text here.
 //
 // NULL sorts first ascending and last descending, like MySQL. Ties keep no
 // particular order.

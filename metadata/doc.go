@@ -44,5 +44,8 @@
 // to backends; this package only reports Location and Hot.
 //
 // Physical tables are grouped into logical tables by name: the tables of
-// logical table "orders" are those named "orders_" followed by anything.
+// logical table "orders" are those named "orders_" followed by a suffix that
+// starts with a digit (orders_202501, orders_2025_01), so orders_items_202501
+// is a table of "orders_items", never of "orders". Table names must be plain
+// identifiers (letters, digits, '_' and '$'): the router writes them into SQL.
 package metadata

@@ -6,8 +6,9 @@ import "errors"
 // failure (table name, column, value); test for them with errors.Is.
 var (
 	// ErrInvalidTable reports a metadata row that cannot describe a physical
-	// table: an empty name, a missing or unparsable min_time/max_time, or a
-	// min_time later than max_time. Fix the row in the metadata table.
+	// table: an empty name or one that is not a plain identifier, a missing
+	// or unparsable min_time/max_time, or a min_time later than max_time. Fix
+	// the row in the metadata table.
 	ErrInvalidTable = errors.New("metadata: invalid shard table")
 
 	// ErrDuplicateTable reports two metadata rows with the same table name.

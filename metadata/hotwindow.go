@@ -50,7 +50,9 @@ func (w HotWindow) Validate() error {
 // Boundary returns the start of the hot window at time now: rows with a
 // shard-key time at or after Boundary are in the window, earlier rows are not.
 // It is midnight at the start of a day, computed on the calendar of now's
-// location (pass now in the business time zone):
+// location. Shard-key times are wall clock read as UTC, so pass now the same
+// way (now.UTC(), or the wall clock of the backends' zone labelled UTC), never
+// time.Now() in the machine's local zone:
 //
 //   - Days=N: the start of the day N-1 days before now's day, so Days=1 is
 //     today 00:00 and Days=90 on 2025-03-31 is 2025-01-01 00:00.

@@ -26,10 +26,11 @@ func (r MarkResult) Changed() int { return r.BecameHot + r.BecameCold }
 // others. Only rows that change are written, so updated_at keeps the time of
 // the last real change.
 //
-// max_time is a UTC wall-clock time (see Table), so the boundary is compared
-// as an instant: pass now in the time zone whose calendar days and months the
-// window counts, e.g. time.Now().In(shanghai). Routing follows after the next
-// Cache refresh.
+// max_time is a wall-clock time read as UTC (see Table), and the window counts
+// the days and months of now's location: pass now as the wall clock of the
+// shard-key times labelled UTC, time.Now().UTC() when they are UTC, so the
+// window counts their calendar as the router does (routing.TimeConfig.Location)
+// and not the machine's. Routing follows after the next Cache refresh.
 func MarkHot(ctx context.Context, db *sql.DB, table string, w HotWindow, now time.Time) (MarkResult, error) {
 	if err := w.Validate(); err != nil {
 		return MarkResult{}, err

@@ -65,7 +65,7 @@ type Snapshot struct {
 	loadedAt time.Time
 	tables   []Table          // sorted by Min, then Name
 	byName   map[string]int   // index into tables
-	logical  map[string]group // keyed by every prefix before an '_'
+	logical  map[string]group // keyed by every prefix before an '_' and a digit
 }
 
 // group is the physical tables of one logical table.
@@ -75,7 +75,8 @@ type group struct {
 }
 
 // NewSnapshot validates tables and builds a snapshot of them. Every table
-// needs a non-empty unique name and non-zero Min <= Max; otherwise the error
+// needs a unique name that is a plain identifier (letters, digits, '_' and
+// '$', at most 64 characters) and non-zero Min <= Max; otherwise the error
 // wraps ErrInvalidTable or ErrDuplicateTable and names the table. loadedAt is
 // reported by LoadedAt. The slice is copied.
 func NewSnapshot(tables []Table, loadedAt time.Time) (*Snapshot, error) {
@@ -97,11 +98,12 @@ func NewSnapshot(tables []Table, loadedAt time.Time) (*Snapshot, error) {
 		}
 		s.byName[t.Name] = i
 	}
-	// Every '_' in a name ends a prefix the router may ask for: orders_202501
-	// belongs to "orders", order_items_202501 to "order" and "order_items".
+	// Every '_' followed by a digit ends a logical name the router may ask
+	// for: orders_202501 belongs to "orders", orders_items_202501 only to
+	// "orders_items", orders_2025_01 to "orders" (and to "orders_2025").
 	for _, t := range s.tables { // in sorted order, so each group is sorted too
-		for i := 1; i < len(t.Name); i++ {
-			if t.Name[i] != '_' {
+		for i := 1; i+1 < len(t.Name); i++ {
+			if t.Name[i] != '_' || !isDigit(t.Name[i+1]) {
 				continue
 			}
 			g := s.logical[t.Name[:i]]
@@ -122,10 +124,18 @@ func NewSnapshot(tables []Table, loadedAt time.Time) (*Snapshot, error) {
 	return s, nil
 }
 
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
 func validateTable(t Table) error {
-	switch {
-	case t.Name == "":
+	if t.Name == "" {
 		return fmt.Errorf("%w: a row has an empty table_name", ErrInvalidTable)
+	}
+	// The router writes the name into SQL unquoted: it must be a plain
+	// identifier, so no metadata row can change the statement.
+	if err := checkIdentifier(t.Name); err != nil {
+		return fmt.Errorf("%w: the row with table_name %q: %s", ErrInvalidTable, t.Name, err)
+	}
+	switch {
 	case t.Min.IsZero():
 		return fmt.Errorf("%w: %q has no min_time", ErrInvalidTable, t.Name)
 	case t.Max.IsZero():
@@ -159,9 +169,10 @@ func (s *Snapshot) Lookup(name string) (Table, bool) {
 	return s.tables[i], true
 }
 
-// Logical returns the physical tables of one logical table: those whose name
-// starts with prefix+"_" (prefix "orders" → orders_202501, orders_202502, …),
-// sorted by Min, then Name. Names are compared exactly, case included. It
+// Logical returns the physical tables of one logical table: those named
+// prefix+"_" followed by a suffix that starts with a digit (prefix "orders" →
+// orders_202501, orders_2025_02, …, but not orders_items_202501), sorted by
+// Min, then Name. Names are compared exactly, case included. It
 // returns nil when no table matches.
 //
 // The result is shared by all callers and must not be modified; it does not

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,6 +63,9 @@ func TestNewSnapshotRejectsBadTables(t *testing.T) {
 		{"zero max", []Table{{Name: "t_1", Min: good.Min}}, ErrInvalidTable},
 		{"min after max", []Table{tbl(t, "t_1", "2025-02-01", "2025-01-31", false)}, ErrInvalidTable},
 		{"duplicate name", []Table{good, tbl(t, "orders_202501", "2025-02-01", "2025-02-02", false)}, ErrDuplicateTable},
+		{"name with a quote", []Table{tbl(t, "orders_202501 where 1; drop table users; --", "2025-01-01", "2025-01-31", false)}, ErrInvalidTable},
+		{"name with a backquote", []Table{tbl(t, "orders_202501`", "2025-01-01", "2025-01-31", false)}, ErrInvalidTable},
+		{"name too long", []Table{tbl(t, "orders_"+strings.Repeat("9", 58), "2025-01-01", "2025-01-31", false)}, ErrInvalidTable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +75,9 @@ func TestNewSnapshotRejectsBadTables(t *testing.T) {
 			}
 			if s != nil {
 				t.Fatalf("NewSnapshot returned a snapshot with error %v", err)
+			}
+			if name := tt.tables[len(tt.tables)-1].Name; name != "" && !strings.Contains(err.Error(), name) {
+				t.Fatalf("the error %q does not name the row %q", err, name)
 			}
 		})
 	}
@@ -144,7 +152,7 @@ func TestSnapshotLogical(t *testing.T) {
 	}{
 		{"orders", []string{"orders_202412", "orders_202501", "orders_202502", "orders_202503"}},
 		{"order_items", []string{"order_items_202501"}},
-		{"order", []string{"order_items_202501"}},
+		{"order", nil}, // order_items_202501's suffix does not start with a digit
 		{"orders2", []string{"orders2_202501"}},
 		{"ordersx", nil},
 		{"orders_202501", nil},
@@ -161,12 +169,46 @@ func TestSnapshotLogical(t *testing.T) {
 	}
 }
 
+// A physical table of logical table L is named L_ followed by a digit: orders_items_202501 is
+// a table of orders_items, not of orders, whose statements must never read or write it.
+func TestSnapshotLogicalSuffixStartsWithDigit(t *testing.T) {
+	s, err := NewSnapshot([]Table{
+		tbl(t, "orders_202501", "2025-01-01", "2025-01-31 23:59:59", true),
+		tbl(t, "orders_2025_02", "2025-02-01", "2025-02-28 23:59:59", true),
+		tbl(t, "orders_items_202501", "2025-01-01", "2025-01-31 23:59:59", true),
+		tbl(t, "orders_items_2025_02", "2025-02-01", "2025-02-28 23:59:59", true),
+		tbl(t, "orders_archive", "2020-01-01", "2020-12-31", false),
+		tbl(t, "orders_", "2020-01-01", "2020-12-31", false),
+	}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		prefix string
+		want   []string
+	}{
+		{"orders", []string{"orders_202501", "orders_2025_02"}},
+		{"orders_items", []string{"orders_items_202501", "orders_items_2025_02"}},
+		{"orders_2025", []string{"orders_2025_02"}}, // a name the rule allows, for a logical orders_2025
+		{"orders_archive", nil},
+	}
+	for _, tt := range tests {
+		if got := names(s.Logical(tt.prefix)); !slices.Equal(got, tt.want) {
+			t.Errorf("Logical(%q) = %v, want %v", tt.prefix, got, tt.want)
+		}
+		from, to := at(t, "2025-01-15"), at(t, "2025-02-15")
+		if got := names(s.Overlapping(tt.prefix, from, to, false)); !slices.Equal(got, tt.want) {
+			t.Errorf("Overlapping(%q) = %v, want %v", tt.prefix, got, tt.want)
+		}
+	}
+}
+
 func TestSnapshotOverlapping(t *testing.T) {
 	tables := append(ordersTables(t),
 		// "hist" has spans that overlap and a gap: a migration in progress.
-		tbl(t, "hist_a", "2024-01-01", "2024-12-31 23:59:59", false),
-		tbl(t, "hist_b", "2024-06-01", "2024-06-30 23:59:59", false),
-		tbl(t, "hist_c", "2025-02-01", "2025-03-31", true),
+		tbl(t, "hist_1", "2024-01-01", "2024-12-31 23:59:59", false),
+		tbl(t, "hist_2", "2024-06-01", "2024-06-30 23:59:59", false),
+		tbl(t, "hist_3", "2025-02-01", "2025-03-31", true),
 	)
 	s, err := NewSnapshot(tables, time.Time{})
 	if err != nil {
@@ -195,8 +237,8 @@ func TestSnapshotOverlapping(t *testing.T) {
 		{"single instant", "orders", "2025-01-10", "2025-01-10", true, []string{"orders_202501"}},
 		{"inverted interval", "orders", "2025-03-10", "2025-01-10", true, nil},
 		{"unknown logical table", "payments", "", "", false, nil},
-		{"overlapping spans, gap filtered", "hist", "2024-07-01", "2025-03-01", false, []string{"hist_a", "hist_c"}},
-		{"overlapping spans, both", "hist", "2024-06-15", "2024-06-16", false, []string{"hist_a", "hist_b"}},
+		{"overlapping spans, gap filtered", "hist", "2024-07-01", "2025-03-01", false, []string{"hist_1", "hist_3"}},
+		{"overlapping spans, both", "hist", "2024-06-15", "2024-06-16", false, []string{"hist_1", "hist_2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +270,7 @@ func TestSnapshotOverlappingAgreesWithScan(t *testing.T) {
 			if b.Before(a) {
 				a, b = b, a
 			}
-			tables = append(tables, Table{Name: "t_" + string(rune('a'+i)), Min: a, Max: b})
+			tables = append(tables, Table{Name: "t_" + strconv.Itoa(i), Min: a, Max: b})
 		}
 		s, err := NewSnapshot(tables, time.Time{})
 		if err != nil {

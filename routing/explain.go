@@ -93,7 +93,11 @@ func (p *Plan) Explain(o ExplainOptions) []ExplainLine {
 		if len(t.Tables) > 0 {
 			f = f.str("tables", strings.Join(t.Tables, ","))
 		}
-		f = f.str("sql", t.SQL).raw("args", argsText(t.Args))
+		sql := t.SQL
+		if sql == p.Statement.SQL {
+			sql = p.Statement.LogText()
+		}
+		f = f.str("sql", sql).raw("args", argsText(t.Args))
 		lines = append(lines, ExplainLine{SectionPlan, "SUB_QUERY", f.String()})
 	}
 	if p.Merge != nil {
@@ -122,7 +126,7 @@ func parseStep(st *Statement, o ExplainOptions) ExplainLine {
 		f = f.int("params", int64(st.Params))
 	}
 	if st.ParseErr != nil {
-		f = f.str("parse_error", st.ParseErr.Error())
+		f = f.str("parse_error", st.parseProblem())
 	}
 	return ExplainLine{SectionPlan, "SQL_PARSE", f.String()}
 }

@@ -67,8 +67,8 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if err := checkSubqueryLimit(sel); err != nil {
 		return nil, err
 	}
+	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: sqlparser.CloneRefOfSelect(sel), key: shardKey, hiddenKeys: map[string]int{}}
-	p.leg.Comments = nil
 	p.leg.Having = nil
 	star := false
 	grouped := sel.GroupBy != nil
@@ -507,8 +507,9 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 		case nil:
 			return 0, nil
 		case *sqlparser.Literal:
-			n, err := strconv.ParseInt(v.Val, 10, 64)
-			if err != nil || n < 0 {
+			// Up to 18446744073709551615, MySQL's "all the rows": saturated at MaxInt64.
+			n, ok := parseRowCount(v.Val)
+			if !ok || v.Type != sqlparser.IntVal {
 				return 0, notMergeable("LIMIT %s is not a row count", v.Val)
 			}
 			return n, nil
@@ -535,7 +536,7 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
 	} else {
-		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntLiteral(strconv.FormatInt(p.spec.Offset+p.spec.Limit, 10))}
+		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntLiteral(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10))}
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func TestMergePlan(t *testing.T) {
 		{
 			name: "aggregates without group",
 			sql:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount) from orders" + splitWhere,
-			leg:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), sum(amount), count(amount) from orders_202412 where",
+			leg:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), sum(amount) as `avg(amount)`, count(amount) from orders_202412 where",
 			spec: merge.Spec{Visible: 6, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
 				{Func: merge.AggCount, Column: 0}, {Func: merge.AggCount, Column: 1}, {Func: merge.AggSum, Column: 2},
 				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4}, {Func: merge.AggAvg, Column: 5, CountColumn: 6}}},
@@ -151,6 +151,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"having on non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id having status = 1", "neither a selected column nor an aggregate"},
 		{"order by non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id order by status", "neither a group column nor an aggregate"},
 		{"union", "select id from orders" + splitWhere + " union select id from users", "UNION"},
+		{"union with itself", "select id from orders" + splitWhere + " union all select id from orders where order_time >= '2025-03-02'", "UNION"},
 		{"order by position out of range", "select id from orders" + splitWhere + " order by 3", "position 3"},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"database/sql/driver"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,8 @@ const (
 	limitColumn = "__obroute_limit__"
 )
 
-// printer prints an AST with ? for arguments and markers for the logical table.
+// printer prints an AST with ? for arguments and markers for the logical table. Comments
+// inside the statement (optimizer hints) are printed as written, NUL bytes excepted.
 type printer struct {
 	logical string // lower case
 	rows    bool   // print VALUES as the rows marker
@@ -77,6 +79,16 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			return
 		case limitColumn:
 			buf.WriteString(markLimit)
+			return
+		}
+	case *sqlparser.ParsedComments:
+		// A NUL byte in a comment would read as a marker: print the comments without it.
+		if n != nil && slices.ContainsFunc(n.GetComments(), func(c string) bool { return strings.IndexByte(c, 0) >= 0 }) {
+			cs := slices.Clone(n.GetComments())
+			for i := range cs {
+				cs[i] = strings.ReplaceAll(cs[i], "\x00", " ")
+			}
+			sqlparser.Comments(cs).Parsed().Format(buf)
 			return
 		}
 	case sqlparser.Values:
@@ -173,13 +185,16 @@ func (t *template) render(b *strings.Builder, l *leg) {
 	}
 }
 
+// writeClamp writes the table's span as a predicate on the shard key: key >= min_time and
+// key < max_time + 1s. max_time is a DATETIME, whole seconds, so rows with a fraction of its
+// last second (DATETIME(6) columns) belong to the table too.
 func writeClamp(b *strings.Builder, l *leg) {
 	if l.empty {
 		b.WriteString("1 = 0")
 		return
 	}
 	var buf [32]byte
-	for i, op := range [2]string{" >= '", " <= '"} {
+	for i, op := range [2]string{" >= '", " < '"} {
 		if i > 0 {
 			b.WriteString(" and ")
 		}
@@ -193,7 +208,7 @@ func writeClamp(b *strings.Builder, l *leg) {
 		b.WriteString(op)
 		t := l.min
 		if i > 0 {
-			t = l.max
+			t = l.max.Truncate(time.Second).Add(time.Second)
 		}
 		b.Write(appendTime(buf[:0], t))
 		b.WriteByte('\'')

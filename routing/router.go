@@ -242,12 +242,12 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		if r.cfg.CachedServer && sess.LastBackend != "" {
 			p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
 			if in.Explain {
-				p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.ParseErr.Error())
+				p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.parseProblem())
 			}
 		} else {
 			p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
 			if in.Explain {
-				p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.ParseErr.Error())
+				p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
 			}
 		}
 		return false, nil

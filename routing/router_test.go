@@ -213,3 +213,34 @@ func TestParseCacheHitsAndBound(t *testing.T) {
 		t.Fatalf("cache stats %+v: want ≥ 1 hit and ≥ 201 misses", s)
 	}
 }
+
+// A statement that may carry a password never shows it in its explanation or log text.
+func TestPasswordStatementsAreMasked(t *testing.T) {
+	r := newTestRouter(t, false)
+	for _, sql := range []string{
+		"ALTER USER app IDENTIFIED BY 'S3cr3t'",
+		"CREATE USER 'app'@'%' IDENTIFIED BY \"S3cr3t\"",
+		"SET PASSWORD FOR app = PASSWORD('S3cr3t')",
+		"GRANT ALL ON *.* TO app IDENTIFIED BY 'S3c''r3t'",
+	} {
+		st := r.Analyze(sql)
+		p, err := r.Route(Input{Statement: st, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text []string
+		for _, l := range p.Explain(ExplainOptions{}) {
+			text = append(text, l.Detail)
+		}
+		all := st.LogText() + strings.Join(text, " ") + strings.Join(p.Prompts, " ")
+		if strings.Contains(all, "S3c") {
+			t.Errorf("%q: the password shows in %q", sql, all)
+		}
+		if p.Targets[0].SQL != sql {
+			t.Errorf("%q: the statement sent to the server was changed to %q", sql, p.Targets[0].SQL)
+		}
+	}
+	if st := r.Analyze("SELECT 'S3cr3t' FROM items"); st.LogText() != st.SQL {
+		t.Errorf("an ordinary statement's log text was masked: %q", st.LogText())
+	}
+}

@@ -104,6 +104,10 @@ type Statement struct {
 	// a join of two time-sharded tables, …). Unlike ParseErr, the statement is never sent.
 	RouteErr error
 
+	// logText is SQL with its string literals masked, set when the statement may carry a
+	// password (IDENTIFIED BY, PASSWORD(…), SET PASSWORD); see LogText.
+	logText string
+
 	ast  sqlparser.Statement
 	time *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 }
@@ -113,7 +117,7 @@ const explainRoutePrefix = "explain route"
 
 // analyze classifies sql. It never fails: what it cannot parse is marked with ParseErr.
 func (r *Router) analyze(sql string) *Statement {
-	st := &Statement{SQL: sql}
+	st := &Statement{SQL: sql, logText: maskSecrets(sql)}
 	hints, _, err := hint.ParseLeading(sql)
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
@@ -335,6 +339,55 @@ func classifySet(st *Statement, n *sqlparser.Set) {
 		}
 		st.Vars = append(st.Vars, sv)
 	}
+}
+
+// LogText is the statement text for logs, observers and EXPLAIN ROUTE: the SQL itself, except
+// that a statement that may carry a password has every string literal replaced by '***'.
+func (st *Statement) LogText() string {
+	if st.logText != "" {
+		return st.logText
+	}
+	return st.SQL
+}
+
+// parseProblem says why the statement could not be parsed, without quoting a statement that may
+// carry a password (the parser's message quotes the text near the error).
+func (st *Statement) parseProblem() string {
+	if st.logText != "" {
+		return "the statement could not be parsed"
+	}
+	return st.ParseErr.Error()
+}
+
+// maskSecrets returns sql with its string literals masked when it may carry a password, "" when
+// it may not.
+func maskSecrets(sql string) string {
+	upper := strings.ToUpper(sql)
+	if !strings.Contains(upper, "IDENTIFIED") && !strings.Contains(upper, "PASSWORD") {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		if c != '\'' && c != '"' {
+			b.WriteByte(c)
+			continue
+		}
+		// Skip the literal: a doubled quote or a backslash escapes the next character.
+		for i++; i < len(sql); i++ {
+			if sql[i] == '\\' {
+				i++
+			} else if sql[i] == c {
+				if i+1 < len(sql) && sql[i+1] == c {
+					i++
+					continue
+				}
+				break
+			}
+		}
+		b.WriteString("'***'")
+	}
+	return b.String()
 }
 
 // readsDiagnostics reports whether a SHOW statement reads the previous statement's diagnostics:

@@ -3,7 +3,9 @@ package routing
 import (
 	"database/sql/driver"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,10 +24,19 @@ type TimeConfig struct {
 	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
 	// window is evaluated against it at every statement.
 	Clock func() time.Time `yaml:"-"`
+	// Location is the time zone in which the backends store shard-key times: go-sql-driver
+	// sends a time.Time argument as its wall clock in the DSN's loc (UTC unless loc= says
+	// otherwise), so routing reads time.Time arguments in Location too. nil means UTC. Literals
+	// and string or []byte arguments are wall clock already and are read as written. The
+	// shard metadata's min_time and max_time are wall clock of the same zone, and so are the
+	// hot-window boundary and the default range: both are computed from the clock's instant
+	// seen in Location, whatever the clock's own time zone.
+	Location *time.Location `yaml:"-"`
 }
 
 // TimeTable configures one time-sharded logical table. Its physical tables are the metadata
-// rows named Table_… (orders → orders_202501, …).
+// rows named Table_ followed by a suffix that starts with a digit (orders → orders_202501,
+// orders_2025_02, …; never orders_items_202501).
 type TimeTable struct {
 	// Table is the logical table name the application queries, e.g. "orders".
 	Table string `yaml:"table"`
@@ -109,6 +120,10 @@ type timeRouter struct {
 	cfg    *TimeConfig
 	router *Router
 	tables map[string]*TimeTable // lower-case logical name → config
+	// longer lists, per logical table L, the other configured logical tables named L_<digit>…
+	// (lower case, with the trailing '_'): their physical tables are also named L_<digit>…
+	// but are not L's.
+	longer map[*TimeTable][]string
 	// hot, cold are the first backends of role hot and cold: where tables without a location live.
 	hot, cold string
 }
@@ -121,10 +136,12 @@ type timeStatement struct {
 	prefix string // logical table name as configured: the metadata prefix
 	key    string // shard key, lower case
 	qual   string // alias of the sharded table, "" when it has none
-	rng    *rangeNode
-	conj   bool     // rng is conjunctive: evaluated without allocating
-	whole  template // the statement itself, table and clamp marked
-	merge  *mergePlan
+	// qualSQL is qual printed as an identifier for the clamp (quoted when it needs to be).
+	qualSQL string
+	rng     *rangeNode
+	conj    bool     // rng is conjunctive: evaluated without allocating
+	whole   template // the statement itself, table and clamp marked
+	merge   *mergePlan
 	// mergeErr is why the statement cannot be split; it is reported only when it must be.
 	mergeErr error
 	insert   *insertPlan
@@ -147,6 +164,17 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 	for i := range cfg.Tables {
 		t.tables[strings.ToLower(cfg.Tables[i].Table)] = &cfg.Tables[i]
 	}
+	for i := range cfg.Tables {
+		for j := range cfg.Tables {
+			l, m := strings.ToLower(cfg.Tables[i].Table), strings.ToLower(cfg.Tables[j].Table)
+			if len(m) > len(l)+1 && strings.HasPrefix(m, l+"_") && m[len(l)+1] >= '0' && m[len(l)+1] <= '9' {
+				if t.longer == nil {
+					t.longer = map[*TimeTable][]string{}
+				}
+				t.longer[&cfg.Tables[i]] = append(t.longer[&cfg.Tables[i]], m+"_")
+			}
+		}
+	}
 	for _, b := range r.cfg.Backends {
 		if b.Role == RoleHot && t.hot == "" {
 			t.hot = b.Name
@@ -158,11 +186,43 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 	return t, nil
 }
 
+// now returns the clock's reading.
 func (t *timeRouter) now() time.Time {
 	if t.cfg.Clock != nil {
 		return t.cfg.Clock()
 	}
 	return time.Now()
+}
+
+// wall returns tm's wall clock in Location, labelled UTC: what go-sql-driver sends for a
+// time.Time argument on a connection whose loc is Location.
+func (t *timeRouter) wall(tm time.Time) time.Time {
+	if t.cfg.Location == nil || t.cfg.Location == time.UTC {
+		return tm.UTC()
+	}
+	return wallUTC(tm.In(t.cfg.Location))
+}
+
+// rangeArgs returns the arguments as the range is evaluated: time.Time values as wall clock
+// in Location. The arguments sent to the backends stay as given (the driver converts them).
+// It allocates only when a time.Time argument must be moved to another zone.
+func (t *timeRouter) rangeArgs(args []driver.NamedValue) []driver.NamedValue {
+	if t.cfg.Location == nil || t.cfg.Location == time.UTC {
+		return args // argTime reads time.Time in UTC
+	}
+	var out []driver.NamedValue
+	for i, a := range args {
+		if tm, ok := a.Value.(time.Time); ok {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i].Value = t.wall(tm)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // analyze computes what time routing needs of a statement that does not depend on arguments or
@@ -184,6 +244,16 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 		cfg = c
 	}
 	if cfg == nil {
+		return nil, nil
+	}
+	switch st.ast.(type) {
+	case *sqlparser.Select, *sqlparser.Update, *sqlparser.Delete, *sqlparser.Insert:
+	default:
+		// A time-sharded table in another statement (UNION, DDL, …). A UNION names the table
+		// once per SELECT, which is not a self-join: say what is wrong before counting.
+		if st.Kind == KindSelect {
+			return nil, notMergeable("a UNION over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
+		}
 		return nil, nil
 	}
 	logical := strings.ToLower(cfg.Table)
@@ -228,8 +298,9 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 		where = andAll(whereExpr(n.Where), ons)
 		// Rewritten statements keep the column names of the statement as written.
 		named := withColumnNames(t.router.parser, n, st.SQL)
+		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead
+		// the statement, where the parser does not keep them.
 		leg := sqlparser.CloneRefOfSelect(named)
-		leg.Comments = nil
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
 		if mp, err := planMerge(named, ts.key); err != nil {
@@ -255,7 +326,6 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 			ts.splitErr = fmt.Errorf("%w: UPDATE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
 		}
 		leg := sqlparser.CloneRefOfUpdate(n)
-		leg.Comments = nil
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
 	case *sqlparser.Delete:
@@ -268,21 +338,15 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 			ts.splitErr = fmt.Errorf("%w: DELETE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
 		}
 		leg := sqlparser.CloneRefOfDelete(n)
-		leg.Comments = nil
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
 	case *sqlparser.Insert:
 		return t.analyzeInsert(ts, n, p)
-	default:
-		// A time-sharded table in another statement (UNION, DDL, …).
-		if st.Kind == KindSelect {
-			return nil, notMergeable("a UNION over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
-		}
-		return nil, nil
 	}
 	c := &rangeCompiler{key: ts.key, quals: []string{logical}}
 	if ts.qual != "" {
 		c.quals = []string{strings.ToLower(ts.qual)}
+		ts.qualSQL = sqlparser.String(sqlparser.NewIdentifierCS(ts.qual))
 	}
 	if ts.rng, err = c.compile(where); err != nil {
 		return nil, err
@@ -397,7 +461,6 @@ func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *pr
 		ip.rows = append(ip.rows, p.print(row))
 	}
 	leg := sqlparser.CloneRefOfInsert(n)
-	leg.Comments = nil
 	p.rows = true
 	ts.whole = p.print(leg)
 	ts.insert = ip
@@ -429,15 +492,17 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if snap == nil {
 		return fmt.Errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)
 	}
-	all := snap.Logical(ts.prefix)
+	all := t.own(ts.table, snap.Logical(ts.prefix))
 	if len(all) == 0 {
-		return fmt.Errorf("%w: the shard metadata lists no table named %s_…; add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.table.Table)
+		return fmt.Errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
 	}
-	now := t.now()
-	boundary := wallUTC(ts.table.Window.Boundary(now))
+	// The clock as wall clock of the shard-key times: the window counts their calendar.
+	now := t.wall(t.now())
+	boundary := ts.table.Window.Boundary(now)
 	p.Type = UsePartitionLocationLookup
+	rargs := t.rangeArgs(in.Args)
 	if ts.insert != nil {
-		return t.routeInsert(p, st, ts, hints, in, all, boundary)
+		return t.routeInsert(p, st, ts, hints, in, rargs, all, boundary)
 	}
 	// The shard-key range.
 	var (
@@ -447,11 +512,11 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	)
 	if ts.conj {
 		span = everything
-		if err := ts.rng.evalConj(&span, in.Args, ts.key); err != nil {
+		if err := ts.rng.evalConj(&span, rargs, ts.key); err != nil {
 			return err
 		}
 	} else {
-		s, _, err := ts.rng.eval(in.Args, ts.key)
+		s, _, err := ts.rng.eval(rargs, ts.key)
 		if err != nil {
 			return err
 		}
@@ -471,14 +536,14 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?, or configure default_range",
 				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey)
 		}
-		span = interval{lo: bound{t: wallUTC(now).Add(-ts.table.DefaultRange), set: true, incl: true}}
+		span = interval{lo: bound{t: now.Add(-ts.table.DefaultRange), set: true, incl: true}}
 		set, defaulted = nil, true
 	}
 	if set == nil {
-		tables = overlapping(snap, ts.prefix, span)
+		tables = t.own(ts.table, overlapping(snap, ts.prefix, span))
 	} else {
 		for _, iv := range set {
-			for _, tb := range overlapping(snap, ts.prefix, iv) {
+			for _, tb := range t.own(ts.table, overlapping(snap, ts.prefix, iv)) {
 				if !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == tb.Name }) {
 					tables = append(tables, tb)
 				}
@@ -560,7 +625,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
 		return ts.mergeErr
 	}
-	t.buildTargets(p, ts, in.Args, tables, locs, emptyRange, coldAll)
+	if err := t.buildTargets(p, ts, in.Args, tables, locs, emptyRange, coldAll); err != nil {
+		return err
+	}
 	if in.Explain {
 		t.explain(p, ts, span, boundary, locs, emptyRange, defaulted, allHot && !coldTarget)
 	}
@@ -632,24 +699,46 @@ func checkOneBackend(ts *timeStatement, locs []string, tables []metadata.Table) 
 	return nil
 }
 
-// overlapping returns the tables whose span meets iv.
+// overlapping returns the tables whose span meets iv. A table holds the whole second of its
+// max_time (DATETIME, no fraction), as its clamp does: [min_time, max_time + 1s).
 func overlapping(snap *metadata.Snapshot, prefix string, iv interval) []metadata.Table {
 	if iv.empty() {
 		return nil
 	}
 	var from, to time.Time
 	if iv.lo.set {
-		from = iv.lo.t
+		// A table whose max_time is the second of from (or after) holds values from on, even
+		// for an exclusive bound: from < max_time + 1s.
+		from = iv.lo.t.Truncate(time.Second)
 	}
 	if iv.hi.set {
 		to = iv.hi.t
 	}
-	ts := snap.Overlapping(prefix, from, to, iv.hi.incl)
-	// Overlapping includes from; an exclusive lower bound skips a table ending exactly there.
-	for len(ts) > 0 && iv.lo.set && !iv.lo.incl && !ts[0].Max.After(iv.lo.t) {
-		ts = ts[1:]
+	return snap.Overlapping(prefix, from, to, iv.hi.incl)
+}
+
+// own drops from ts the tables of a longer configured logical name (stats_5min_202501 is not a
+// table of stats when stats_5min is configured too). It allocates only then.
+func (t *timeRouter) own(tt *TimeTable, ts []metadata.Table) []metadata.Table {
+	longer := t.longer[tt]
+	if len(longer) == 0 {
+		return ts
 	}
-	return ts
+	var out []metadata.Table
+	for _, tb := range ts {
+		name := strings.ToLower(tb.Name)
+		if !slices.ContainsFunc(longer, func(p string) bool {
+			return len(name) > len(p) && strings.HasPrefix(name, p) && name[len(p)] >= '0' && name[len(p)] <= '9'
+		}) {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// covers reports whether table tb holds the shard-key value tm: min_time <= tm < max_time + 1s.
+func covers(tb *metadata.Table, tm time.Time) bool {
+	return !tb.Min.After(tm) && !tb.Max.Before(tm.Truncate(time.Second))
 }
 
 // wallUTC reads t's wall clock as a UTC time, the form of metadata times.
@@ -660,8 +749,8 @@ func wallUTC(t time.Time) time.Time {
 
 // buildTargets renders the sub-queries: one per table for writes, one statement per backend
 // (UNION ALL of its tables' legs) for SELECT.
-func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, empty, coldAll bool) {
-	l := leg{qual: ts.qual, key: ts.table.ShardKey, empty: empty}
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, empty, coldAll bool) error {
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty}
 	names := make([]string, len(tables))
 	for i := range tables {
 		names[i] = tables[i].Name
@@ -680,17 +769,23 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 			p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: names[i : i+1 : i+1],
 				Args: ts.whole.appendArgs(make([]driver.NamedValue, 0, ts.whole.argCount(&l)), args, &l)}
 		}
-		return
+		return nil
 	}
 	// SELECT across tables: legs grouped per backend, in order of first appearance.
 	mp := ts.merge
 	spec := &mp.spec
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
 		s := mp.spec
-		s.Limit, s.Offset = argInt(args, mp.limitArg, s.Limit), argInt(args, mp.offsetArg, s.Offset)
+		var err error
+		if s.Limit, err = argRowCount(args, mp.limitArg, s.Limit, "LIMIT"); err != nil {
+			return err
+		}
+		if s.Offset, err = argRowCount(args, mp.offsetArg, s.Offset, "OFFSET"); err != nil {
+			return err
+		}
 		spec = &s
 	}
-	l.limit = spec.Offset + spec.Limit
+	l.limit = addRows(spec.Offset, spec.Limit)
 	p.Merge = spec
 	nb := 0
 	var order [8]int
@@ -760,25 +855,102 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 		}
 		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
 	}
+	return nil
 }
 
 const coldPrefix = "/* cold_query */ "
 
-func argInt(args []driver.NamedValue, i int, def int64) int64 {
-	if i < 0 || i >= len(args) {
-		return def
+// argRowCount reads the i-th argument as the row count of a LIMIT or OFFSET (what names which);
+// def is returned when the clause has no argument (i < 0). Every integer type and decimal
+// digits in a string or []byte are accepted; a count beyond int64 means "no practical limit"
+// (MaxInt64, as MySQL's LIMIT 18446744073709551615). Anything else, negative or not an integer,
+// refuses the statement: read as 0 it would silently return no rows.
+func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64, error) {
+	if i < 0 {
+		return def, nil
 	}
+	if i >= len(args) {
+		return 0, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, len(args))
+	}
+	bad := func(v any) error {
+		return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, i+1, v, what)
+	}
+	var u uint64
 	switch v := args[i].Value.(type) {
 	case int64:
-		return v
+		if v < 0 {
+			return 0, bad(v)
+		}
+		return v, nil
 	case int:
-		return int64(v)
+		return rowCountInt(int64(v), bad)
 	case int32:
-		return int64(v)
+		return rowCountInt(int64(v), bad)
+	case int16:
+		return rowCountInt(int64(v), bad)
+	case int8:
+		return rowCountInt(int64(v), bad)
 	case uint64:
-		return int64(v)
+		u = v
+	case uint:
+		u = uint64(v)
+	case uint32:
+		u = uint64(v)
+	case uint16:
+		u = uint64(v)
+	case uint8:
+		u = uint64(v)
+	case string:
+		n, ok := parseRowCount(v)
+		if !ok {
+			return 0, bad(strconv.Quote(v))
+		}
+		return n, nil
+	case []byte:
+		n, ok := parseRowCount(string(v))
+		if !ok {
+			return 0, bad(strconv.Quote(string(v)))
+		}
+		return n, nil
+	case nil:
+		return 0, fmt.Errorf("%w: argument %d for %s is NULL; pass a non-negative integer", ErrBadLimit, i+1, what)
+	default:
+		return 0, fmt.Errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, i+1, what, v)
 	}
-	return def
+	return int64(min(u, math.MaxInt64)), nil
+}
+
+func rowCountInt(n int64, bad func(any) error) (int64, error) {
+	if n < 0 {
+		return 0, bad(n)
+	}
+	return n, nil
+}
+
+// parseRowCount reads decimal digits (no sign, no fraction) as a row count, saturated at
+// MaxInt64.
+func parseRowCount(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	u, err := strconv.ParseUint(s, 10, 64)
+	if err != nil { // beyond uint64: still only digits
+		return math.MaxInt64, true
+	}
+	return int64(min(u, math.MaxInt64)), true
+}
+
+// addRows adds two row counts, saturating at MaxInt64 instead of overflowing.
+func addRows(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func appendInt(b []byte, n int64) []byte {
@@ -796,11 +968,11 @@ func appendInt(b []byte, n int64) []byte {
 }
 
 // routeInsert routes each row of an INSERT to the table that covers its shard-key value.
-func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, all []metadata.Table, boundary time.Time) error {
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, rargs []driver.NamedValue, all []metadata.Table, boundary time.Time) error {
 	ip := ts.insert
 	owner := make([]int, len(ip.keys)) // row → index in all
 	for r, v := range ip.keys {
-		tm, ok, err := v.get(in.Args, ts.key)
+		tm, ok, err := v.get(rargs, ts.key)
 		if err != nil {
 			return err
 		}
@@ -809,7 +981,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 		}
 		owner[r] = -1
 		for i := len(all) - 1; i >= 0; i-- { // the newest covering table wins
-			if !all[i].Min.After(tm) && !all[i].Max.Before(tm) {
+			if covers(&all[i], tm) {
 				owner[r] = i
 				break
 			}

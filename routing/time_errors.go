@@ -16,6 +16,9 @@ var (
 	// ErrBadTimeValue: a literal or argument compared with the shard key is not a date or
 	// datetime obroute can read.
 	ErrBadTimeValue = errors.New("obroute: unreadable time value for the shard key")
+	// ErrBadLimit: the argument of LIMIT ? or OFFSET ? of a statement split across tables is not
+	// a row count (negative, not an integer, NULL). It is refused, never read as 0.
+	ErrBadLimit = errors.New("obroute: LIMIT or OFFSET argument is not a row count")
 	// ErrLevelViolation: the declared query level does not allow the data the range reaches (L1
 	// reaching cold data, L3 reaching the hot window). Never downgraded.
 	ErrLevelViolation = errors.New("obroute: query level violated")

@@ -40,20 +40,30 @@ type fixture struct {
 
 func newFixture(t testing.TB, tt TimeTable, tables []metadata.Table, now string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, tt, tables, now, nil)
+}
+
+// newFixtureWith is newFixture with a change to the time configuration (nil: none).
+func newFixtureWith(t testing.TB, tt TimeTable, tables []metadata.Table, now string, change func(*TimeConfig)) *fixture {
+	t.Helper()
 	f := &fixture{now: day(now)}
 	snap, err := metadata.NewSnapshot(tables, f.now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.snap = snap
+	tc := &TimeConfig{
+		Tables:   []TimeTable{tt},
+		Snapshot: func() *metadata.Snapshot { return f.snap },
+		Clock:    func() time.Time { return f.now },
+	}
+	if change != nil {
+		change(tc)
+	}
 	r, err := New(Config{
 		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
 		Default:  "hot",
-		Time: &TimeConfig{
-			Tables:   []TimeTable{tt},
-			Snapshot: func() *metadata.Snapshot { return f.snap },
-			Clock:    func() time.Time { return f.now },
-		},
+		Time:     tc,
 	})
 	if err != nil {
 		t.Fatal(err)

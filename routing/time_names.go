@@ -11,7 +11,8 @@ import (
 // ("count(*)", "count(`status`)") and a merge leg may even compute another expression in the
 // item's place (AVG split into SUM and COUNT), so the backend would name the column
 // differently. withColumnNames pins the names: every unaliased item whose printed text differs
-// from what was written gets the written text as its alias.
+// from what was written gets the written text as its alias, and so does every unaliased AVG,
+// whose merge leg computes SUM in its place.
 
 // maxAliasLen is the longest alias MySQL accepts; longer items are left unnamed.
 const maxAliasLen = 256
@@ -35,8 +36,18 @@ func withColumnNames(p *sqlparser.Parser, sel *sqlparser.Select, sql string) *sq
 				return sel // the select list was not found where expected: leave it as it is
 			}
 		}
-		text := texts[i]
-		if text == "" || len(text) > maxAliasLen || text == sqlparser.String(ae.Expr) {
+		text, printed := texts[i], sqlparser.String(ae.Expr)
+		_, avg := ae.Expr.(*sqlparser.Avg)
+		switch {
+		case avg && (text == "" || len(text) > maxAliasLen):
+			// Not nameable as written: the printed AVG is nearer than the leg's SUM.
+			if len(printed) > maxAliasLen {
+				continue
+			}
+			text = printed
+		case text == "" || len(text) > maxAliasLen:
+			continue
+		case text == printed && !avg:
 			continue
 		}
 		if out == nil {

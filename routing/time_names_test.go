@@ -41,6 +41,8 @@ func TestSplitKeepsColumnNames(t *testing.T) {
 			"select user_id, sum(amount) as `SUM(amount)` from orders_202412 where"},
 		{"written as printed, aliased, columns: unchanged", "select o.id, amount a, sum(amount) as s, count(*) from orders o" + splitWhere + " group by o.id, amount",
 			"select o.id, amount as a, sum(amount) as s, count(*) from orders_202412 as o where"},
+		{"avg written as printed is still named as written", "select avg(amount), user_id from orders" + splitWhere + " group by user_id",
+			"select sum(amount) as `avg(amount)`, user_id, count(amount) from orders_202412 where"},
 		{"one table", "SELECT COUNT(*) FROM orders WHERE order_time >= '2025-03-02'",
 			"select count(*) as `COUNT(*)` from orders_202503 where"},
 	}

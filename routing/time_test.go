@@ -3,7 +3,9 @@ package routing
 import (
 	"database/sql/driver"
 	"errors"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,20 +56,20 @@ func TestRewrite(t *testing.T) {
 			name: "one hot table: no merge, the statement itself clamped", class: ClassHotOnly,
 			sql:  "SELECT id, amount FROM orders WHERE order_time >= ? AND order_time < ? AND user_id = ?",
 			args: args("2025-03-02", "2025-03-03", 7),
-			want: []wantTarget{{"hot", "select id, amount from orders_202503 where order_time >= ? and order_time < ? and user_id = ? and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", []any{"2025-03-02", "2025-03-03", 7}}},
+			want: []wantTarget{{"hot", "select id, amount from orders_202503 where order_time >= ? and order_time < ? and user_id = ? and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", []any{"2025-03-02", "2025-03-03", 7}}},
 		},
 		{
 			name: "one cold table: tagged cold_query", class: ClassColdOnly,
 			sql:  "select o.id from orders as o where o.order_time between '2024-09-03' and '2024-09-04'",
-			want: []wantTarget{{"cold", "/* cold_query */ select o.id from orders_202409 as o where o.order_time between '2024-09-03' and '2024-09-04' and o.order_time >= '2024-09-01 00:00:00' and o.order_time <= '2024-09-30 23:59:59'", nil}},
+			want: []wantTarget{{"cold", "/* cold_query */ select o.id from orders_202409 as o where o.order_time between '2024-09-03' and '2024-09-04' and o.order_time >= '2024-09-01 00:00:00' and o.order_time < '2024-10-01 00:00:00'", nil}},
 		},
 		{
 			name: "split: one statement per backend, union all, args repeated per leg", class: ClassSplit, merge: true,
 			sql:  "select id from orders where order_time >= ? and order_time < ? order by id limit 5, 10",
 			args: args("2024-12-20", "2025-02-01"),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ select id from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time <= '2024-12-31 23:59:59' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
-				{"hot", "select id from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time <= '2025-01-31 23:59:59' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"cold", "/* cold_query */ select id from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"hot", "select id from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
 			},
 		},
 		{
@@ -75,7 +77,7 @@ func TestRewrite(t *testing.T) {
 			sql:  "select id, amount from orders where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? order by amount desc, id limit ?",
 			args: args(5, int64(3)),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ (select id, amount from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time <= '2024-10-31 23:59:59' order by amount desc, id asc limit 3) union all (select id, amount from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time <= '2024-11-30 23:59:59' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
+				{"cold", "/* cold_query */ (select id, amount from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time < '2024-11-01 00:00:00' order by amount desc, id asc limit 3) union all (select id, amount from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time < '2024-12-01 00:00:00' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
 			},
 		},
 		{
@@ -86,20 +88,20 @@ func TestRewrite(t *testing.T) {
 		{
 			name: "hints are not sent to the backend", class: ClassHotOnly,
 			sql:  "/*+ OBROUTE(query_level=L1) */ select id from orders where order_time = '2025-03-10 08:00:00'",
-			want: []wantTarget{{"hot", "select id from orders_202503 where order_time = '2025-03-10 08:00:00' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", nil}},
+			want: []wantTarget{{"hot", "select id from orders_202503 where order_time = '2025-03-10 08:00:00' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}},
 		},
 		{
 			name: "qualified table keeps its schema", class: ClassHotOnly,
 			sql:  "select orders.id from test.orders where orders.order_time > '2025-03-10'",
-			want: []wantTarget{{"hot", "select orders_202503.id from test.orders_202503 where orders_202503.order_time > '2025-03-10' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", nil}},
+			want: []wantTarget{{"hot", "select orders_202503.id from test.orders_202503 where orders_202503.order_time > '2025-03-10' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}},
 		},
 		{
 			name: "delete in the hot window", class: ClassHotOnly,
 			sql:  "delete from orders where order_time < ? and order_time >= '2025-02-20'",
 			args: args("2025-03-02"),
 			want: []wantTarget{
-				{"hot", "delete from orders_202502 where order_time < ? and order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time <= '2025-02-28 23:59:59'", []any{"2025-03-02"}},
-				{"hot", "delete from orders_202503 where order_time < ? and order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time <= '2025-03-31 23:59:59'", []any{"2025-03-02"}},
+				{"hot", "delete from orders_202502 where order_time < ? and order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00'", []any{"2025-03-02"}},
+				{"hot", "delete from orders_202503 where order_time < ? and order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", []any{"2025-03-02"}},
 			},
 		},
 		{
@@ -289,6 +291,8 @@ func TestTimeConfigValidate(t *testing.T) {
 	}{
 		{"no snapshot", TimeConfig{Tables: []TimeTable{ordersTable()}}, "Snapshot is nil"},
 		{"bad table", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "or ders", ShardKey: "t", Window: metadata.HotWindow{Days: 1}}}}, "plain identifier"},
+		{"shard key not an identifier", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t >= 0 or 1", Window: metadata.HotWindow{Days: 1}}}}, "plain column name"},
+		{"table with a quote", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders`", ShardKey: "t", Window: metadata.HotWindow{Days: 1}}}}, "plain identifier"},
 		{"no shard key", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", Window: metadata.HotWindow{Days: 1}}}}, "shard_key"},
 		{"no window", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t"}}}, "set exactly one"},
 		{"twice", TimeConfig{Snapshot: snap, Tables: []TimeTable{ordersTable(), ordersTable()}}, "configured twice"},
@@ -301,5 +305,309 @@ func TestTimeConfigValidate(t *testing.T) {
 				t.Errorf("%v, want ErrTimeConfig saying %q", err, c.fix)
 			}
 		})
+	}
+}
+
+// The physical tables of orders are orders_<digits…>: orders_items_202502 belongs to another
+// logical table and is neither read nor written by statements on orders.
+func TestOtherLogicalTablesAreNotTouched(t *testing.T) {
+	tables := monthlyTables("2024-07-01", "2025-03-01", "2025-01-01")
+	for _, tb := range monthlyTables("2024-07-01", "2025-03-01", "2025-01-01") {
+		tb.Name = strings.Replace(tb.Name, "orders_", "orders_items_", 1)
+		tables = append(tables, tb)
+	}
+	f := newFixture(t, ordersTable(), tables, "2025-03-15 12:00:00")
+	p, err := f.route("select id from orders where order_time >= '2024-12-20' and order_time < '2025-02-10'", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	for _, tg := range p.Targets {
+		read = append(read, tg.Tables...)
+		if strings.Contains(tg.SQL, "items") {
+			t.Errorf("%s reads another logical table: %s", tg.Backend, tg.SQL)
+		}
+	}
+	if want := []string{"orders_202412", "orders_202501", "orders_202502"}; !reflect.DeepEqual(read, want) {
+		t.Errorf("read %v, want %v", read, want)
+	}
+	p, err = f.route("insert into orders (id, order_time) values (1, '2025-02-10')", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTargets(t, p, []wantTarget{{"hot", "insert into orders_202502(id, order_time) values (1, '2025-02-10')", nil}})
+}
+
+// time.Time arguments are sent by go-sql-driver as wall clock in the DSN's loc: routing reads
+// them in TimeConfig.Location. Strings and bytes are wall clock already.
+func TestTimeArgsReadInBackendLocation(t *testing.T) {
+	shanghai := time.FixedZone("UTC+8", 8*3600)
+	f := newFixtureWith(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00",
+		func(c *TimeConfig) { c.Location = shanghai })
+	evening := time.Date(2025, 1, 31, 20, 0, 0, 0, time.UTC) // 2025-02-01 04:00 in Shanghai
+	cases := []struct {
+		name   string
+		sql    string
+		args   []driver.NamedValue
+		tables []string
+	}{
+		{"time.Time in UTC", "select id from orders where order_time >= ? and order_time < ?",
+			args(evening, evening.Add(time.Hour)), []string{"orders_202502"}},
+		{"time.Time in another zone", "select id from orders where order_time >= ? and order_time < ?",
+			args(evening.In(time.FixedZone("UTC-5", -5*3600)), evening.Add(time.Hour)), []string{"orders_202502"}},
+		{"string is wall clock", "select id from orders where order_time >= ? and order_time < ?",
+			args("2025-01-31 20:00:00", "2025-01-31 21:00:00"), []string{"orders_202501"}},
+		{"bytes are wall clock", "select id from orders where order_time >= ? and order_time < ?",
+			args([]byte("2025-01-31 20:00:00"), []byte("2025-01-31 21:00:00")), []string{"orders_202501"}},
+		{"insert of a time.Time", "insert into orders (id, order_time) values (1, ?)", args(evening), []string{"orders_202502"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := f.route(c.sql, c.args, Input{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tg := range p.Targets {
+				got = append(got, tg.Tables...)
+				for i, a := range tg.Args { // the backend gets the arguments as given
+					if !reflect.DeepEqual(a.Value, c.args[i%len(c.args)].Value) {
+						t.Errorf("argument %d sent as %v, given %v", i, a.Value, c.args[i%len(c.args)].Value)
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, c.tables) {
+				t.Errorf("tables %v, want %v", got, c.tables)
+			}
+		})
+	}
+}
+
+// The hot-window boundary is computed on the calendar of the shard-key times (UTC unless
+// TimeConfig.Location says otherwise), not on the clock's time zone.
+func TestBoundaryUsesTheDataCalendar(t *testing.T) {
+	shanghai := time.FixedZone("UTC+8", 8*3600)
+	const q = "select id from orders where order_time >= '2025-01-15' and order_time < '2025-01-20'"
+	// 2025-03-31 20:00 UTC is already April in Shanghai; in UTC, January is still hot.
+	f := standard(t)
+	f.now = time.Date(2025, 3, 31, 20, 0, 0, 0, time.UTC).In(shanghai)
+	if _, err := f.route(q, nil, Input{Hints: hint.Set{Level: hint.L1}}); err != nil {
+		t.Errorf("clock in UTC+8, data in UTC: %v", err)
+	}
+	// With the data in Shanghai wall clock, it is April there: January is before the boundary.
+	f = newFixtureWith(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00",
+		func(c *TimeConfig) { c.Location = shanghai })
+	f.now = time.Date(2025, 3, 31, 20, 0, 0, 0, time.UTC)
+	if _, err := f.route(q, nil, Input{Hints: hint.Set{Level: hint.L1}}); !errors.Is(err, ErrLevelViolation) || !strings.Contains(err.Error(), "2025-02-01 00:00:00") {
+		t.Errorf("data in UTC+8 on 2025-04-01: %v, want the boundary 2025-02-01", err)
+	}
+}
+
+// LIMIT ? and OFFSET ? of a split statement take any integer argument, and refuse what is not
+// a row count instead of reading it as 0.
+func TestSplitLimitArguments(t *testing.T) {
+	const q = "select id from orders where order_time >= '2024-12-20' and order_time < '2025-02-01' order by id limit ? offset ?"
+	cases := []struct {
+		name          string
+		limit, offset any
+		wantLimit     int64
+		wantOffset    int64
+		err           string
+	}{
+		{"int64", int64(3), int64(2), 3, 2, ""},
+		{"int", 3, 2, 3, 2, ""},
+		{"int8", int8(3), int8(2), 3, 2, ""},
+		{"int16", int16(3), int16(2), 3, 2, ""},
+		{"int32", int32(3), int32(2), 3, 2, ""},
+		{"uint", uint(3), uint(2), 3, 2, ""},
+		{"uint8", uint8(3), uint8(2), 3, 2, ""},
+		{"uint16", uint16(3), uint16(2), 3, 2, ""},
+		{"uint32", uint32(3), uint32(2), 3, 2, ""},
+		{"uint64", uint64(3), uint64(2), 3, 2, ""},
+		{"uint64 beyond int64 means no practical limit", uint64(math.MaxUint64), uint64(2), math.MaxInt64, 2, ""},
+		{"decimal string", "3", "2", 3, 2, ""},
+		{"decimal bytes", []byte("3"), []byte("2"), 3, 2, ""},
+		{"negative", int64(-1), int64(0), 0, 0, "argument 1 (-1) for LIMIT"},
+		{"negative offset", int64(3), -2, 0, 0, "argument 2 (-2) for OFFSET"},
+		{"non-integer string", "1.5", int64(0), 0, 0, "argument 1 (\"1.5\") for LIMIT"},
+		{"text", "ten", int64(0), 0, 0, "argument 1 (\"ten\") for LIMIT"},
+		{"float", 3.0, int64(0), 0, 0, "argument 1 for LIMIT is a float64"},
+		{"null", nil, int64(0), 0, 0, "argument 1 for LIMIT is NULL"},
+		{"bool", true, int64(0), 0, 0, "argument 1 for LIMIT is a bool"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := standard(t)
+			p, err := f.route(q, args(c.limit, c.offset), Input{})
+			if c.err != "" {
+				if !errors.Is(err, ErrBadLimit) || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("%v, want ErrBadLimit saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Merge.Limit != c.wantLimit || p.Merge.Offset != c.wantOffset {
+				t.Errorf("merge LIMIT %d OFFSET %d, want %d %d", p.Merge.Limit, p.Merge.Offset, c.wantLimit, c.wantOffset)
+			}
+			legs := c.wantLimit + c.wantOffset
+			if c.wantLimit == math.MaxInt64 {
+				legs = math.MaxInt64 // saturated, not overflowed
+			}
+			if want := " limit " + strconv.FormatInt(legs, 10); !strings.HasSuffix(p.Targets[0].SQL, want) {
+				t.Errorf("leg %s\nwant it to end with %q", p.Targets[0].SQL, want)
+			}
+		})
+	}
+}
+
+// MySQL's idiom for "everything after the offset" is a LIMIT of 2^64-1.
+func TestSplitLimitLargestLiteral(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select id from orders where order_time >= '2024-12-20' and order_time < '2025-02-01' order by id limit 5, 18446744073709551615", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Merge.Offset != 5 || p.Merge.Limit != math.MaxInt64 {
+		t.Errorf("merge OFFSET %d LIMIT %d, want 5 and MaxInt64", p.Merge.Offset, p.Merge.Limit)
+	}
+}
+
+// Rows with fractional seconds after a table's max_time second belong to that table: the clamp
+// ends before max_time + 1s, and a range starting inside that second selects the table.
+func TestFractionalSecondsAtTableEnd(t *testing.T) {
+	f := standard(t)
+	cases := []struct {
+		name   string
+		sql    string
+		tables []string
+	}{
+		{"range starting inside the last second", "select id from orders where order_time >= '2024-12-31 23:59:59.5' and order_time < '2025-01-02'", []string{"orders_202412", "orders_202501"}},
+		{"range after the last whole second", "select id from orders where order_time > '2024-12-31 23:59:59' and order_time < '2025-01-02'", []string{"orders_202412", "orders_202501"}},
+		{"single instant inside the last second", "select id from orders where order_time = '2024-12-31 23:59:59.999999'", []string{"orders_202412"}},
+		{"range ending at the next table's start", "select id from orders where order_time >= '2024-12-31 23:59:59.5' and order_time < '2025-01-01'", []string{"orders_202412"}},
+		{"insert inside the last second", "insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.5')", []string{"orders_202501"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := f.route(c.sql, nil, Input{Hints: hint.Set{ColdQuery: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tg := range p.Targets {
+				got = append(got, tg.Tables...)
+			}
+			if !reflect.DeepEqual(got, c.tables) {
+				t.Errorf("tables %v, want %v", got, c.tables)
+			}
+		})
+	}
+}
+
+// Optimizer hints and comments inside the statement reach every sub-query; obroute's own hints,
+// which lead the statement, do not.
+func TestStatementHintsKept(t *testing.T) {
+	cases := []struct {
+		name string
+		sql  string
+		want []wantTarget
+	}{
+		{"one table", "/*+ OBROUTE(query_level=L1) */ select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2025-03-02'",
+			[]wantTarget{{"hot", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+		{"split", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2024-12-31' and order_time < '2025-01-02'",
+			[]wantTarget{
+				{"cold", "/* cold_query */ select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202412 where order_time >= '2024-12-31' and order_time < '2025-01-02' and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00'", nil},
+				{"hot", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202501 where order_time >= '2024-12-31' and order_time < '2025-01-02' and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00'", nil},
+			}},
+		{"union all of one backend", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2025-01-31' and order_time < '2025-02-02'",
+			[]wantTarget{{"hot", "(select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202501 where order_time >= '2025-01-31' and order_time < '2025-02-02' and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00') union all (select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202502 where order_time >= '2025-01-31' and order_time < '2025-02-02' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00')", nil}}},
+		{"update", "update /*+ NO_MERGE() */ orders set amount = 0 where order_time >= '2025-03-02'",
+			[]wantTarget{{"hot", "update /*+ NO_MERGE() */ orders_202503 set amount = 0 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+		{"delete", "delete /* audit */ from orders where order_time >= '2025-03-02'",
+			[]wantTarget{{"hot", "delete /* audit */ from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+		{"insert", "insert /*+ SET_VAR(foreign_key_checks=OFF) */ into orders (id, order_time) values (1, '2025-03-02')",
+			[]wantTarget{{"hot", "insert /*+ SET_VAR(foreign_key_checks=OFF) */ into orders_202503(id, order_time) values (1, '2025-03-02')", nil}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := standard(t).route(c.sql, nil, Input{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTargets(t, p, c.want)
+		})
+	}
+}
+
+// The qualifier of the shard key in the clamp is printed as an identifier, quoted when needed.
+func TestClampQuotesTheAlias(t *testing.T) {
+	p, err := standard(t).route("select `my o`.id from orders as `my o` where `my o`.order_time >= '2025-03-02'", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTargets(t, p, []wantTarget{{"hot", "select `my o`.id from orders_202503 as `my o` where `my o`.order_time >= '2025-03-02' and `my o`.order_time >= '2025-03-01 00:00:00' and `my o`.order_time < '2025-04-01 00:00:00'", nil}})
+}
+
+// A NUL byte in a kept comment is not read as a template marker.
+func TestCommentWithNulByte(t *testing.T) {
+	p, err := standard(t).route("select /* a\x00Tb */ id from orders where order_time >= '2025-03-02'", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTargets(t, p, []wantTarget{{"hot", "select /* a Tb */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}})
+}
+
+// When one configured logical table's name extends another's with _<digit> (stats and
+// stats_5min), the tables of the longer one are not tables of the shorter one.
+func TestLongerLogicalNameOwnsItsTables(t *testing.T) {
+	var tables []metadata.Table
+	for _, prefix := range []string{"stats_", "stats_5min_"} {
+		for _, tb := range monthlyTables("2025-01-01", "2025-03-01", "2025-01-01") {
+			tb.Name = strings.Replace(tb.Name, "orders_", prefix, 1)
+			tables = append(tables, tb)
+		}
+	}
+	snap, err := metadata.NewSnapshot(tables, day("2025-03-15"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{
+		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
+		Default:  "hot",
+		Time: &TimeConfig{
+			Tables: []TimeTable{
+				{Table: "stats", ShardKey: "t", Window: metadata.HotWindow{Months: 2}},
+				{Table: "stats_5min", ShardKey: "t", Window: metadata.HotWindow{Months: 2}},
+			},
+			Snapshot: func() *metadata.Snapshot { return snap },
+			Clock:    func() time.Time { return day("2025-03-15") },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		sql    string
+		tables []string
+	}{
+		{"select id from stats where t >= '2025-02-10'", []string{"stats_202502", "stats_202503"}},
+		{"select id from stats_5min where t >= '2025-02-10'", []string{"stats_5min_202502", "stats_5min_202503"}},
+		{"select id from stats where t >= '2025-04-10'", []string{"stats_202503"}}, // no rows: the newest table, clamped false
+		{"insert into stats (id, t) values (1, '2025-03-02')", []string{"stats_202503"}},
+	}
+	for _, c := range cases {
+		p, err := r.Route(Input{Statement: r.Analyze(c.sql)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		var got []string
+		for _, tg := range p.Targets {
+			got = append(got, tg.Tables...)
+		}
+		if !reflect.DeepEqual(got, c.tables) {
+			t.Errorf("%s: tables %v, want %v", c.sql, got, c.tables)
+		}
 	}
 }

@@ -40,6 +40,9 @@ Flags:
   -now TIME        the day the window is computed for: 2006-01-02, "2006-01-02 15:04:05" (UTC)
                    or RFC 3339; default: now
 
+The window counts the days and months of the shard-key times' calendar: UTC, or the DSN's
+loc= when it sets one (obroute reads the times the same way), whatever the machine's zone.
+
 Example:
   obroute metadata mark-hot -dsn 'app:secret@tcp(10.0.0.1:3306)/shop' -hot-months 2
 `
@@ -90,6 +93,7 @@ func runMarkHot(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-dsn is not a go-sql-driver DSN (user:password@tcp(host:3306)/db): %v", err)
 	}
+	now = wallClock(now, mc.Loc)
 	conn, err := mysql.NewConnector(mc)
 	if err != nil {
 		return err
@@ -103,6 +107,17 @@ func runMarkHot(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "hot window %s from %s: %d table(s) became hot, %d became cold; now %d hot, %d cold\n",
 		window, res.Boundary.UTC().Format(time.DateTime), res.BecameHot, res.BecameCold, res.Hot, res.Cold)
 	return nil
+}
+
+// wallClock returns t's wall clock in loc (UTC when nil), labelled UTC: the form of
+// shard_metadata's times, so the hot window is counted on their calendar and not on the
+// machine's (time.Now is in the local zone) or -now's offset.
+func wallClock(t time.Time, loc *time.Location) time.Time {
+	if loc == nil {
+		loc = time.UTC
+	}
+	t = t.In(loc)
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 // metadataRow is one row of a metadata file.

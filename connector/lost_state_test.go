@@ -1,0 +1,169 @@
+package connector_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/sqltest"
+)
+
+// oneBackend opens obroute over one MariaDB instance with table items holding ids 1..3.
+func oneBackend(t *testing.T, params string) (*sql.DB, *sqltest.Backend) {
+	t.Helper()
+	b := sqltest.MariaDB(t, "hot")[0]
+	b.Exec(t, "CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(64))")
+	b.Exec(t, "INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	db, err := sql.Open("obroute", b.DSN+params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, b
+}
+
+// A transaction whose server session was dropped (here by a cancelled row stream) is lost: the
+// next statement must not quietly start a new transaction on a new server session.
+func TestTransactionNeverContinuesOnANewServerSession(t *testing.T) {
+	db, b := oneBackend(t, "")
+	bg := context.Background()
+	tx, err := db.BeginTx(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(bg, "INSERT INTO items VALUES (10, 'first')"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	rows, err := tx.QueryContext(ctx, "SELECT a.id FROM items a, items b, items c, items d, items e, items f, items g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Next()
+	cancel()
+	rows.Close()
+	_, err = tx.ExecContext(bg, "INSERT INTO items VALUES (11, 'second')")
+	if cerr := tx.Commit(); err == nil {
+		err = cerr
+	}
+	if !errors.Is(err, connector.ErrTxBackendLost) {
+		t.Fatalf("after the transaction's server session was dropped: err = %v, want ErrTxBackendLost", err)
+	}
+	if n := count(t, b, "SELECT COUNT(*) FROM items WHERE id >= 10"); n != 0 {
+		t.Fatalf("%d rows of the lost transaction were committed", n)
+	}
+}
+
+// COMMIT is sent even when obroute did not see the transaction start (autocommit=0 in the DSN,
+// or set from an expression).
+func TestCommitReachesTheServer(t *testing.T) {
+	for _, tc := range []struct{ name, params, set string }{
+		{"autocommit=0 in the DSN", "&autocommit=0", ""},
+		{"autocommit set from a variable", "", "SET @v = 0; SET autocommit = @v"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, b := oneBackend(t, tc.params)
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if tc.set != "" {
+				for _, q := range []string{"SET @v = 0", "SET autocommit = @v"} {
+					if _, err := conn.ExecContext(context.Background(), q); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if _, err := conn.ExecContext(context.Background(), "INSERT INTO items VALUES (20, 'x')"); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, b, "SELECT COUNT(*) FROM items WHERE id = 20"); n != 0 {
+				t.Fatal("the insert was visible before COMMIT: autocommit was not off")
+			}
+			if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, b, "SELECT COUNT(*) FROM items WHERE id = 20"); n != 1 {
+				t.Fatal("COMMIT did not reach the server: the insert is not visible")
+			}
+		})
+	}
+}
+
+// A temporary table lost with its server session is an error, never a silent switch to the
+// permanent table of the same name.
+func TestLostTemporaryTableIsNotReplacedByThePermanentOne(t *testing.T) {
+	db, b := oneBackend(t, "")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE TEMPORARY TABLE items (id INT)"); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID() FROM items UNION ALL SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	b.Exec(t, fmt.Sprintf("KILL CONNECTION %d", id))
+	_, err = conn.ExecContext(ctx, "DELETE FROM items")
+	if !errors.Is(err, connector.ErrTempTablesLost) {
+		t.Fatalf("DELETE after the temporary table's session died: err = %v, want ErrTempTablesLost", err)
+	}
+	if n := count(t, b, "SELECT COUNT(*) FROM items"); n != 3 {
+		t.Fatalf("the permanent items table has %d rows, want its 3", n)
+	}
+	// The client session goes on; items is the permanent table again.
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM items").Scan(&id); err != nil || id != 3 {
+		t.Fatalf("next statement: %d rows, %v", id, err)
+	}
+}
+
+// SET TRANSACTION (no scope) behaves as on one server: the statements after it see the same
+// errors through obroute as through plain go-sql-driver.
+func TestSetTransactionAsOnOneServer(t *testing.T) {
+	db, b := oneBackend(t, "")
+	plain, err := sql.Open("mysql", b.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	script := []string{"SET TRANSACTION READ ONLY", "INSERT INTO items VALUES (30, 'x')", "SELECT 1", "BEGIN", "INSERT INTO items VALUES (31, 'x')", "ROLLBACK", "INSERT INTO items VALUES (32, 'x')"}
+	outcomes := func(db *sql.DB) []string {
+		conn, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var out []string
+		for _, q := range script {
+			_, err := conn.ExecContext(context.Background(), q)
+			var me *mysql.MySQLError
+			switch {
+			case err == nil:
+				out = append(out, "ok")
+			case errors.As(err, &me):
+				out = append(out, fmt.Sprint(me.Number))
+			default:
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		b.Exec(t, "DELETE FROM items WHERE id >= 30")
+		return out
+	}
+	want, got := outcomes(plain), outcomes(db)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("outcomes through obroute %v, through go-sql-driver %v", got, want)
+	}
+	if want[1] != "1792" {
+		t.Fatalf("the server did not refuse the write after SET TRANSACTION READ ONLY (%v): the test checks nothing", want)
+	}
+}
