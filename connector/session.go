@@ -261,7 +261,15 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 				return nil, nil, err
 			}
 		}
-		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hint.FromContext(ctx)}
+		// Hints on BEGIN (context or comment, e.g. /* shadow */ BEGIN) hold for the whole transaction.
+		if st.HintErr != nil {
+			return nil, nil, st.HintErr
+		}
+		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
+		if err != nil {
+			return nil, nil, err
+		}
+		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
 		if err := cs.finishTx(ctx, st.SQL); err != nil {

@@ -183,3 +183,25 @@ func TestCommentHintsRouteLikeContextHints(t *testing.T) {
 		})
 	}
 }
+
+// A shadow hint on BEGIN holds for the whole transaction.
+func TestShadowHintOnBeginBindsTheTransaction(t *testing.T) {
+	db, prod, shadows := shadowSetup(t)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"/* shadow */ BEGIN", "INSERT INTO items VALUES (1, 'unhinted, in a shadow transaction')", "COMMIT"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if n := count(t, prod[0], "SELECT COUNT(*) FROM items"); n != 0 {
+		t.Fatalf("production hot has %d items: the shadow transaction wrote to production", n)
+	}
+	if n := count(t, shadows[0], "SELECT COUNT(*) FROM items"); n != 1 {
+		t.Fatalf("shadow_hot has %d items, want 1", n)
+	}
+}

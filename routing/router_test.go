@@ -20,10 +20,12 @@ func newTestRouter(t testing.TB, cached bool) *Router {
 		Routes:       map[string]string{"audit_log": "cold", "events": "hot"},
 		CachedServer: cached,
 		Shadow: &shadow.Rule{
-			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}, {Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}}},
+			Mappings: []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+			Algorithms: []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}, {Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
+				{Name: "test-user-select", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpSelect, Values: []string{"0"}},
+				{Name: "test-user-update", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpUpdate, Values: []string{"0"}}},
 			DefaultAlgorithm: "by-hint",
-			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: []string{"test-user"}}},
+			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: []string{"test-user", "test-user-select", "test-user-update"}}},
 		},
 	})
 	if err != nil {
@@ -75,6 +77,11 @@ func TestForcedAndStaticRouting(t *testing.T) {
 		{name: "hint comment after another leading comment still leads", sql: "/* app=web */ /* shadow */ SELECT 1", backend: "shadow_hot", class: ClassShadow},
 		{name: "value match on the shadow table", sql: "INSERT INTO orders_log (id, user_id) VALUES (1, 0)", backend: "shadow_hot", class: ClassShadow},
 		{name: "value match not met", sql: "INSERT INTO orders_log (id, user_id) VALUES (1, 42)", backend: "hot"},
+		{name: "value match in a top-level AND", sql: "SELECT * FROM orders_log WHERE user_id = 0 AND id > 5", backend: "shadow_hot", class: ClassShadow},
+		{name: "value match in UPDATE's WHERE", sql: "UPDATE orders_log SET note = 'x' WHERE user_id IN (0)", backend: "shadow_hot", class: ClassShadow},
+		{name: "value under NOT is not a match", sql: "SELECT * FROM orders_log WHERE NOT (user_id = 0)", backend: "hot"},
+		{name: "value under OR is not a match", sql: "SELECT * FROM orders_log WHERE user_id = 0 OR id > 5", backend: "hot"},
+		{name: "UPDATE's SET value is not a match", sql: "UPDATE orders_log SET user_id = 0 WHERE id = 7", backend: "hot"},
 		{name: "shadow transaction: unhinted statement follows", sql: "SELECT 1", session: &SessionState{InTransaction: true, TxBackend: "shadow_hot", TxShadow: true}, backend: "shadow_hot", typ: UseLastSession, class: ClassShadow},
 	}
 	for _, tc := range cases {

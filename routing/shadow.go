@@ -38,8 +38,11 @@ func (r *Router) shadowCondition(st *Statement, hints hint.Set, args []driver.Na
 	return c
 }
 
-// columnValues collects, for a DML statement, the values each column is set to (INSERT, UPDATE
-// SET) or compared with by = and IN in the WHERE clause.
+// columnValues collects, for a DML statement, the values its columns are given (INSERT) or
+// compared with by = and IN in the top-level AND conjuncts of its WHERE clause (SELECT,
+// UPDATE, DELETE). A comparison under OR or NOT does not say that the rows have that value,
+// and an UPDATE's SET values are what the rows become, not which rows are touched: both are
+// left out, as ShardingSphere reads only the WHERE conditions.
 func columnValues(ast sqlparser.Statement, args []driver.NamedValue) map[string][]string {
 	out := map[string][]string{}
 	add := func(col string, e sqlparser.Expr) {
@@ -60,37 +63,34 @@ func columnValues(ast sqlparser.Statement, args []driver.NamedValue) map[string]
 			}
 		}
 	case *sqlparser.Update:
-		for _, e := range n.Exprs {
-			add(e.Name.Name.Lowered(), e.Expr)
-		}
 		where = n.Where
 	case *sqlparser.Delete:
 		where = n.Where
 	case *sqlparser.Select:
 		where = n.Where
 	}
-	if where != nil {
-		_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
-			cmp, ok := node.(*sqlparser.ComparisonExpr)
-			if !ok {
-				return true, nil
-			}
-			col, ok := cmp.Left.(*sqlparser.ColName)
-			if !ok {
-				return true, nil
-			}
-			switch cmp.Operator {
-			case sqlparser.EqualOp:
-				add(col.Name.Lowered(), cmp.Right)
-			case sqlparser.InOp:
-				if tuple, ok := cmp.Right.(sqlparser.ValTuple); ok {
-					for _, e := range tuple {
-						add(col.Name.Lowered(), e)
-					}
+	if where == nil {
+		return out
+	}
+	for _, conjunct := range sqlparser.SplitAndExpression(nil, where.Expr) {
+		cmp, ok := conjunct.(*sqlparser.ComparisonExpr)
+		if !ok {
+			continue
+		}
+		col, ok := cmp.Left.(*sqlparser.ColName)
+		if !ok {
+			continue
+		}
+		switch cmp.Operator {
+		case sqlparser.EqualOp:
+			add(col.Name.Lowered(), cmp.Right)
+		case sqlparser.InOp:
+			if tuple, ok := cmp.Right.(sqlparser.ValTuple); ok {
+				for _, e := range tuple {
+					add(col.Name.Lowered(), e)
 				}
 			}
-			return false, nil
-		}, where.Expr)
+		}
 	}
 	return out
 }
