@@ -167,3 +167,38 @@ func TestSetTransactionAsOnOneServer(t *testing.T) {
 		t.Fatalf("the server did not refuse the write after SET TRANSACTION READ ONLY (%v): the test checks nothing", want)
 	}
 }
+
+// BeginTx's isolation level and read-only option are applied on the backend the transaction
+// binds to.
+func TestTxOptionsHonoured(t *testing.T) {
+	db, _ := oneBackend(t, "")
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("INSERT INTO items VALUES (40, 'rc')"); err != nil {
+		t.Fatal(err)
+	}
+	var level string
+	if err := tx.QueryRow("SELECT trx_isolation_level FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = CONNECTION_ID()").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if level != "READ COMMITTED" {
+		t.Fatalf("isolation inside the transaction = %q, want READ COMMITTED", level)
+	}
+	tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.Exec("INSERT INTO items VALUES (41, 'ro')")
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1792 {
+		t.Fatalf("write in a read-only transaction: err = %v, want MySQL error 1792", err)
+	}
+	if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSnapshot}); err == nil {
+		t.Fatal("BeginTx with an isolation level MySQL does not have succeeded")
+	}
+}
