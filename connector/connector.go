@@ -92,9 +92,9 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer}, stats: newStats(), driver: o.driver}
-	c.autocommit = true
-	if v, ok := c.cfg.Backend(cfg.Default).MySQL.Params["autocommit"]; ok {
-		c.autocommit = isOn(strings.ToLower(strings.Trim(v, "'")))
+	var err error
+	if c.autocommit, err = startAutocommit(cfg); err != nil {
+		return nil, err
 	}
 	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
@@ -154,6 +154,25 @@ func (c *Connector) openMetadata(o *options) error {
 	cache.Start()
 	c.meta = cache
 	return nil
+}
+
+// startAutocommit is the autocommit every server session starts with: off when the backend DSNs
+// set autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect). The client session
+// tracks one autocommit for all its server sessions, so the backends must agree.
+func startAutocommit(cfg *config.Config) (bool, error) {
+	on, first := true, ""
+	for i, b := range cfg.Backends {
+		v := true
+		if p, ok := b.MySQL.Params["autocommit"]; ok {
+			v = isOn(strings.ToLower(strings.Trim(p, "'")))
+		}
+		if i == 0 {
+			on, first = v, b.Name
+		} else if v != on {
+			return false, fmt.Errorf("obroute: backends %s and %s start with different autocommit (the autocommit DSN parameter); give every backend the same", first, b.Name)
+		}
+	}
+	return on, nil
 }
 
 // dataLocation is the time zone go-sql-driver gives time.Time arguments on every backend (its

@@ -25,3 +25,15 @@ func TestTimeRoutingNeedsOneDataTimeZone(t *testing.T) {
 		t.Fatalf("New with backends in UTC and Asia/Shanghai: err = %v, want a refusal saying to set the same loc", err)
 	}
 }
+
+// The client session tracks one autocommit for all its server sessions: backends whose DSNs
+// disagree are refused at New.
+func TestBackendsMustAgreeOnAutocommit(t *testing.T) {
+	cfg := &config.Config{Backends: []config.Backend{
+		{Name: "hot", Role: "hot", DSN: "root@tcp(127.0.0.1:1)/d"},
+		{Name: "cold", Role: "cold", DSN: "root@tcp(127.0.0.1:2)/d?autocommit=0"},
+	}}
+	if _, err := connector.New(cfg); err == nil || !strings.Contains(err.Error(), "autocommit") {
+		t.Fatalf("New with autocommit on for hot and off for cold: err = %v, want a refusal naming autocommit", err)
+	}
+}

@@ -144,7 +144,10 @@ func (b *backend) ping() error {
 // outside a transaction.
 func (cs *clientSession) readBackend(plan *routing.Plan, backend string) string {
 	be := cs.c.backends[backend]
-	if be == nil || !be.health.isDown() || cs.tx.active || len(plan.Targets) != 1 || plan.Statement.Kind != routing.KindSelect {
+	// Only a plain read may move: not one that opens a transaction (autocommit=0), names a
+	// temporary table or reads the previous statement's session.
+	if be == nil || !be.health.isDown() || cs.tx.active || !cs.autocommit || len(plan.Targets) != 1 ||
+		plan.Statement.Kind != routing.KindSelect || plan.Type == routing.UseTempTableSession || plan.Type == routing.UseLastSession {
 		return backend
 	}
 	for _, b := range cs.c.cfg.Backends {
@@ -170,6 +173,9 @@ func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSessio
 		return nil, cs.loseTx(ctx, s, ErrPrimaryChanged)
 	case inTx:
 		return s, nil // its statement tells whether it is still there
+	case be.health.isDown() && cs.holdsTempTables(be.name):
+		// Marked down (maybe by other clients): keep the session and its temporary tables.
+		return nil, be.downError()
 	case be.health.isDown():
 		s.broken = true
 		cs.dropBroken(s)
@@ -214,13 +220,27 @@ func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause err
 			addr = s.via.addr
 		}
 	}
+	// The application still has its transaction open: every statement of it fails until it ends
+	// it (ROLLBACK, COMMIT or a new BEGIN), so nothing runs outside the transaction it thinks in.
+	explicit := cs.tx.explicit
 	cs.closeTx()
+	cs.tx = txState{active: true, explicit: explicit, lost: true}
 	if errors.Is(cause, driver.ErrBadConn) {
 		cause = errConnectionLost
 	}
 	cs.c.stats.serverLost.Add(1)
 	cs.c.events.state(ctx, StateServerSessionLost, slog.LevelWarn, "server session lost in transaction", slog.String("backend", backend), slog.String("error", cause.Error()))
 	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, backend, addr)
+}
+
+// holdsTempTables reports whether the client session has temporary tables on backend.
+func (cs *clientSession) holdsTempTables(backend string) bool {
+	for _, b := range cs.routing.TempTables {
+		if b == backend {
+			return true
+		}
+	}
+	return false
 }
 
 // loseTempTables forgets the temporary tables that lived on backend's lost server session and

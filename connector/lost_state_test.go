@@ -47,15 +47,22 @@ func TestTransactionNeverContinuesOnANewServerSession(t *testing.T) {
 	rows.Next()
 	cancel()
 	rows.Close()
-	_, err = tx.ExecContext(bg, "INSERT INTO items VALUES (11, 'second')")
-	if cerr := tx.Commit(); err == nil {
-		err = cerr
+	// Every later statement of the transaction, and its COMMIT, fail: nothing may run in
+	// autocommit while the application believes it is inside its transaction.
+	for _, q := range []string{"INSERT INTO items VALUES (11, 'second')", "INSERT INTO items VALUES (12, 'third')"} {
+		if _, err := tx.ExecContext(bg, q); !errors.Is(err, connector.ErrTxBackendLost) {
+			t.Fatalf("%s after the transaction's server session was dropped: err = %v, want ErrTxBackendLost", q, err)
+		}
 	}
-	if !errors.Is(err, connector.ErrTxBackendLost) {
-		t.Fatalf("after the transaction's server session was dropped: err = %v, want ErrTxBackendLost", err)
+	if err := tx.Commit(); !errors.Is(err, connector.ErrTxBackendLost) {
+		t.Fatalf("COMMIT of the lost transaction: err = %v, want ErrTxBackendLost", err)
 	}
 	if n := count(t, b, "SELECT COUNT(*) FROM items WHERE id >= 10"); n != 0 {
 		t.Fatalf("%d rows of the lost transaction were committed", n)
+	}
+	// The client session goes on with the next transaction.
+	if _, err := db.Exec("INSERT INTO items VALUES (13, 'after')"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -127,17 +134,24 @@ func TestLostTemporaryTableIsNotReplacedByThePermanentOne(t *testing.T) {
 	}
 }
 
-// SET TRANSACTION (no scope) behaves as on one server: the statements after it see the same
-// errors through obroute as through plain go-sql-driver.
-func TestSetTransactionAsOnOneServer(t *testing.T) {
+// Statement sequences around transactions behave as on one server: each statement gets the
+// same outcome through obroute as through plain go-sql-driver.
+func TestTransactionScriptsAsOnOneServer(t *testing.T) {
 	db, b := oneBackend(t, "")
 	plain, err := sql.Open("mysql", b.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	script := []string{"SET TRANSACTION READ ONLY", "INSERT INTO items VALUES (30, 'x')", "SELECT 1", "BEGIN", "INSERT INTO items VALUES (31, 'x')", "ROLLBACK", "INSERT INTO items VALUES (32, 'x')"}
-	outcomes := func(db *sql.DB) []string {
+	scripts := map[string][]string{
+		"SET TRANSACTION before statements": {"SET TRANSACTION READ ONLY", "INSERT INTO items VALUES (30, 'x')", "SELECT 1",
+			"BEGIN", "INSERT INTO items VALUES (31, 'x')", "ROLLBACK", "INSERT INTO items VALUES (32, 'x')"},
+		"SET TRANSACTION inside a transaction": {"BEGIN", "INSERT INTO items VALUES (50, 'x')", "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+			"INSERT INTO items VALUES (51, 'x')", "INSERT INTO items VALUES (52, 'x')", "COMMIT", "SELECT COUNT(*) FROM items WHERE id >= 50"},
+		"failed first statement under autocommit=0": {"SET autocommit = 0", "UPDATE items SET id = 2 WHERE id = 1", "INSERT INTO items VALUES (60, 'x')",
+			"COMMIT", "SET autocommit = 1", "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = CONNECTION_ID()"},
+	}
+	outcomes := func(db *sql.DB, script []string) []string {
 		conn, err := db.Conn(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -145,10 +159,13 @@ func TestSetTransactionAsOnOneServer(t *testing.T) {
 		defer conn.Close()
 		var out []string
 		for _, q := range script {
-			_, err := conn.ExecContext(context.Background(), q)
+			var n int
+			err := conn.QueryRowContext(context.Background(), q).Scan(&n)
 			var me *mysql.MySQLError
 			switch {
 			case err == nil:
+				out = append(out, fmt.Sprint("row ", n))
+			case errors.Is(err, sql.ErrNoRows):
 				out = append(out, "ok")
 			case errors.As(err, &me):
 				out = append(out, fmt.Sprint(me.Number))
@@ -156,15 +173,17 @@ func TestSetTransactionAsOnOneServer(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		b.Exec(t, "DELETE FROM items WHERE id >= 30")
+		b.Exec(t, "DELETE FROM items WHERE id > 3")
 		return out
 	}
-	want, got := outcomes(plain), outcomes(db)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("outcomes through obroute %v, through go-sql-driver %v", got, want)
-	}
-	if want[1] != "1792" {
-		t.Fatalf("the server did not refuse the write after SET TRANSACTION READ ONLY (%v): the test checks nothing", want)
+	for name, script := range scripts {
+		t.Run(name, func(t *testing.T) {
+			want, got := outcomes(plain, script), outcomes(db, script)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("outcomes through obroute %v, through go-sql-driver %v", got, want)
+			}
+			t.Logf("%v", want)
+		})
 	}
 }
 

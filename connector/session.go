@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/merge"
 	"github.com/obroute/obroute/routing"
@@ -38,7 +40,9 @@ type clientSession struct {
 }
 
 type txState struct {
-	active   bool
+	active bool
+	// lost: the transaction's server session was lost; its statements fail until it ends.
+	lost     bool
 	explicit bool // BeginTx or BEGIN; false for an implicit transaction under autocommit=0
 	backend  string
 	shadow   bool
@@ -252,6 +256,14 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	switch st.Kind {
 	case routing.KindBegin:
+		// Hints on BEGIN (context or comment, e.g. /* shadow */ BEGIN) hold for the whole transaction.
+		if st.HintErr != nil {
+			return nil, nil, st.HintErr
+		}
+		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
+		if err != nil {
+			return nil, nil, err
+		}
 		if err := cs.endImplicitTx(ctx); err != nil {
 			return nil, nil, err
 		}
@@ -261,19 +273,11 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 				return nil, nil, err
 			}
 		}
-		// Hints on BEGIN (context or comment, e.g. /* shadow */ BEGIN) hold for the whole transaction.
-		if st.HintErr != nil {
-			return nil, nil, st.HintErr
-		}
-		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
-		if err != nil {
-			return nil, nil, err
-		}
 		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
 		if err := cs.finishTx(ctx, st.SQL); err != nil {
-			return nil, nil, err
+			return nil, nil, cs.keepSession(err)
 		}
 		return cs.noRows(wantRows)
 	case routing.KindExplainRoute:
@@ -284,10 +288,16 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
 	case routing.KindSet:
-		if st.NextTransaction != "" {
+		// SET TRANSACTION … waits for the backend of the next transaction, unless a transaction
+		// is bound: then it goes there at once and the server answers (MySQL refuses it inside a
+		// transaction).
+		if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
 			cs.nextTx = st.NextTransaction
 			return cs.noRows(wantRows)
 		}
+	}
+	if cs.tx.lost && st.Kind != routing.KindExplainRoute {
+		return nil, nil, fmt.Errorf("%w: end the transaction with ROLLBACK before running more statements", ErrTxBackendLost)
 	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
@@ -371,12 +381,13 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	} else {
 		res, err = cs.execTargets(ctx, plan)
 	}
+	if opensImplicitTx && (err == nil || reachedServer(err)) {
+		// It reached its server, which now holds the transaction (a failed statement opens it
+		// too) until COMMIT/ROLLBACK.
+		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	if opensImplicitTx {
-		// It ran: its server now holds the transaction until COMMIT/ROLLBACK.
-		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
 	}
 	cs.routing.LastBackend = first
 	if st.TempTableCreated != "" {
@@ -429,6 +440,12 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 // errConnectionLost stands for driver.ErrBadConn in obroute's own errors, which must not be
 // mistaken by database/sql for "this client session is dead".
 var errConnectionLost = errors.New("connection lost")
+
+// reachedServer reports whether a statement that failed with err was answered by its server.
+func reachedServer(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me)
+}
 
 // keepSession turns driver.ErrBadConn (a server session lost before anything was sent) into an
 // ordinary error when database/sql, which discards a client session that returns it, would
@@ -591,11 +608,10 @@ func (cs *clientSession) applyNextTx(ctx context.Context, s *serverSession) erro
 	if cs.nextTx == "" {
 		return nil
 	}
-	if _, err := s.exec(ctx, cs.nextTx, nil, false); err != nil {
-		return err
-	}
-	cs.nextTx = ""
-	return nil
+	next := cs.nextTx
+	cs.nextTx = "" // applied, or refused by the server: either way it is spent
+	_, err := s.exec(ctx, next, nil, false)
+	return err
 }
 
 // startTx starts the pending transaction on s, the backend of its first statement.
@@ -627,6 +643,13 @@ func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
 			return err
 		}
 		return nil
+	}
+	if cs.tx.lost {
+		cs.closeTx()
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(verb[hint.StatementStart(verb):])), "rollback") {
+			return nil // what it asks for has happened: the server rolled the transaction back
+		}
+		return fmt.Errorf("%w: COMMIT is impossible", ErrTxBackendLost)
 	}
 	s := cs.servers[cs.tx.backend]
 	defer cs.closeTx()
@@ -746,6 +769,9 @@ func firstError(errs []error) error {
 	return nil
 }
 
+// undoTimeout bounds the undo of a failed split write.
+const undoTimeout = 5 * time.Second
+
 // execTargets runs the targets of a split write. The router only splits a write across tables
 // of one backend; the parts land together or not at all: outside a transaction in a local one,
 // inside the client's transaction behind a savepoint.
@@ -771,22 +797,30 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if !inTx {
 		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
 	}
-	// fail ends the attempt: the parts are undone, or the transaction is lost with its session.
+	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
+	// the transaction is lost with its session.
 	fail := func(err error) (driver.Result, error) {
 		if !s.broken {
-			if _, uerr := s.exec(ctx, undo, nil, false); uerr == nil {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+			_, uerr := s.exec(uctx, undo, nil, false)
+			cancel()
+			if uerr == nil {
 				return nil, err
 			}
+			s.broken = true
 		}
 		if inTx {
 			return nil, cs.loseTx(ctx, s, err)
 		}
-		s.broken = true
 		cs.dropBroken(s)
 		return nil, err
 	}
 	if _, err := s.exec(ctx, begin, nil, false); err != nil {
-		return fail(err)
+		if s.broken && inTx {
+			return nil, cs.loseTx(ctx, s, err)
+		}
+		cs.dropBroken(s)
+		return nil, err // nothing to undo
 	}
 	var total int64
 	for _, t := range plan.Targets {
