@@ -174,14 +174,10 @@ func (b *backend) open(ctx context.Context) (*serverSession, error) {
 		return nil, b.downError()
 	}
 	id := &connID{}
-	conn, via, epoch, err := b.dial(context.WithValue(ctx, connIDKey{}, id))
+	conn, via, epoch, err := b.dialDetached(ctx, id)
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, ErrNoPrimary) {
-			b.failed(err)
-		}
 		return nil, err
 	}
-	b.succeeded()
 	s := newServerSession(b, conn)
 	s.epoch = epoch
 	s.via = via
@@ -193,6 +189,66 @@ func (b *backend) open(ctx context.Context) (*serverSession, error) {
 		}
 	}
 	return s, nil
+}
+
+// dialed is the outcome of one dial.
+type dialed struct {
+	conn  driver.Conn
+	via   *mysqlTarget
+	epoch uint64
+	err   error
+}
+
+// dialDetached dials the backend within the connect timeout but independently of ctx: a caller
+// that gives up early gets ctx's error at once, while the dial goes on in the background and its
+// outcome still counts for the backend's health (a backend that accepts connections and never
+// answers is marked down even when every caller is impatient). Closing the backend cancels it.
+func (b *backend) dialDetached(ctx context.Context, id *connID) (driver.Conn, *mysqlTarget, uint64, error) {
+	if b.connectTimeout <= 0 { // no bound of our own: the caller's context is the only one
+		conn, via, epoch, err := b.dial(context.WithValue(ctx, connIDKey{}, id))
+		if ctx.Err() == nil {
+			b.record(err)
+		}
+		return conn, via, epoch, err
+	}
+	done := make(chan dialed, 1)
+	dial := func() {
+		var d dialed
+		d.conn, d.via, d.epoch, d.err = b.dial(context.WithValue(b.ctx, connIDKey{}, id))
+		done <- d
+	}
+	if !b.goBackground(dial) {
+		return nil, nil, 0, b.closedError()
+	}
+	select {
+	case d := <-done:
+		b.record(d.err)
+		return d.conn, d.via, d.epoch, d.err
+	case <-ctx.Done():
+		b.goBackground(func() { // the dial ends within the connect timeout, or at close
+			d := <-done
+			b.record(d.err)
+			if d.conn != nil {
+				d.conn.Close()
+			}
+		})
+		return nil, nil, 0, ctx.Err()
+	}
+}
+
+// closedError is the error of a backend whose connector was closed.
+func (b *backend) closedError() error {
+	return fmt.Errorf("obroute: backend %s: the connector is closed", b.name)
+}
+
+// record counts the outcome of a dial towards the backend's health.
+func (b *backend) record(err error) {
+	switch {
+	case err == nil:
+		b.succeeded()
+	case b.ctx.Err() == nil && !errors.Is(err, ErrNoPrimary):
+		b.failed(err)
+	}
 }
 
 // connIDKey carries a *connID to the dialer through the context of Connect.

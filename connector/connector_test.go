@@ -1,8 +1,14 @@
 package connector_test
 
 import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
@@ -35,5 +41,62 @@ func TestBackendsMustAgreeOnAutocommit(t *testing.T) {
 	}}
 	if _, err := connector.New(cfg); err == nil || !strings.Contains(err.Error(), "autocommit") {
 		t.Fatalf("New with autocommit on for hot and off for cold: err = %v, want a refusal naming autocommit", err)
+	}
+}
+
+// A backend that accepts connections and never answers is marked down even when every caller
+// gives up before the connect timeout: the dials go on without them and count.
+func TestSilentBackendMarkedDownDespiteImpatientCallers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never answers the handshake
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	db, err := sql.Open("obroute", "obroute:backend.hot=root@tcp("+ln.Addr().String()+")/d;timeout.connect=1s;health.down_after=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		_, err := db.ExecContext(ctx, "SELECT 1")
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+			t.Fatalf("call %d: %v after %s, want the caller's deadline, promptly", i, err, time.Since(start))
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := db.ExecContext(ctx, "SELECT 1")
+		cancel()
+		if errors.Is(err, connector.ErrBackendDown) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the silent backend was never marked down; last error: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
