@@ -213,8 +213,14 @@ func (b *backend) dialDetached(ctx context.Context, id *connID) (driver.Conn, *m
 	}
 	done := make(chan dialed, 1)
 	dial := func() {
+		// The caller's values (a custom dialer may read them) without its cancellation;
+		// closing the backend cancels.
+		dctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), connIDKey{}, id))
+		stop := context.AfterFunc(b.ctx, cancel)
 		var d dialed
-		d.conn, d.via, d.epoch, d.err = b.dial(context.WithValue(b.ctx, connIDKey{}, id))
+		d.conn, d.via, d.epoch, d.err = b.dial(dctx)
+		stop()
+		cancel()
 		done <- d
 	}
 	if !b.goBackground(dial) {
