@@ -60,8 +60,10 @@ var (
 	_ driver.SessionResetter    = (*clientSession)(nil)
 	_ driver.Validator          = (*clientSession)(nil)
 	_ driver.NamedValueChecker  = (*clientSession)(nil)
-	_ driver.Execer             = (*clientSession)(nil) //nolint:staticcheck // go-sql-driver has it; parity
-	_ driver.Queryer            = (*clientSession)(nil) //nolint:staticcheck // go-sql-driver has it; parity
+	//lint:ignore SA1019 go-sql-driver's connections implement it: parity
+	_ driver.Execer = (*clientSession)(nil)
+	//lint:ignore SA1019 go-sql-driver's connections implement it: parity
+	_ driver.Queryer = (*clientSession)(nil)
 )
 
 func newClientSession(c *Connector) *clientSession {
@@ -269,14 +271,14 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 		if cs.tx.active && cs.tx.backend != "" {
 			// BEGIN inside a transaction commits it first, as MySQL does.
-			if err := cs.finishTx(ctx, "COMMIT"); err != nil {
+			if err := cs.finishTx(ctx, false, "COMMIT"); err != nil {
 				return nil, nil, err
 			}
 		}
 		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
-		if err := cs.finishTx(ctx, st.SQL); err != nil {
+		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
 		return cs.noRows(wantRows)
@@ -630,9 +632,10 @@ func (cs *clientSession) startTx(ctx context.Context, s *serverSession, shadow b
 	return nil
 }
 
-// finishTx commits or rolls back the client session's transaction on its backend. A
+// finishTx commits (rollback false) or rolls back the client session's transaction on its
+// backend; verb is the statement text to send where no go-sql-driver transaction carries it. A
 // transaction that never ran a statement has nothing to finish.
-func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
+func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb string) error {
 	if !cs.tx.active {
 		// No transaction obroute knows of. The server may still have one (autocommit turned off
 		// where obroute could not see it, init_connect …): send the verb to the last server
@@ -646,7 +649,7 @@ func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
 	}
 	if cs.tx.lost {
 		cs.closeTx()
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(verb[hint.StatementStart(verb):])), "rollback") {
+		if rollback {
 			return nil // what it asks for has happened: the server rolled the transaction back
 		}
 		return fmt.Errorf("%w: COMMIT is impossible", ErrTxBackendLost)
@@ -661,7 +664,6 @@ func (cs *clientSession) finishTx(ctx context.Context, verb string) error {
 		return fmt.Errorf("%w (backend %s)", ErrTxBackendLost, cs.tx.backend)
 	}
 	var err error
-	rollback := strings.HasPrefix(strings.ToLower(strings.TrimSpace(verb[hint.StatementStart(verb):])), "rollback")
 	switch {
 	case s.tx != nil && rollback:
 		err = s.tx.Rollback()
@@ -693,7 +695,7 @@ func (cs *clientSession) closeTx() {
 // as MySQL does.
 func (cs *clientSession) endImplicitTx(ctx context.Context) error {
 	if cs.tx.active && !cs.tx.explicit {
-		return cs.finishTx(ctx, "COMMIT")
+		return cs.finishTx(ctx, false, "COMMIT")
 	}
 	return nil
 }

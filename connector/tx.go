@@ -11,7 +11,7 @@ type tx struct{ cs *clientSession }
 var _ driver.Tx = (*tx)(nil)
 
 // Commit implements driver.Tx.
-func (t *tx) Commit() error { return t.cs.finishTx(context.Background(), "COMMIT") }
+func (t *tx) Commit() error { return t.cs.finishTx(context.Background(), false, "COMMIT") }
 
 // Rollback implements driver.Tx.
-func (t *tx) Rollback() error { return t.cs.finishTx(context.Background(), "ROLLBACK") }
+func (t *tx) Rollback() error { return t.cs.finishTx(context.Background(), true, "ROLLBACK") }

@@ -6,11 +6,10 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
-	"os"
+	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/obroute/obroute/sqltest"
 )
 
 // drain reads rows to the end and returns how many there were.
@@ -78,72 +77,34 @@ func BenchmarkGroupByHash(b *testing.B) {
 // Real-server benchmarks: the same 200k rows through go-sql-driver/mysql from
 // one query, and as two halves on two connections merged by ORDER BY.
 
-const benchDB = "obroute_merge_bench"
 const benchRows = 200_000
 
-// benchDBCreated tells TestMain to drop benchDB when the run ends.
-var benchDBCreated bool
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchDBCreated {
-		cfg := mysql.NewConfig()
-		cfg.User, cfg.Net, cfg.Addr = "root", "tcp", "127.0.0.1:3306"
-		if db, err := sql.Open("mysql", cfg.FormatDSN()); err == nil {
-			if _, err := db.Exec("DROP DATABASE IF EXISTS " + benchDB); err != nil {
-				fmt.Fprintf(os.Stderr, "dropping %s: %v\n", benchDB, err)
-			}
-			db.Close()
-		}
-	}
-	os.Exit(code)
-}
-
-// openServer returns a *sql.DB on the bench database at 127.0.0.1:3306,
-// creating and filling it once; it skips if the server is not reachable,
-// or fails if OBROUTE_REQUIRE_SERVERS=1.
-func openServer(tb testing.TB) *sql.DB {
+// openServers fills table t (benchRows rows) in a fresh database on the shared test server
+// (sqltest.Shared: skipped when unreachable, a failure with OBROUTE_REQUIRE_SERVERS=1) and
+// returns n handles on it.
+func openServers(tb testing.TB, n int) []*sql.DB {
 	tb.Helper()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", "127.0.0.1:3306"
-	cfg.Timeout = 2 * time.Second
-	root, err := sql.Open("mysql", cfg.FormatDSN())
-	if err == nil {
-		err = root.Ping()
+	b := sqltest.Shared(tb, "merge")[0]
+	for _, q := range []string{
+		"CREATE TABLE t (id BIGINT PRIMARY KEY, grp INT NOT NULL, amount DECIMAL(12,2), name VARCHAR(32) COLLATE utf8mb4_general_ci, created DATETIME(3))",
+		fmt.Sprintf("INSERT INTO t SELECT seq, seq %% 1000, IF(seq %% 97 = 0, NULL, (seq * 7919 %% 100000) / 100), "+
+			"CONCAT(ELT(1 + seq %% 4, 'alpha', 'Alpha', 'BETA', 'beta '), seq %% 50), "+
+			"TIMESTAMPADD(SECOND, seq * 13 %% 999983, '2025-01-01') + INTERVAL (seq %% 1000) * 1000 MICROSECOND FROM seq_1_to_%d", benchRows),
+	} {
+		b.Exec(tb, q)
 	}
-	if err != nil {
-		if os.Getenv("OBROUTE_REQUIRE_SERVERS") == "1" {
-			tb.Fatalf("MariaDB at 127.0.0.1:3306 is required (OBROUTE_REQUIRE_SERVERS=1) but not reachable: %v", err)
+	// The rows as go-sql-driver gives them by default: no parseTime.
+	dsn, _, _ := strings.Cut(b.DSN, "?")
+	dbs := make([]*sql.DB, n)
+	for i := range dbs {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			tb.Fatal(err)
 		}
-		tb.Skipf("skipping: MariaDB at 127.0.0.1:3306 (root, no password) is not reachable: %v; start it, or set OBROUTE_REQUIRE_SERVERS=1 to make this a failure", err)
+		tb.Cleanup(func() { db.Close() })
+		dbs[i] = db
 	}
-	defer root.Close()
-	if _, err := root.Exec("CREATE DATABASE IF NOT EXISTS " + benchDB); err != nil {
-		tb.Fatalf("creating database %s: %v", benchDB, err)
-	}
-	benchDBCreated = true
-	cfg.DBName = benchDB
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var n int
-	if db.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); n != benchRows {
-		for _, q := range []string{
-			"DROP TABLE IF EXISTS t",
-			"CREATE TABLE t (id BIGINT PRIMARY KEY, grp INT NOT NULL, amount DECIMAL(12,2), name VARCHAR(32) COLLATE utf8mb4_general_ci, created DATETIME(3))",
-			fmt.Sprintf("INSERT INTO t SELECT seq, seq %% 1000, IF(seq %% 97 = 0, NULL, (seq * 7919 %% 100000) / 100), "+
-				"CONCAT(ELT(1 + seq %% 4, 'alpha', 'Alpha', 'BETA', 'beta '), seq %% 50), "+
-				"TIMESTAMPADD(SECOND, seq * 13 %% 999983, '2025-01-01') + INTERVAL (seq %% 1000) * 1000 MICROSECOND FROM seq_1_to_%d", benchRows),
-		} {
-			if _, err := db.Exec(q); err != nil {
-				db.Close()
-				tb.Fatalf("preparing %s.t: %v", benchDB, err)
-			}
-		}
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
+	return dbs
 }
 
 // rawQueries runs queries[i] on a connection of dbs[i] (with args[i], if
@@ -206,7 +167,7 @@ func rawQueries(tb testing.TB, dbs []*sql.DB, queries []string, args [][]any, us
 }
 
 func BenchmarkMariaDBOneQuery(b *testing.B) {
-	db := openServer(b)
+	db := openServers(b, 1)[0]
 	total := 0
 	for b.Loop() {
 		rawQueries(b, []*sql.DB{db}, []string{"SELECT id, grp, amount, name, created FROM t ORDER BY id"}, nil, func(in []driver.Rows) {
@@ -218,7 +179,7 @@ func BenchmarkMariaDBOneQuery(b *testing.B) {
 }
 
 func BenchmarkMariaDBOneQueryDatabaseSQL(b *testing.B) {
-	db := openServer(b)
+	db := openServers(b, 1)[0]
 	total := 0
 	for b.Loop() {
 		rows, err := db.Query("SELECT id, grp, amount, name, created FROM t ORDER BY id")
@@ -241,7 +202,8 @@ func BenchmarkMariaDBOneQueryDatabaseSQL(b *testing.B) {
 }
 
 func BenchmarkMariaDBTwoHalvesMerged(b *testing.B) {
-	db1, db2 := openServer(b), openServer(b)
+	dbs := openServers(b, 2)
+	db1, db2 := dbs[0], dbs[1]
 	half := fmt.Sprint(benchRows / 2)
 	queries := []string{
 		"SELECT id, grp, amount, name, created FROM t WHERE id <= " + half + " ORDER BY id",

@@ -38,7 +38,8 @@ func TestMariaDBMergeMatchesOneServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs MariaDB")
 	}
-	db1, db2 := openServer(t), openServer(t)
+	dbs := openServers(t, 2)
+	db1, db2 := dbs[0], dbs[1]
 	const groupCols = "grp, COUNT(*), SUM(amount), MIN(amount), MAX(created)"
 	tests := []struct {
 		name      string

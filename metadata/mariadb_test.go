@@ -2,23 +2,22 @@ package metadata
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/sqltest"
 )
 
-// The real-server tests use the MariaDB at 127.0.0.1:3306 (root, no
-// password), each in its own database that is dropped at the end. They skip
-// when the server is unreachable, unless OBROUTE_REQUIRE_SERVERS=1.
-const testServer = "root@tcp(127.0.0.1:3306)/"
+// The real-server tests each get a fresh database on the shared MariaDB (sqltest.Shared:
+// OBROUTE_TEST_DSN, default 127.0.0.1:3306), dropped at the end.
 
 // seedSchema is the design note's table, without obroute's location column.
 const seedSchema = `CREATE TABLE %s (
@@ -29,37 +28,14 @@ const seedSchema = `CREATE TABLE %s (
   updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP
 )`
 
-// testDatabase creates a database for one test and returns a function that
-// opens it with the given DSN parameters (e.g. "parseTime=true&loc=UTC").
+// testDatabase creates a database for one test and returns a function that opens it with the
+// given DSN parameters (e.g. "parseTime=true&loc=UTC").
 func testDatabase(t *testing.T) (open func(params string) *sql.DB) {
 	t.Helper()
-	admin, err := sql.Open("mysql", testServer+"?timeout=2s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		if os.Getenv("OBROUTE_REQUIRE_SERVERS") == "1" {
-			t.Fatalf("MariaDB at %s is unreachable and OBROUTE_REQUIRE_SERVERS=1: %v", testServer, err)
-		}
-		t.Skipf("skipping: MariaDB at %s is unreachable (%v); start it or set OBROUTE_REQUIRE_SERVERS=1 to fail instead", testServer, err)
-	}
-	suffix := make([]byte, 6)
-	rand.Read(suffix)
-	name := "obroute_metadata_test_" + hex.EncodeToString(suffix)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-		}
-	})
+	base, _, _ := strings.Cut(sqltest.Shared(t, "metadata")[0].DSN, "?")
 	return func(params string) *sql.DB {
 		t.Helper()
-		db, err := sql.Open("mysql", testServer+name+"?"+params)
+		db, err := sql.Open("mysql", base+"?"+params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +179,11 @@ func TestSQLSourceQualifiedName(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExec(t, db, "INSERT INTO meta (table_name, min_time, max_time) VALUES ('t_1', '2025-01-01', '2025-01-02')")
-	other, err := sql.Open("mysql", testServer+"mysql") // another default database
+	server := os.Getenv(sqltest.EnvTestDSN)
+	if server == "" {
+		server = sqltest.DefaultTestDSN
+	}
+	other, err := sql.Open("mysql", server+"mysql") // another default database
 	if err != nil {
 		t.Fatal(err)
 	}

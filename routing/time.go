@@ -322,9 +322,7 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 		}
 		ts.qual = uses[0].As.String()
 		where = whereExpr(n.Where)
-		if len(n.OrderBy) > 0 || n.Limit != nil {
-			ts.splitErr = fmt.Errorf("%w: UPDATE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
-		}
+		ts.splitErr = perTableOrderLimit("UPDATE", cfg.Table, n.OrderBy, n.Limit)
 		leg := sqlparser.CloneRefOfUpdate(n)
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
@@ -334,9 +332,7 @@ func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
 		}
 		ts.qual = uses[0].As.String()
 		where = whereExpr(n.Where)
-		if len(n.OrderBy) > 0 || n.Limit != nil {
-			ts.splitErr = fmt.Errorf("%w: DELETE … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, cfg.Table)
-		}
+		ts.splitErr = perTableOrderLimit("DELETE", cfg.Table, n.OrderBy, n.Limit)
 		leg := sqlparser.CloneRefOfDelete(n)
 		leg.Where = withClamp(leg.Where)
 		ts.whole = p.print(leg)
@@ -427,6 +423,15 @@ func withClamp(w *sqlparser.Where) *sqlparser.Where {
 		return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: clamp}
 	}
 	return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: &sqlparser.AndExpr{Left: w.Expr, Right: clamp}}
+}
+
+// perTableOrderLimit is the refusal of a split UPDATE/DELETE … ORDER BY/LIMIT, which would
+// apply per table; nil without ORDER BY and LIMIT.
+func perTableOrderLimit(verb, table string, order sqlparser.OrderBy, limit *sqlparser.Limit) error {
+	if len(order) == 0 && limit == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, verb, table)
 }
 
 func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *printer) (*timeStatement, error) {

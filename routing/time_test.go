@@ -191,6 +191,7 @@ func TestLevelsAndRules(t *testing.T) {
 		{name: "insert without a covering table", sql: "insert into orders (id, order_time) values (1, '2026-01-01')", err: ErrNoShardTable, fix: "add or widen a table in shard_metadata"},
 		{name: "insert without column list", sql: "insert into orders values (1, '2025-03-01')", err: ErrNoTimeRange, fix: "must name its columns"},
 		{name: "update with limit across tables refused", sql: "update orders set amount = 0 where order_time > '2025-02-01' limit 10", err: ErrNotMergeable, fix: "drop ORDER BY/LIMIT"},
+		{name: "delete with order by across tables refused", sql: "delete from orders where order_time > '2025-02-01' order by id", err: ErrNotMergeable, fix: "DELETE … ORDER BY/LIMIT"},
 		{name: "update with limit in one table", sql: "update orders set amount = 0 where order_time > '2025-03-02' limit 10", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
 		{name: "update of the shard key refused", sql: "update orders set order_time = '2025-03-03' where order_time > '2025-03-02'", err: ErrNotMergeable, fix: "DELETE and INSERT"},
 		{name: "join of two sharded tables refused", tt: nil, sql: "select 1 from orders a join orders b on a.id = b.id where a.order_time > '2025-03-01'", err: ErrTimeShardedJoin, fix: "query each part on its own"},
