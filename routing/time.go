@@ -330,12 +330,17 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 		allHot = allHot && tables[i].Hot
 	}
-	reachesBelow := !emptyRange && (!span.lo.set || span.lo.t.Before(boundary))
-	reachesHot := !emptyRange && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	// What the range reaches is decided by the range, not by the tables that happen to exist: a
+	// range before the hot window reaches the history store even where no table holds it. Only a
+	// range with no values at all reaches nothing.
+	reachesBelow := !span.empty() && (!span.lo.set || span.lo.t.Before(boundary))
+	reachesHot := !span.empty() && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	// With no table in the range, the one statement sent (a false clamp) reads no table.
+	readsCold, readsHot := coldTarget && !emptyRange, hotTarget && !emptyRange
 	level := hints.Level
 	switch level {
 	case hint.L1:
-		if reachesBelow || coldTarget {
+		if reachesBelow || readsCold {
 			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
 				ErrLevelViolation, span, formatTime(boundary), ts.table.Window, ts.table.ShardKey, formatTime(boundary))
 		}
@@ -346,9 +351,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 	case hint.LevelNone:
 		switch {
-		case !reachesBelow && !coldTarget:
+		case !reachesBelow && !readsCold:
 			level = hint.L1
-		case !reachesHot && !hotTarget:
+		case !reachesHot && !readsHot:
 			level = hint.L3
 		default:
 			level = hint.L2

@@ -48,7 +48,8 @@ func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
 				continue
 			}
 			text = printed
-		case text == "" || len(text) > maxAliasLen:
+		case text == "" || len(text) > maxAliasLen, isStringLiteral(text):
+			// A string literal is named by its value, however it is written.
 			continue
 		case text == printed && !avg:
 			continue
@@ -62,6 +63,12 @@ func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
 		return sel
 	}
 	return out
+}
+
+// isStringLiteral reports whether text is one string literal (or adjacent ones, joined).
+func isStringLiteral(text string) bool {
+	toks, ok := lex(text)
+	return ok && len(toks) == 1 && toks[0].kind == tokString && !toks[0].national
 }
 
 // selectEnd are the words that end a top-level select list.
