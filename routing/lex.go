@@ -38,6 +38,7 @@ func (t token) is(w string) bool { return t.kind == tokWord && strings.EqualFold
 // comment is not terminated.
 func lex(sql string) (toks []token, ok bool) {
 	l := lexer{s: sql}
+	toks = make([]token, 0, len(sql)/6+8)
 	for {
 		t, more, good := l.next()
 		if !good {
@@ -223,12 +224,20 @@ func (l *lexer) number() {
 // which MySQL joins into one.
 func (l *lexer) literals(t *token) bool {
 	var b strings.Builder
-	for {
+	for n := 0; ; n++ {
 		v, ok := l.quoted(l.s[l.i])
 		if !ok {
 			return false
 		}
-		b.WriteString(v)
+		if n == 0 {
+			t.val = v
+		} else {
+			if n == 1 {
+				b.WriteString(t.val)
+			}
+			b.WriteString(v)
+			t.val = ""
+		}
 		j := l.i
 		for j < len(l.s) && (l.s[j] == ' ' || l.s[j] == '\t' || l.s[j] == '\n' || l.s[j] == '\r') {
 			j++
@@ -238,7 +247,9 @@ func (l *lexer) literals(t *token) bool {
 		}
 		l.i = j
 	}
-	t.val = b.String()
+	if b.Len() > 0 {
+		t.val = b.String()
+	}
 	return true
 }
 
@@ -246,6 +257,16 @@ func (l *lexer) literals(t *token) bool {
 // quote stands for one; in strings, a backslash escapes the next character as MySQL does.
 func (l *lexer) quoted(q byte) (string, bool) {
 	s := l.s
+	// Most literals have no escape: their value is their text.
+	if end := strings.IndexByte(s[l.i+1:], q); end >= 0 {
+		end += l.i + 1
+		plain := end+1 >= len(s) || s[end+1] != q
+		if plain && (q == '`' || strings.IndexByte(s[l.i+1:end], '\\') < 0) {
+			v := s[l.i+1 : end]
+			l.i = end + 1
+			return v, true
+		}
+	}
 	var b strings.Builder
 	for i := l.i + 1; i < len(s); i++ {
 		c := s[i]

@@ -19,7 +19,8 @@ import (
 // parsed is a statement as the parser read it.
 type parsed struct {
 	ast  sqlparser.Statement
-	text string // the text the parser read, before the rewrite of misread literals
+	text string  // the text the parser read, before the rewrite of misread literals
+	toks []token // text's tokens
 	// typed are the DATE, TIME and TIMESTAMP literals, by node: the parser reads them as plain
 	// strings, and printed as strings they would compare and convert as strings.
 	typed map[*sqlparser.SQLVal]string
@@ -32,18 +33,20 @@ const typedMark = '\x00'
 
 var typedNames = map[byte]string{'D': "date", 'T': "time", 'S': "timestamp"}
 
-// parse reads sql. The parser reads two things differently from the server, so they are
+// parse reads sql, whose tokens are toks (nil: lexed here). The parser reads two things differently from the server, so they are
 // rewritten first into what the server reads the same way: \% and \_ in a string literal (the
 // server keeps the backslash, the parser drops it: 'a\%' becomes 'a\\%'), and typed temporal
 // literals (DATE '2025-01-01' becomes a marked string, restored after parsing).
-func parse(sql string) (*parsed, error) {
-	toks, _ := lex(sql)
+func parse(sql string, toks []token) (*parsed, error) {
+	if toks == nil {
+		toks, _ = lex(sql)
+	}
 	input, marked := parseInput(sql, toks)
 	ast, err := sqlparser.ParseWithOptions(context.Background(), input, sqlparser.ParserOptions{})
 	if err != nil {
 		return nil, err
 	}
-	p := &parsed{ast: ast, text: sql}
+	p := &parsed{ast: ast, text: sql, toks: toks}
 	if marked {
 		p.typed = map[*sqlparser.SQLVal]string{}
 		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
@@ -179,10 +182,13 @@ func (p *parsed) faithful() error {
 	pr := &printer{typed: p.typed}
 	buf := sqlparser.NewTrackedBuffer(pr.format)
 	pr.format(buf, p.ast)
-	want, _ := lex(sql)
+	want := p.toks
 	got, ok := lex(buf.String())
 	if !ok {
 		return fmt.Errorf("%w: the statement as the parser printed it cannot be read back; query the physical tables directly", ErrUnreadable)
+	}
+	if sameAtoms(want, got) {
+		return nil
 	}
 	count := map[string]int{}
 	for _, a := range atoms(want) {
@@ -253,25 +259,64 @@ func (a atom) fix() string {
 func atoms(toks []token) []atom {
 	var out []atom
 	for i, t := range toks {
-		switch t.kind {
-		case tokString:
-			kind := "s:"
-			if t.national {
-				kind = "n:"
-			} else if i > 0 && toks[i-1].kind == tokWord {
-				switch w := strings.ToLower(toks[i-1].text); w {
-				case "date", "time", "timestamp":
-					kind, t.text = w+":", toks[i-1].text+" "+t.text
-				}
+		if kind, val, ok := atomOf(toks, i); ok {
+			text := t.text
+			switch {
+			case t.kind == tokParam:
+				text = "a ? placeholder"
+			case kind != "s:" && kind != "n:" && t.kind == tokString:
+				text = toks[i-1].text + " " + t.text
 			}
-			out = append(out, atom{kind + t.val, t.text})
-		case tokNumber:
-			out = append(out, atom{"#" + strings.ToLower(t.text), t.text})
-		case tokVar:
-			out = append(out, atom{t.val, t.text})
-		case tokParam:
-			out = append(out, atom{"?", "a ? placeholder"})
+			out = append(out, atom{kind + val, text})
 		}
 	}
 	return out
+}
+
+// atomOf returns the kind and value of toks[i] when it is an atom, without allocating.
+func atomOf(toks []token, i int) (kind, val string, ok bool) {
+	switch t := toks[i]; t.kind {
+	case tokString:
+		if t.national {
+			return "n:", t.val, true
+		}
+		if i > 0 && toks[i-1].kind == tokWord {
+			for _, w := range [...]string{"date", "time", "timestamp"} {
+				if strings.EqualFold(toks[i-1].text, w) {
+					return w + ":", t.val, true
+				}
+			}
+		}
+		return "s:", t.val, true
+	case tokNumber:
+		return "#", strings.ToLower(t.text), true
+	case tokVar:
+		return "", t.val, true
+	case tokParam:
+		return "?", "", true
+	}
+	return "", "", false
+}
+
+// sameAtoms reports whether a and b have the same atoms in the same order, the common case,
+// checked without allocating.
+func sameAtoms(a, b []token) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i].kind == tokWord || i < len(a) && a[i].kind == tokIdent || i < len(a) && a[i].kind == tokPunct {
+			i++
+		}
+		for j < len(b) && b[j].kind == tokWord || j < len(b) && b[j].kind == tokIdent || j < len(b) && b[j].kind == tokPunct {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		ka, va, _ := atomOf(a, i)
+		kb, vb, _ := atomOf(b, j)
+		if ka != kb || va != vb {
+			return false
+		}
+		i, j = i+1, j+1
+	}
 }

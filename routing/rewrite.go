@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"strconv"
 	"strings"
@@ -76,6 +77,13 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			buf.WriteString(t)
 			buf.WriteByte(' ')
 		}
+		if n.Type == sqlparser.StrVal && !needsEscape(n.Val) {
+			// As the parser prints it, without its byte-by-byte encoder: long values are common.
+			buf.WriteByte('\'')
+			buf.Write(n.Val)
+			buf.WriteByte('\'')
+			return
+		}
 	case sqlparser.TableName:
 		if p.logical != "" && strings.EqualFold(n.Name.String(), p.logical) {
 			if !n.DbQualifier.IsEmpty() {
@@ -125,6 +133,16 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 		}
 	}
 	node.Format(buf)
+}
+
+// needsEscape reports whether a string literal's value has a byte the printer escapes.
+func needsEscape(v []byte) bool {
+	for _, c := range [...]byte{0, '\'', '"', '\b', '\n', '\r', '\t', 26, '\\'} {
+		if bytes.IndexByte(v, c) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // values prints the rows of an INSERT: as the rows marker when asked. The parser's own Format

@@ -38,7 +38,9 @@ type Config struct {
 	Shadow *shadow.Rule
 	// Time configures hot/cold time routing; nil when no table is time-sharded.
 	Time *TimeConfig
-	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096.
+	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096. The cache is also
+	// bounded in bytes (32 MiB of analyses), and an analysis of more than 512 KiB (a statement
+	// of about that size) is not kept.
 	CacheSize int
 }
 
@@ -133,7 +135,7 @@ func New(cfg Config) (*Router, error) {
 	if size <= 0 {
 		size = 4096
 	}
-	r.cache = newStatementCache(size)
+	r.cache = newStatementCache(size, cacheBytes)
 	return r, nil
 }
 

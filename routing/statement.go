@@ -137,10 +137,10 @@ func (r *Router) analyze(sql string) *Statement {
 	if len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
 		return st
 	}
-	p, err := parse(body)
+	p, err := parse(body, toks)
 	if err != nil {
 		if stripped, aside := setAside(body, toks); aside != nil {
-			if q, err2 := parse(stripped); err2 == nil && asideFits(aside, q.ast) {
+			if q, err2 := parse(stripped, nil); err2 == nil && asideFits(aside, q.ast) {
 				p, err, st.aside = q, nil, aside
 			}
 		}
@@ -379,8 +379,7 @@ func (st *Statement) parseProblem() string {
 // maskSecrets returns sql with its string literals masked when it may carry a password, "" when
 // it may not.
 func maskSecrets(sql string) string {
-	upper := strings.ToUpper(sql)
-	if !strings.Contains(upper, "IDENTIFIED") && !strings.Contains(upper, "PASSWORD") {
+	if !containsFold(sql, "identified") && !containsFold(sql, "password") {
 		return ""
 	}
 	var b strings.Builder
@@ -405,6 +404,25 @@ func maskSecrets(sql string) string {
 		b.WriteString("'***'")
 	}
 	return b.String()
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w in any case, without
+// copying s.
+func containsFold(s, w string) bool {
+	for _, first := range [2]byte{w[0], w[0] - 'a' + 'A'} {
+		for i := 0; ; {
+			j := strings.IndexByte(s[i:], first)
+			if j < 0 {
+				break
+			}
+			i += j
+			if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }
 
 // readsDiagnostics reports whether a SHOW statement reads the previous statement's diagnostics:
