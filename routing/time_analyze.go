@@ -111,22 +111,16 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 				return nil, fmt.Errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
 			}
 		}
-		ts.qual = uses[0].As.String()
-		where = whereExpr(n.Where)
-		ts.splitErr = perTableOrderLimit("UPDATE", cfg.Table, n.OrderBy, n.Limit)
 		leg := *n
-		leg.Where = withClamp(leg.Where)
-		ts.whole = pr.print(&leg)
+		leg.Where = withClamp(n.Where)
+		where = ts.oneTableWrite(pr, "UPDATE", uses[0], n.Where, n.OrderBy, n.Limit, &leg)
 	case *sqlparser.Delete:
 		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
 			return nil, fmt.Errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
 		}
-		ts.qual = uses[0].As.String()
-		where = whereExpr(n.Where)
-		ts.splitErr = perTableOrderLimit("DELETE", cfg.Table, n.OrderBy, n.Limit)
 		leg := *n
-		leg.Where = withClamp(leg.Where)
-		ts.whole = pr.print(&leg)
+		leg.Where = withClamp(n.Where)
+		where = ts.oneTableWrite(pr, "DELETE", uses[0], n.Where, n.OrderBy, n.Limit, &leg)
 		if err := t.returning(st, ts, logical); err != nil {
 			return nil, err
 		}
@@ -149,6 +143,16 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	}
 	ts.conj = ts.rng.conjunctive()
 	return ts, nil
+}
+
+// oneTableWrite records what an UPDATE or DELETE of the sharded table (use) needs: its alias,
+// the refusal of ORDER BY/LIMIT when it is split, and leg — the statement with the clamp —
+// printed. It returns the condition the range is read from.
+func (ts *timeStatement) oneTableWrite(pr *printer, verb string, use *sqlparser.AliasedTableExpr, w *sqlparser.Where, order sqlparser.OrderBy, limit *sqlparser.Limit, leg sqlparser.SQLNode) sqlparser.Expr {
+	ts.qual = use.As.String()
+	ts.splitErr = perTableOrderLimit(verb, ts.table.Table, order, limit)
+	ts.whole = pr.print(leg)
+	return whereExpr(w)
 }
 
 // returning adds the RETURNING clause the parser did not read to the rewritten statement.
