@@ -96,7 +96,8 @@ type Statement struct {
 	// Explained is the statement that EXPLAIN ROUTE explains (KindExplainRoute).
 	Explained *Statement
 	// ParseErr is set when the parser could not read the statement. The statement still runs
-	// (obroute never blocks valid SQL of the backend), routed by the cached-server rule.
+	// (obroute never blocks valid SQL of the backend) unless it names a routed table it cannot
+	// be routed by: by the static routes of the tables it names, else by the cached-server rule.
 	ParseErr error
 	// Params is the number of ? placeholders in the statement.
 	Params int
