@@ -251,7 +251,9 @@ func TestCacheReadersDuringRefreshes(t *testing.T) {
 	ready.Add(8)
 	problems := make(chan string, 8)
 	for range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			var once sync.Once
 			markReady := func() { once.Do(ready.Done) }
 			defer markReady() // also when a reader stops early
@@ -291,7 +293,7 @@ func TestCacheReadersDuringRefreshes(t *testing.T) {
 				reads.Add(1)
 				markReady()
 			}
-		})
+		}()
 	}
 	ready.Wait()
 	for i := range 300 {

@@ -9,7 +9,11 @@ import (
 // CacheStats are the counters of the statement-analysis cache.
 type CacheStats struct {
 	Hits, Misses, Evictions uint64
-	Entries                 int
+	// Uncached counts analyses too large to keep (see Config.CacheSize).
+	Uncached uint64
+	Entries  int
+	// Bytes estimates the memory the cached analyses keep alive.
+	Bytes int64
 }
 
 // HitRate is Hits / (Hits + Misses), 0 before any lookup.
@@ -20,39 +24,54 @@ func (s CacheStats) HitRate() float64 {
 	return float64(s.Hits) / float64(s.Hits+s.Misses)
 }
 
-const cacheShards = 16
+const (
+	cacheShards = 16
+	// cacheBytes bounds the memory the cached analyses keep alive, whatever their number: a few
+	// huge statements (a 4 MB multi-row INSERT) must not hold hundreds of MB.
+	cacheBytes = 32 << 20
+)
 
-// statementCache is a bounded cache of statement analyses keyed by SQL text. A hit takes only
-// a shard's read lock and sets the entry's reference bit; eviction is CLOCK (second chance), an
-// approximation of LRU that keeps hits free of writes to shared state, so that many client
-// sessions running the same statement do not queue on one lock.
+// statementCache is a bounded cache of statement analyses keyed by SQL text, bounded in entries
+// and in bytes. A hit takes only a shard's read lock and sets the entry's reference bit;
+// eviction is CLOCK (second chance), an approximation of LRU that keeps hits free of writes to
+// shared state, so that many client sessions running the same statement do not queue on one
+// lock.
 type statementCache struct {
-	seed   maphash.Seed
-	shards [cacheShards]cacheShard
-	hits   atomic.Uint64
-	misses atomic.Uint64
-	evicts atomic.Uint64
+	seed     maphash.Seed
+	shards   [cacheShards]cacheShard
+	maxEntry int
+	hits     atomic.Uint64
+	misses   atomic.Uint64
+	evicts   atomic.Uint64
+	uncached atomic.Uint64
 }
 
 type cacheShard struct {
-	mu    sync.RWMutex
-	limit int
-	items map[string]*cacheEntry
-	ring  []*cacheEntry // CLOCK ring, at most limit entries
-	hand  int
+	mu     sync.RWMutex
+	limit  int   // entries
+	budget int64 // bytes
+	bytes  int64
+	items  map[string]*cacheEntry
+	ring   []*cacheEntry // CLOCK ring, at most limit entries
+	hand   int
 }
 
 type cacheEntry struct {
 	st   *Statement
+	size int
 	used atomic.Bool // referenced since the hand last passed
 }
 
-func newStatementCache(size int) *statementCache {
-	c := &statementCache{seed: maphash.MakeSeed()}
+// newStatementCache returns a cache of at most size entries and bytes bytes. The largest
+// analysis kept is a quarter of a shard's share of bytes: a larger statement is analysed at each
+// execution (it is rarely the same text twice), and never pushes out the many small ones.
+func newStatementCache(size int, bytes int64) *statementCache {
+	c := &statementCache{seed: maphash.MakeSeed(), maxEntry: int(bytes / cacheShards / 4)}
 	per := max((size+cacheShards-1)/cacheShards, 1)
 	for i := range c.shards {
 		c.shards[i].limit = per
-		c.shards[i].items = make(map[string]*cacheEntry, per)
+		c.shards[i].budget = bytes / cacheShards
+		c.shards[i].items = make(map[string]*cacheEntry, min(per, 1024))
 	}
 	return c
 }
@@ -78,35 +97,84 @@ func (c *statementCache) get(sql string) (*Statement, bool) {
 }
 
 func (c *statementCache) put(sql string, st *Statement) {
+	size := st.size()
+	if size > c.maxEntry {
+		c.uncached.Add(1)
+		return
+	}
 	s := c.shard(sql)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.items[sql]; ok {
 		return
 	}
-	e := &cacheEntry{st: st}
-	s.items[sql] = e
-	if len(s.ring) < s.limit {
-		s.ring = append(s.ring, e)
-		return
+	for len(s.ring) > 0 && (len(s.ring) >= s.limit || s.bytes+int64(size) > s.budget) {
+		s.evict()
+		c.evicts.Add(1)
 	}
+	e := &cacheEntry{st: st, size: size}
+	s.items[sql] = e
+	s.ring = append(s.ring, e)
+	s.bytes += int64(size)
+}
+
+// evict removes the first entry under the hand not referenced since the hand last passed it.
+func (s *cacheShard) evict() {
 	for s.ring[s.hand].used.Load() { // second chance for entries referenced since
 		s.ring[s.hand].used.Store(false)
 		s.hand = (s.hand + 1) % len(s.ring)
 	}
-	delete(s.items, s.ring[s.hand].st.SQL)
-	s.ring[s.hand] = e
-	s.hand = (s.hand + 1) % len(s.ring)
-	c.evicts.Add(1)
+	e := s.ring[s.hand]
+	last := len(s.ring) - 1
+	s.ring[s.hand] = s.ring[last]
+	s.ring[last] = nil
+	s.ring = s.ring[:last]
+	if s.hand >= len(s.ring) {
+		s.hand = 0
+	}
+	delete(s.items, e.st.SQL)
+	s.bytes -= int64(e.size)
 }
 
 func (c *statementCache) stats() CacheStats {
-	st := CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evicts.Load()}
+	st := CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evicts.Load(), Uncached: c.uncached.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
 		st.Entries += len(s.items)
+		st.Bytes += s.bytes
 		s.mu.RUnlock()
 	}
 	return st
 }
+
+// size estimates the bytes a cached analysis keeps alive: its texts, its rewrite templates and
+// a fixed part for the rest.
+func (st *Statement) size() int {
+	n := 512 + len(st.SQL) + len(st.logText) + len(st.NextTransaction) + 16*len(st.Tables)
+	for _, v := range st.Vars {
+		n += 64 + len(v.Assignment) + len(v.Name) + len(v.Value)
+	}
+	for _, c := range st.aside {
+		n += 32 + len(c.text)
+	}
+	n += 64 * len(st.shadowCols)
+	if st.Explained != nil {
+		n += len(st.Explained.SQL)
+	}
+	if ts := st.time; ts != nil {
+		n += ts.whole.bytes()
+		if ts.merge != nil {
+			n += ts.merge.legT.bytes() + len(ts.merge.outer)
+		}
+		if ts.insert != nil {
+			for i := range ts.insert.rows {
+				n += ts.insert.rows[i].bytes() + 64
+			}
+		}
+	}
+	return n
+}
+
+// bytes estimates the memory of a template: its text and pieces.
+func (t *template) bytes() int { return 64 + t.size + 32*len(t.pieces) + 8*len(t.args) }

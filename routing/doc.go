@@ -11,15 +11,22 @@
 //     a statement naming a session temporary table, that table's backend; FOUND_ROWS(),
 //     ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS/ERRORS, the last backend used.
 //  2. A backend hint (USE_COMMENT_TARGET_DB).
-//  3. A statement that could not be parsed: the last backend used when enable_cached_server is
-//     on (USE_CACHED_SESSION), else the default backend.
+//  3. A statement that could not be parsed: routed by the static routes of the tables its words
+//     name, refused (ErrUnreadable) when it names a time-sharded table or a routed table where
+//     no table stands; else the last backend used when enable_cached_server is on
+//     (USE_CACHED_SESSION), else the default backend. MariaDB clauses the parser does not know
+//     (RETURNING, LIMIT ROWS EXAMINED, WITH ROLLUP) are set aside first, and the statement is
+//     read without them.
 //  4. Time-sharded tables: the shard-key range, the shard metadata and the hot window
 //     (USE_PARTITION_LOCATION_LOOKUP), possibly split into hot and cold sub-queries.
-//  5. Static table routes, then the default backend (USE_ROUTE_POLICY).
+//  5. Static table routes (which a transaction bound elsewhere cannot take: refused), then the
+//     default backend (USE_ROUTE_POLICY).
 //
 // Shadow routing is applied last to whatever the rules chose: shadow traffic is moved to the
 // shadow mapping of every production backend, and refused where a mapping is missing.
 //
-// This is the only package of obroute that imports vitess's SQL parser. Statement analysis is
-// cached by SQL text in a bounded, concurrent cache.
+// This is the only package of obroute that imports an SQL parser: dolthub's fork of vitess's,
+// which registers no flag and keeps no global state, reached through parser.go; obroute's own
+// lexer (lex.go) reads what must not depend on the parser. Statement analysis is cached by SQL
+// text in a concurrent cache bounded in entries and in bytes.
 package routing

@@ -19,4 +19,9 @@ var (
 	// ErrNoShadowBackend: shadow traffic would reach a production backend that has no shadow
 	// mapping; obroute refuses rather than touch production.
 	ErrNoShadowBackend = errors.New("obroute: no shadow backend for shadow traffic")
+	// ErrUnreadable: the statement names a table with a rule (static route, time-sharded
+	// table, shadow table) in syntax obroute cannot read exactly enough to follow the rule —
+	// the parser does not know it, or would print it back with another meaning. obroute
+	// refuses rather than send it where the rule does not say.
+	ErrUnreadable = errors.New("obroute: statement names a routed table in syntax obroute cannot read")
 )

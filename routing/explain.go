@@ -231,6 +231,7 @@ var refusalReasons = []struct {
 	{ErrCrossBackend, "cross_backend"},
 	{ErrShadowConflict, "shadow_conflict"},
 	{ErrNoShadowBackend, "no_shadow_backend"},
+	{ErrUnreadable, "unreadable"},
 }
 
 // RefusalReasonOther names a refusal by none of the package's sentinels.
@@ -253,7 +254,8 @@ func RefusalReasons() []string { return append([]string(nil), refusalNames...) }
 // "bad_time_value", "cold_query_required", "cold_write", "cross_backend_write",
 // "no_shard_table", "time_sharded_join", "not_mergeable", "time_config", "hint_malformed",
 // "hint_unknown", "hint_conflict" (package hint's errors), "unknown_backend",
-// "cross_backend_tx", "cross_backend", "shadow_conflict", "no_shadow_backend", else "other".
+// "cross_backend_tx", "cross_backend", "shadow_conflict", "no_shadow_backend", "unreadable",
+// else "other".
 func RefusalReason(err error) string { return refusalNames[RefusalIndex(err)] }
 
 // RefusalIndex returns the index of RefusalReason(err) in RefusalReasons().

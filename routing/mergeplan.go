@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/obroute/obroute/merge"
 )
@@ -48,31 +48,29 @@ type mergePlanner struct {
 	spec       merge.Spec
 }
 
-func exprKey(e sqlparser.Expr) string { return strings.ToLower(sqlparser.String(e)) }
+func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
 
 // planMerge plans the split of sel, or says clearly why it cannot be split correctly.
 func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	switch {
 	case sel.With != nil:
 		return nil, notMergeable("a WITH clause on a time-sharded table cannot be split; move the common table expression into the application or a single-table query")
-	case sel.SQLCalcFoundRows:
+	case sel.QueryOpts.SQLCalcFoundRows:
 		return nil, notMergeable("SQL_CALC_FOUND_ROWS cannot be answered across sub-queries; run a separate SELECT COUNT(*)")
-	case len(sel.Windows) > 0 || hasWindow(sel):
+	case len(sel.Window) > 0 || hasWindow(sel):
 		return nil, notMergeable("window functions (OVER …) compute over all rows at once and cannot be merged from sub-queries; narrow the range to one table or compute them in the application")
 	case sel.Into != nil:
 		return nil, notMergeable("SELECT … INTO cannot be split; select the rows and write them in the application")
-	case sel.GroupBy != nil && sel.GroupBy.WithRollup:
-		return nil, notMergeable("GROUP BY … WITH ROLLUP cannot be merged; compute the subtotals in the application")
 	}
 	if err := checkSubqueryLimit(sel); err != nil {
 		return nil, err
 	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
-	p := &mergePlanner{sel: sel, leg: sqlparser.CloneRefOfSelect(sel), key: shardKey, hiddenKeys: map[string]int{}}
+	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{}}
 	p.leg.Having = nil
 	star := false
-	grouped := sel.GroupBy != nil
-	items := sel.GetColumns()
+	grouped := len(sel.GroupBy) > 0
+	items := sel.SelectExprs
 	for _, se := range items {
 		switch x := se.(type) {
 		case *sqlparser.StarExpr:
@@ -84,20 +82,20 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 			}
 			grouped = grouped || f != 0
 		default:
-			return nil, notMergeable("the select item %s cannot be split", sqlparser.String(se))
+			return nil, notMergeable("the select item %s cannot be split", nodeText(se))
 		}
 	}
 	if sel.Having != nil {
 		grouped = true
 	}
-	if star && (grouped || len(sel.OrderBy) > 0 || sel.Distinct) {
+	if star && (grouped || len(sel.OrderBy) > 0 || sel.QueryOpts.Distinct) {
 		return nil, notMergeable("SELECT * with ORDER BY, GROUP BY, aggregates or DISTINCT across several tables needs the column positions; name the columns instead of *")
 	}
 	if !star {
 		p.visible = len(items)
 	}
-	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.Distinct, Limit: merge.NoLimit}
-	legItems := p.leg.GetColumns()
+	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.QueryOpts.Distinct, Limit: merge.NoLimit}
+	legItems := p.leg.SelectExprs
 	for i, se := range items {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok {
@@ -108,8 +106,8 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		f, arg, _ := p.aggregate(ae.Expr)
 		switch {
 		case f == merge.AggAvg:
-			legItems[i].(*sqlparser.AliasedExpr).Expr = &sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)}
-			cnt := p.hiddenCount(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+			legItems[i].(*sqlparser.AliasedExpr).Expr = aggregateCall("sum", arg)
+			cnt := p.hiddenCount(aggregateCall("count", arg))
 			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: merge.AggAvg, Column: i, CountColumn: cnt})
 		case f != 0:
 			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
@@ -130,7 +128,7 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
 	}
-	if sel.Distinct && !grouped && len(p.leg.GetColumns()) > p.visible {
+	if sel.QueryOpts.Distinct && !grouped && len(p.leg.SelectExprs) > p.visible {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
 	}
 	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1}
@@ -140,17 +138,17 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		keys := p.spec.OrderBy[:len(p.spec.GroupBy)]
 		p.leg.OrderBy = positionalOrder(keys)
 		p.leg.Limit = nil
-		p.leg.Distinct = false
+		p.leg.QueryOpts.Distinct = false
 		mp.sorted = true
-		mp.outer = sqlparser.String(p.leg.OrderBy)
+		mp.outer = nodeText(p.leg.OrderBy)
 	case grouped:
 		// Groups are combined by hash merge; legs return all their groups, unsorted.
 		p.leg.OrderBy = nil
 		p.leg.Limit = nil
-		p.leg.Distinct = false
+		p.leg.QueryOpts.Distinct = false
 	case len(p.spec.OrderBy) > 0:
 		mp.sorted = true
-		mp.outer = sqlparser.String(positionalOrder(p.spec.OrderBy))
+		mp.outer = nodeText(positionalOrder(p.spec.OrderBy))
 	}
 	if err := p.limit(mp, grouped); err != nil {
 		return nil, err
@@ -163,19 +161,24 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 func positionalOrder(keys []merge.OrderKey) sqlparser.OrderBy {
 	out := make(sqlparser.OrderBy, len(keys))
 	for i, k := range keys {
-		dir := sqlparser.AscOrder
+		dir := sqlparser.AscScr
 		if k.Desc {
-			dir = sqlparser.DescOrder
+			dir = sqlparser.DescScr
 		}
-		out[i] = &sqlparser.Order{Expr: sqlparser.NewIntLiteral(strconv.Itoa(k.Column + 1)), Direction: dir}
+		out[i] = &sqlparser.Order{Expr: sqlparser.NewIntVal([]byte(strconv.Itoa(k.Column + 1))), Direction: dir}
 	}
 	return out
 }
 
+// aggregateCall is the call of aggregate function name on arg.
+func aggregateCall(name string, arg sqlparser.Expr) sqlparser.Expr {
+	return &sqlparser.FuncExpr{Name: sqlparser.NewColIdent(name), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: arg}}}
+}
+
 // hidden appends a hidden column to the leg's select list and returns its index.
 func (p *mergePlanner) hidden(e sqlparser.Expr) int {
-	p.leg.AddSelectExpr(&sqlparser.AliasedExpr{Expr: e})
-	i := len(p.leg.GetColumns()) - 1
+	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e})
+	i := len(p.leg.SelectExprs) - 1
 	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
 		p.hiddenKeys[exprKey(e)] = i
 	}
@@ -185,51 +188,61 @@ func (p *mergePlanner) hidden(e sqlparser.Expr) int {
 // hiddenCount appends the hidden COUNT column of an AVG; it is not found by resolve, since the
 // merge engine folds it into the AVG rather than merging it as a COUNT of its own.
 func (p *mergePlanner) hiddenCount(e sqlparser.Expr) int {
-	p.leg.AddSelectExpr(&sqlparser.AliasedExpr{Expr: e})
-	return len(p.leg.GetColumns()) - 1
+	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e})
+	return len(p.leg.SelectExprs) - 1
 }
 
 // aggregate classifies e: 0 for no aggregate at its top, else the merge function and its argument.
 // An aggregate below the top (SUM(x)+1) or one that cannot be merged is an error.
 func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Expr, error) {
-	var f merge.AggFunc
-	var arg sqlparser.Expr
-	distinct := false
-	switch x := e.(type) {
-	case *sqlparser.CountStar:
-		f = merge.AggCount
-	case *sqlparser.Count:
-		if len(x.Args) != 1 {
-			return 0, nil, notMergeable("COUNT with %d arguments cannot be merged; count one column", len(x.Args))
+	x, ok := e.(*sqlparser.FuncExpr)
+	if !ok || !x.IsAggregate() {
+		if _, ok := e.(*sqlparser.GroupConcatExpr); ok {
+			return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
 		}
-		f, arg, distinct = merge.AggCount, x.Args[0], x.Distinct
-		if distinct {
-			if col, ok := arg.(*sqlparser.ColName); !ok || col.Name.Lowered() != p.key {
-				return 0, nil, notMergeable("%s cannot be merged exactly: the same value may be counted in several tables; count distinct values in the application or narrow the range to one table", sqlparser.String(e))
-			}
-			distinct = false // distinct shard-key values never repeat across clamped tables
-		}
-	case *sqlparser.Sum:
-		f, arg, distinct = merge.AggSum, x.Arg, x.Distinct
-	case *sqlparser.Min:
-		f, arg = merge.AggMin, x.Arg
-	case *sqlparser.Max:
-		f, arg = merge.AggMax, x.Arg
-	case *sqlparser.Avg:
-		f, arg, distinct = merge.AggAvg, x.Arg, x.Distinct
-	case sqlparser.AggrFunc:
-		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", sqlparser.String(e))
-	default:
 		if containsAggregate(e) {
-			return 0, nil, notMergeable("the aggregate inside %s cannot be merged; select the aggregate itself and compute the expression in the application", sqlparser.String(e))
+			return 0, nil, notMergeable("the aggregate inside %s cannot be merged; select the aggregate itself and compute the expression in the application", nodeText(e))
 		}
 		return 0, nil, nil
 	}
-	if distinct {
-		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; narrow the range to one table", sqlparser.String(e))
+	var f merge.AggFunc
+	switch x.Name.Lowered() {
+	case "count":
+		f = merge.AggCount
+	case "sum":
+		f = merge.AggSum
+	case "min":
+		f = merge.AggMin
+	case "max":
+		f = merge.AggMax
+	case "avg":
+		f = merge.AggAvg
+	default:
+		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
 	}
-	if arg != nil && containsAggregate(arg) {
-		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", sqlparser.String(e))
+	if f == merge.AggCount && len(x.Exprs) == 1 {
+		if _, star := x.Exprs[0].(*sqlparser.StarExpr); star && !x.Distinct {
+			return merge.AggCount, nil, nil // COUNT(*)
+		}
+	}
+	if len(x.Exprs) != 1 {
+		return 0, nil, notMergeable("%s with %d arguments cannot be merged; give it one column", nodeText(e), len(x.Exprs))
+	}
+	ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr)
+	if !ok {
+		return 0, nil, notMergeable("%s cannot be merged; give it one column", nodeText(e))
+	}
+	arg, distinct := ae.Expr, x.Distinct
+	if distinct && f == merge.AggCount {
+		if col, ok := unparen(arg).(*sqlparser.ColName); ok && col.Name.Lowered() == p.key {
+			distinct = false // distinct shard-key values never repeat across clamped tables
+		}
+	}
+	if distinct {
+		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; count or add distinct values in the application, or narrow the range to one table", nodeText(e))
+	}
+	if containsAggregate(arg) {
+		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", nodeText(e))
 	}
 	return f, arg, nil
 }
@@ -237,11 +250,13 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 func containsAggregate(e sqlparser.SQLNode) bool {
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if _, ok := n.(*sqlparser.Subquery); ok {
+		switch x := n.(type) {
+		case *sqlparser.Subquery:
 			return false, nil
-		}
-		if _, ok := n.(sqlparser.AggrFunc); ok {
-			found = true
+		case *sqlparser.FuncExpr:
+			found = x != nil && x.IsAggregate()
+		case *sqlparser.GroupConcatExpr:
+			found = x != nil
 		}
 		return !found, nil
 	}, e)
@@ -251,8 +266,7 @@ func containsAggregate(e sqlparser.SQLNode) bool {
 func hasWindow(sel *sqlparser.Select) bool {
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		switch n.(type) {
-		case *sqlparser.OverClause, *sqlparser.WindowDefinition:
+		if o, ok := n.(*sqlparser.Over); ok && o != nil {
 			found = true
 		}
 		return !found, nil
@@ -264,11 +278,18 @@ func hasWindow(sel *sqlparser.Select) bool {
 func checkSubqueryLimit(sel *sqlparser.Select) error {
 	var err error
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if n == sel {
+		if n == sqlparser.SQLNode(sel) {
 			return true, nil
 		}
-		if s, ok := n.(*sqlparser.Select); ok && s.Limit != nil {
-			err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+		switch s := n.(type) {
+		case *sqlparser.Select:
+			if s != nil && s.Limit != nil {
+				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+			}
+		case *sqlparser.SetOp:
+			if s != nil && s.Limit != nil {
+				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+			}
 		}
 		return err == nil, nil
 	}, sel)
@@ -278,8 +299,8 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 // resolve finds the leg column of an ORDER BY / GROUP BY / HAVING term: a position, a select
 // alias, or an expression of the select list. It returns -1 when none matches.
 func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
-	if lit, ok := e.(*sqlparser.Literal); ok && positions && lit.Type == sqlparser.IntVal {
-		n, err := strconv.Atoi(lit.Val)
+	if lit, ok := e.(*sqlparser.SQLVal); ok && positions && lit.Type == sqlparser.IntVal {
+		n, err := strconv.Atoi(string(lit.Val))
 		if err != nil || n < 1 || n > p.visible {
 			return 0, notMergeable("position %s is not a column of the select list", lit.Val)
 		}
@@ -306,10 +327,7 @@ func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
 }
 
 func (p *mergePlanner) groupBy() error {
-	var exprs []sqlparser.Expr
-	if p.sel.GroupBy != nil {
-		exprs = p.sel.GroupBy.Exprs
-	}
+	exprs := p.sel.GroupBy
 	isGroup := map[int]bool{}
 	for _, e := range exprs {
 		i, err := p.resolve(e, true)
@@ -318,29 +336,31 @@ func (p *mergePlanner) groupBy() error {
 		}
 		if i < 0 {
 			if _, ok := e.(*sqlparser.ColName); !ok {
-				return notMergeable("GROUP BY %s is not in the select list; add it to the select list", sqlparser.String(e))
+				return notMergeable("GROUP BY %s is not in the select list; add it to the select list", nodeText(e))
 			}
-			i = p.hidden(sqlparser.CloneExpr(e))
+			i = p.hidden(e)
 		} else if i < p.visible {
-			if f, _, _ := p.aggregate(p.sel.GetColumns()[i].(*sqlparser.AliasedExpr).Expr); f != 0 {
-				return notMergeable("GROUP BY %s names an aggregate", sqlparser.String(e))
+			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 {
+				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
 			}
 		}
 		isGroup[i] = true
 		p.spec.GroupBy = append(p.spec.GroupBy, i)
 	}
-	for i, se := range p.sel.GetColumns() {
+	for i, se := range p.sel.SelectExprs {
 		ae := se.(*sqlparser.AliasedExpr)
 		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !isConstant(ae.Expr) {
-			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", sqlparser.String(ae.Expr))
+			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", nodeText(ae.Expr))
 		}
 	}
 	return nil
 }
 
 func isConstant(e sqlparser.Expr) bool {
-	switch e.(type) {
-	case *sqlparser.Literal, *sqlparser.NullVal, sqlparser.BoolVal:
+	switch x := e.(type) {
+	case *sqlparser.SQLVal:
+		return x.Type != sqlparser.ValArg
+	case *sqlparser.NullVal, sqlparser.BoolVal:
 		return true
 	}
 	return false
@@ -354,13 +374,13 @@ func (p *mergePlanner) aggColumn(e sqlparser.Expr, f merge.AggFunc, arg sqlparse
 		return i, err
 	}
 	if f == merge.AggAvg {
-		sum := p.hidden(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)})
-		cnt := p.hiddenCount(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+		sum := p.hidden(aggregateCall("sum", arg))
+		cnt := p.hiddenCount(aggregateCall("count", arg))
 		p.hiddenKeys[exprKey(e)] = sum // the AVG term is merged into its SUM column
 		p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: sum, CountColumn: cnt})
 		return sum, nil
 	}
-	i = p.hidden(sqlparser.CloneExpr(e))
+	i = p.hidden(e)
 	p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
 	return i, nil
 }
@@ -387,25 +407,27 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 					return err
 				}
 			case grouped:
-				return notMergeable("ORDER BY %s is neither a group column nor an aggregate; add it to the select list", sqlparser.String(o.Expr))
+				return notMergeable("ORDER BY %s is neither a group column nor an aggregate; add it to the select list", nodeText(o.Expr))
 			default:
-				i = p.hidden(sqlparser.CloneExpr(o.Expr))
+				i = p.hidden(o.Expr)
 			}
 		}
-		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescOrder})
+		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
 	}
 	return nil
 }
 
-var havingOps = map[sqlparser.ComparisonExprOperator]merge.CmpOp{
-	sqlparser.EqualOp: merge.OpEq, sqlparser.NotEqualOp: merge.OpNe, sqlparser.LessThanOp: merge.OpLt,
-	sqlparser.LessEqualOp: merge.OpLe, sqlparser.GreaterThanOp: merge.OpGt, sqlparser.GreaterEqualOp: merge.OpGe,
-	sqlparser.NullSafeEqualOp: merge.OpNullSafeEq,
+var havingOps = map[string]merge.CmpOp{
+	sqlparser.EqualStr: merge.OpEq, sqlparser.NotEqualStr: merge.OpNe, sqlparser.LessThanStr: merge.OpLt,
+	sqlparser.LessEqualStr: merge.OpLe, sqlparser.GreaterThanStr: merge.OpGt, sqlparser.GreaterEqualStr: merge.OpGe,
+	sqlparser.NullSafeEqualStr: merge.OpNullSafeEq,
 }
 
 // having translates a HAVING condition into a merge expression over leg columns.
 func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
 	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return p.having(x.Expr)
 	case *sqlparser.AndExpr, *sqlparser.OrExpr:
 		var l, r sqlparser.Expr
 		if a, ok := x.(*sqlparser.AndExpr); ok {
@@ -434,8 +456,8 @@ func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
 		return merge.Not(a), nil
 	case *sqlparser.ComparisonExpr:
 		op, ok := havingOps[x.Operator]
-		if !ok || x.Modifier != 0 {
-			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons can be applied after merging", sqlparser.String(x))
+		if !ok {
+			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons can be applied after merging", nodeText(x))
 		}
 		a, err := p.having(x.Left)
 		if err != nil {
@@ -447,33 +469,37 @@ func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
 		}
 		return merge.Cmp(op, a, b), nil
 	case *sqlparser.IsExpr:
-		a, err := p.having(x.Left)
+		a, err := p.having(x.Expr)
 		if err != nil {
 			return nil, err
 		}
-		switch x.Right {
-		case sqlparser.IsNullOp:
+		switch x.Operator {
+		case sqlparser.IsNullStr:
 			return merge.IsNull(a), nil
-		case sqlparser.IsNotNullOp:
+		case sqlparser.IsNotNullStr:
 			return merge.Not(merge.IsNull(a)), nil
 		}
 	case *sqlparser.NullVal:
 		return merge.Lit(nil), nil
-	case *sqlparser.Literal:
+	case *sqlparser.SQLVal:
 		switch x.Type {
 		case sqlparser.IntVal:
-			if n, err := strconv.ParseInt(x.Val, 10, 64); err == nil {
+			if n, err := strconv.ParseInt(string(x.Val), 10, 64); err == nil {
 				return merge.Lit(n), nil
 			}
 		case sqlparser.FloatVal:
-			if f, err := strconv.ParseFloat(x.Val, 64); err == nil {
+			// 10.50 is a DECIMAL, compared exactly; 1e3 is a DOUBLE.
+			if !strings.ContainsAny(string(x.Val), "eE") {
+				return merge.Lit(string(x.Val)), nil
+			}
+			if f, err := strconv.ParseFloat(string(x.Val), 64); err == nil {
 				return merge.Lit(f), nil
 			}
-		case sqlparser.DecimalVal, sqlparser.StrVal:
-			return merge.Lit(x.Val), nil
+		case sqlparser.StrVal:
+			return merge.Lit(string(x.Val)), nil
+		case sqlparser.ValArg:
+			return nil, notMergeable("HAVING with a ? placeholder across several tables is not supported yet; write the value into the statement")
 		}
-	case *sqlparser.Argument:
-		return nil, notMergeable("HAVING with a ? placeholder across several tables is not supported yet; write the value into the statement")
 	default:
 		i, err := p.resolve(e, false)
 		if err != nil {
@@ -485,7 +511,7 @@ func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
 				return nil, err
 			}
 			if f == 0 {
-				return nil, notMergeable("HAVING %s is neither a selected column nor an aggregate; add it to the select list", sqlparser.String(e))
+				return nil, notMergeable("HAVING %s is neither a selected column nor an aggregate; add it to the select list", nodeText(e))
 			}
 			if i, err = p.aggColumn(e, f, arg); err != nil {
 				return nil, err
@@ -493,7 +519,7 @@ func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
 		}
 		return merge.Col(i), nil
 	}
-	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", sqlparser.String(e))
+	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", nodeText(e))
 }
 
 // limit reads LIMIT and OFFSET and decides what the legs get.
@@ -503,21 +529,22 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 		return nil
 	}
 	read := func(e sqlparser.Expr, argOut *int) (int64, error) {
-		switch v := e.(type) {
-		case nil:
+		v, ok := e.(*sqlparser.SQLVal)
+		switch {
+		case e == nil:
 			return 0, nil
-		case *sqlparser.Literal:
+		case ok && v.Type == sqlparser.ValArg:
+			*argOut = argIndex(string(v.Val))
+			return 0, nil
+		case ok:
 			// Up to 18446744073709551615, MySQL's "all the rows": saturated at MaxInt64.
-			n, ok := parseRowCount(v.Val)
-			if !ok || v.Type != sqlparser.IntVal {
+			n, isCount := parseRowCount(string(v.Val))
+			if !isCount || v.Type != sqlparser.IntVal {
 				return 0, notMergeable("LIMIT %s is not a row count", v.Val)
 			}
 			return n, nil
-		case *sqlparser.Argument:
-			*argOut = argIndex(v.Name)
-			return 0, nil
 		}
-		return 0, notMergeable("LIMIT %s is not a number or ?", sqlparser.String(e))
+		return 0, notMergeable("LIMIT %s is not a number or ?", nodeText(e))
 	}
 	var err error
 	if p.spec.Offset, err = read(l.Offset, &mp.offsetArg); err != nil {
@@ -536,7 +563,7 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
 	} else {
-		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntLiteral(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10))}
+		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntVal([]byte(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10)))}
 	}
 	return nil
 }

@@ -1,13 +1,13 @@
 package routing
 
 import (
+	"bytes"
 	"database/sql/driver"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // A template is a statement printed once at analysis with markers where the per-execution parts
@@ -49,30 +49,53 @@ const (
 	limitColumn = "__obroute_limit__"
 )
 
-// printer prints an AST with ? for arguments and markers for the logical table. Comments
-// inside the statement (optimizer hints) are printed as written, NUL bytes excepted.
+// printer prints a syntax tree with ? for arguments, markers for the logical table, and typed
+// literals as written. Comments inside the statement (optimizer hints) are printed as written,
+// NUL bytes excepted.
 type printer struct {
-	logical string // lower case
+	logical string // lower case; "" prints every table as it is
 	rows    bool   // print VALUES as the rows marker
-	args    []int
-	rowsAt  int
+	typed   map[*sqlparser.SQLVal]string
+	// rollup is the GROUP BY printed with WITH ROLLUP, which the parser does not read.
+	rollup sqlparser.GroupBy
+	args   []int
+	rowsAt int
 }
 
 func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 	switch n := node.(type) {
-	case *sqlparser.Argument:
-		buf.WriteString("?")
-		p.args = append(p.args, argIndex(n.Name))
-		return
+	case *sqlparser.SQLVal:
+		if n == nil {
+			break
+		}
+		if n.Type == sqlparser.ValArg {
+			buf.WriteString("?")
+			p.args = append(p.args, argIndex(string(n.Val)))
+			return
+		}
+		if t := p.typed[n]; t != "" {
+			buf.WriteString(t)
+			buf.WriteByte(' ')
+		}
+		if n.Type == sqlparser.StrVal && !needsEscape(n.Val) {
+			// As the parser prints it, without its byte-by-byte encoder: long values are common.
+			buf.WriteByte('\'')
+			buf.Write(n.Val)
+			buf.WriteByte('\'')
+			return
+		}
 	case sqlparser.TableName:
-		if strings.EqualFold(n.Name.String(), p.logical) {
-			if n.Qualifier.NotEmpty() {
-				buf.Myprintf("%v.", n.Qualifier)
+		if p.logical != "" && strings.EqualFold(n.Name.String(), p.logical) {
+			if !n.DbQualifier.IsEmpty() {
+				buf.Myprintf("%v.", n.DbQualifier)
 			}
 			buf.WriteString(markTable)
 			return
 		}
 	case *sqlparser.ColName:
+		if n == nil {
+			break
+		}
 		switch n.Name.String() {
 		case clampColumn:
 			buf.WriteString(markClamp)
@@ -81,16 +104,27 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			buf.WriteString(markLimit)
 			return
 		}
-	case *sqlparser.ParsedComments:
-		// A NUL byte in a comment would read as a marker: print the comments without it.
-		if n != nil && slices.ContainsFunc(n.GetComments(), func(c string) bool { return strings.IndexByte(c, 0) >= 0 }) {
-			cs := slices.Clone(n.GetComments())
-			for i := range cs {
-				cs[i] = strings.ReplaceAll(cs[i], "\x00", " ")
-			}
-			sqlparser.Comments(cs).Parsed().Format(buf)
+	case sqlparser.GroupBy:
+		if len(n) > 0 && len(p.rollup) > 0 && &n[0] == &p.rollup[0] {
+			n.Format(buf)
+			buf.WriteString(" with rollup")
 			return
 		}
+	case sqlparser.Comments:
+		// A NUL byte in a comment would read as a marker: print the comments without it.
+		for _, c := range n {
+			buf.WriteString(strings.ReplaceAll(string(c), "\x00", " "))
+			buf.WriteByte(' ')
+		}
+		return
+	case *sqlparser.AliasedValues:
+		if n != nil {
+			p.values(buf, *n)
+			return
+		}
+	case sqlparser.AliasedValues:
+		p.values(buf, n)
+		return
 	case sqlparser.Values:
 		if p.rows {
 			p.rowsAt = len(p.args)
@@ -99,6 +133,30 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 		}
 	}
 	node.Format(buf)
+}
+
+// needsEscape reports whether a string literal's value has a byte the printer escapes.
+func needsEscape(v []byte) bool {
+	for _, c := range [...]byte{0, '\'', '"', '\b', '\n', '\r', '\t', 26, '\\'} {
+		if bytes.IndexByte(v, c) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// values prints the rows of an INSERT: as the rows marker when asked. The parser's own Format
+// prints them without the formatter, which would print ? as :v1.
+func (p *printer) values(buf *sqlparser.TrackedBuffer, n sqlparser.AliasedValues) {
+	if p.rows {
+		p.rowsAt = len(p.args)
+		buf.WriteString("values " + markRows)
+	} else {
+		buf.Myprintf("%v", n.Values)
+	}
+	if !n.As.IsEmpty() {
+		buf.Myprintf(" as %v%v", n.As, n.Columns)
+	}
 }
 
 // print prints node into a template.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/shadow"
 )
@@ -40,7 +38,9 @@ type Config struct {
 	Shadow *shadow.Rule
 	// Time configures hot/cold time routing; nil when no table is time-sharded.
 	Time *TimeConfig
-	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096.
+	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096. The cache is also
+	// bounded in bytes (32 MiB of analyses), and an analysis of more than 512 KiB (a statement
+	// of about that size) is not kept.
 	CacheSize int
 }
 
@@ -75,9 +75,11 @@ type Input struct {
 
 // Router routes statements. It is safe for concurrent use; build one per connector.
 type Router struct {
-	cfg      Config
-	parser   *sqlparser.Parser
-	cache    *statementCache
+	cfg   Config
+	cache *statementCache
+	// routed names the rule of every table that has one (lower case): static route,
+	// time-sharded table, shadow table.
+	routed   map[string]string
 	roles    map[string]string // backend name → role
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
@@ -87,11 +89,7 @@ type Router struct {
 
 // New validates cfg and builds a Router.
 func New(cfg Config) (*Router, error) {
-	parser, err := sqlparser.New(sqlparser.Options{MySQLServerVersion: "8.0.40"})
-	if err != nil {
-		return nil, fmt.Errorf("obroute: building the SQL parser: %w", err)
-	}
-	r := &Router{cfg: cfg, parser: parser, roles: map[string]string{}, shadowOf: map[string]bool{}}
+	r := &Router{cfg: cfg, roles: map[string]string{}, shadowOf: map[string]bool{}, routed: map[string]string{}}
 	for _, b := range cfg.Backends {
 		r.roles[b.Name] = b.Role
 	}
@@ -111,7 +109,9 @@ func New(cfg Config) (*Router, error) {
 			r.shadowOf[m.Shadow] = true
 		}
 		for _, t := range cfg.Shadow.Tables {
-			if name := strings.ToLower(t.Name); cfg.Shadow.ReadsColumns(name) {
+			name := strings.ToLower(t.Name)
+			r.routed[name] = "shadow rule"
+			if cfg.Shadow.ReadsColumns(name) {
 				if r.shadowColumnTables == nil {
 					r.shadowColumnTables = map[string]bool{}
 				}
@@ -119,16 +119,23 @@ func New(cfg Config) (*Router, error) {
 			}
 		}
 	}
+	for table := range cfg.Routes {
+		r.routed[strings.ToLower(table)] = "static route"
+	}
 	if cfg.Time != nil {
+		var err error
 		if r.time, err = newTimeRouter(cfg.Time, r); err != nil {
 			return nil, err
+		}
+		for name := range r.time.tables {
+			r.routed[name] = "time-sharded table"
 		}
 	}
 	size := cfg.CacheSize
 	if size <= 0 {
 		size = 4096
 	}
-	r.cache = newStatementCache(size)
+	r.cache = newStatementCache(size, cacheBytes)
 	return r, nil
 }
 
@@ -198,7 +205,7 @@ func (r *Router) Route(in Input) (*Plan, error) {
 }
 
 // baseRoute fills p's targets with production backends and reports whether the route is pinned
-// to where data lives (time-sharded tables, temporary tables, backend hints).
+// to where data lives (time-sharded tables, static routes, temporary tables, backend hints).
 func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, sess *SessionState) (pinned bool, err error) {
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
@@ -238,26 +245,32 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		}
 		return false, nil
 	}
-	if st.ParseErr != nil {
-		if r.cfg.CachedServer && sess.LastBackend != "" {
-			p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
-			if in.Explain {
-				p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.parseProblem())
-			}
-		} else {
-			p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
-			if in.Explain {
-				p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
-			}
-		}
-		return false, nil
+	if st.ParseErr != nil || st.scanned {
+		return r.unreadRoute(p, st, in, sess)
 	}
 	if st.RouteErr != nil {
 		return false, st.RouteErr
 	}
 	if st.time != nil {
-		return true, r.time.route(p, st, hints, in)
+		if err := r.time.route(p, st, hints, in); err != nil {
+			return true, err
+		}
+		if st.time.returning && len(p.Targets) > 1 {
+			return true, fmt.Errorf("%w: the %s … RETURNING on %s would run as %d statements, one per physical table; run one statement per table (by %s range), or drop RETURNING and SELECT the rows",
+				ErrNotMergeable, st.Kind, st.time.table.Table, len(p.Targets), st.time.table.ShardKey)
+		}
+		return true, nil
 	}
+	if pinned, err := r.staticRoute(p, st, in); pinned || err != nil {
+		return pinned, err
+	}
+	r.defaultRoute(p, st, in)
+	return false, nil
+}
+
+// staticRoute routes a statement naming tables with a static route to their backend. The route
+// says where the data is: pinned, a transaction bound elsewhere cannot take the statement.
+func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err error) {
 	backend, table := "", ""
 	for _, t := range st.Tables {
 		b, ok := r.cfg.Routes[t]
@@ -269,18 +282,49 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		}
 		backend, table = b, t
 	}
-	if backend != "" {
-		p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
+	if backend == "" {
+		return false, nil
+	}
+	p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+	}
+	return true, nil
+}
+
+// unreadRoute routes a statement whose tables were read from its words (scanned): refused when
+// it names a routed table it cannot be routed by, else by the static routes of its tables,
+// else as a statement whose route cannot be computed (the cached server or the default backend).
+func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionState) (pinned bool, err error) {
+	if err := r.unreadableRoute(st); err != nil {
+		return false, err
+	}
+	if pinned, err := r.staticRoute(p, st, in); pinned || err != nil || st.ParseErr == nil {
+		if !pinned && err == nil {
+			r.defaultRoute(p, st, in)
+		}
+		return pinned, err
+	}
+	if r.cfg.CachedServer && sess.LastBackend != "" {
+		p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
 		if in.Explain {
-			p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+			p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.parseProblem())
 		}
 		return false, nil
 	}
+	p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
+	}
+	return false, nil
+}
+
+// defaultRoute sends the statement to the default backend.
+func (r *Router) defaultRoute(p *Plan, st *Statement, in Input) {
 	p.single(UseRoutePolicy, ClassDefault, r.cfg.Default, st.SQL, in.Args)
 	if in.Explain {
 		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
 	}
-	return false, nil
 }
 
 // single makes p a plan of one target.
@@ -338,6 +382,9 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 		d = shadow.Decision{Shadow: true, Mappings: r.allMappings(), Reason: "the transaction is shadow traffic"}
 	}
 	if !d.Shadow {
+		if t, ok := r.readsShadowColumns(st); ok && (st.ParseErr != nil || st.scanned) && st.Kind.IsDML() && hints.Shadow != hint.ShadowOff {
+			return fmt.Errorf("%w: the statement names the shadow table %s, whose shadow rule reads column values, and obroute cannot read them from this statement; write it in syntax obroute reads, or hint it as shadow or production traffic", ErrUnreadable, t)
+		}
 		if hints.Shadow == hint.ShadowOn {
 			return fmt.Errorf("%w: the statement is hinted as shadow traffic but the shadow rule did not accept it (%s); add a hint algorithm for its tables or a default hint algorithm", ErrNoShadowBackend, d.Reason)
 		}

@@ -50,7 +50,7 @@ func TestForcedAndStaticRouting(t *testing.T) {
 		{name: "static route", sql: "SELECT * FROM audit_log WHERE id = 1", backend: "cold", typ: UseRoutePolicy, class: ClassDefault},
 		{name: "static route with alias and join to unrouted table", sql: "SELECT a.id FROM audit_log a JOIN items i ON i.id = a.id", backend: "cold", typ: UseRoutePolicy},
 		{name: "transaction overrides static route", sql: "SELECT * FROM items", session: inTx("cold"), backend: "cold", typ: UseLastSession, class: ClassForced},
-		{name: "transaction overrides default for writes", sql: "UPDATE events SET x = 1", session: inTx("cold"), backend: "cold", typ: UseLastSession},
+		{name: "transaction overrides default for writes", sql: "UPDATE items SET x = 1", session: inTx("cold"), backend: "cold", typ: UseLastSession},
 		{name: "temporary table", sql: "SELECT * FROM scratch", session: &SessionState{LastBackend: "hot", TempTables: map[string]string{"scratch": "cold"}}, backend: "cold", typ: UseTempTableSession, class: ClassForced},
 		{name: "temporary table, upper case", sql: "INSERT INTO SCRATCH VALUES (1)", session: &SessionState{TempTables: map[string]string{"scratch": "cold"}}, backend: "cold", typ: UseTempTableSession},
 		{name: "FOUND_ROWS follows the last session", sql: "SELECT FOUND_ROWS()", session: &SessionState{LastBackend: "cold"}, backend: "cold", typ: UseLastSession, class: ClassForced},

@@ -3,9 +3,8 @@ package routing
 import (
 	"database/sql/driver"
 	"fmt"
-	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/shadow"
@@ -27,33 +26,60 @@ func (r *Router) shadowCondition(st *Statement, hints hint.Set, args []driver.Na
 	default:
 		return c
 	}
-	if st.ast != nil && r.shadowColumnTables != nil {
-		for _, t := range st.Tables {
-			if r.shadowColumnTables[t] {
-				c.Columns = columnValues(st.ast, args)
-				break
+	if st.shadowCols != nil {
+		c.Columns = map[string][]string{}
+		for _, v := range st.shadowCols {
+			text, ok := v.lit, v.arg < 0
+			if !ok && v.arg < len(args) {
+				text, ok = valueText(args[v.arg].Value)
+			}
+			if ok {
+				c.Columns[v.column] = append(c.Columns[v.column], text)
 			}
 		}
 	}
 	return c
 }
 
-// columnValues collects, for a DML statement, the values its columns are given (INSERT) or
-// compared with by = and IN in the top-level AND conjuncts of its WHERE clause (SELECT,
-// UPDATE, DELETE). A comparison under OR or NOT does not say that the rows have that value,
-// and an UPDATE's SET values are what the rows become, not which rows are touched: both are
-// left out, as ShardingSphere reads only the WHERE conditions.
-func columnValues(ast sqlparser.Statement, args []driver.NamedValue) map[string][]string {
-	out := map[string][]string{}
+// readsShadowColumns reports whether st names a shadow table whose algorithm reads column values.
+func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
+	for _, t := range st.Tables {
+		if r.shadowColumnTables[t] {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// columnValue is a value a DML statement gives a column (INSERT) or compares it with (WHERE):
+// a literal, or the arg-th argument.
+type columnValue struct {
+	column string // lower case
+	lit    string
+	arg    int // -1 for a literal
+}
+
+// shadowColumns collects, once per statement text, the column values the shadow rule reads when
+// the statement names a shadow table with a column algorithm: the values an INSERT gives its
+// columns, and the values the top-level AND conjuncts of a WHERE clause compare columns with
+// by = and IN (SELECT, UPDATE, DELETE). A comparison under OR or NOT does not say that the rows
+// have that value, and an UPDATE's SET values are what the rows become, not which rows are
+// touched: both are left out, as ShardingSphere reads only the WHERE conditions.
+func (r *Router) shadowColumns(st *Statement, p *parsed) []columnValue {
+	if _, ok := r.readsShadowColumns(st); !ok || !st.Kind.IsDML() {
+		return nil
+	}
+	out := []columnValue{}
 	add := func(col string, e sqlparser.Expr) {
-		if v, ok := literalText(e, args); ok {
-			out[col] = append(out[col], v)
+		if v, ok := literalValue(e); ok {
+			v.column = col
+			out = append(out, v)
 		}
 	}
 	var where *sqlparser.Where
-	switch n := ast.(type) {
+	switch n := p.ast.(type) {
 	case *sqlparser.Insert:
-		if rows, ok := n.Rows.(sqlparser.Values); ok {
+		if rows, ok := insertValues(n); ok {
 			for _, row := range rows {
 				for i, col := range n.Columns {
 					if i < len(row) {
@@ -72,20 +98,20 @@ func columnValues(ast sqlparser.Statement, args []driver.NamedValue) map[string]
 	if where == nil {
 		return out
 	}
-	for _, conjunct := range sqlparser.SplitAndExpression(nil, where.Expr) {
+	for _, conjunct := range conjuncts(where.Expr, nil) {
 		cmp, ok := conjunct.(*sqlparser.ComparisonExpr)
 		if !ok {
 			continue
 		}
-		col, ok := cmp.Left.(*sqlparser.ColName)
+		col, ok := unparen(cmp.Left).(*sqlparser.ColName)
 		if !ok {
 			continue
 		}
 		switch cmp.Operator {
-		case sqlparser.EqualOp:
+		case sqlparser.EqualStr:
 			add(col.Name.Lowered(), cmp.Right)
-		case sqlparser.InOp:
-			if tuple, ok := cmp.Right.(sqlparser.ValTuple); ok {
+		case sqlparser.InStr:
+			if tuple, ok := unparen(cmp.Right).(sqlparser.ValTuple); ok {
 				for _, e := range tuple {
 					add(col.Name.Lowered(), e)
 				}
@@ -95,39 +121,36 @@ func columnValues(ast sqlparser.Statement, args []driver.NamedValue) map[string]
 	return out
 }
 
-// literalText renders a literal or a bound argument as the text a value algorithm compares.
-func literalText(e sqlparser.Expr, args []driver.NamedValue) (string, bool) {
-	switch v := e.(type) {
-	case *sqlparser.Literal:
-		return v.Val, true
-	case *sqlparser.Argument:
-		i := argIndex(v.Name)
-		if i < 0 || i >= len(args) {
-			return "", false
-		}
-		return valueText(args[i].Value)
-	case sqlparser.BoolVal:
-		if v {
-			return "1", true
-		}
-		return "0", true
+// insertValues returns the VALUES rows of an INSERT; ok is false for INSERT … SELECT.
+func insertValues(n *sqlparser.Insert) (sqlparser.Values, bool) {
+	switch rows := n.Rows.(type) {
+	case *sqlparser.AliasedValues:
+		return rows.Values, true
+	case sqlparser.AliasedValues:
+		return rows.Values, true
+	case sqlparser.Values:
+		return rows, true
 	}
-	return "", false
+	return nil, false
 }
 
-// argIndex maps vitess's name for the n-th ? placeholder (":v1", ":v2", …) to its 0-based index.
-func argIndex(name string) int {
-	if !strings.HasPrefix(name, "v") {
-		return -1
-	}
-	n := 0
-	for _, c := range name[1:] {
-		if c < '0' || c > '9' {
-			return -1
+// literalValue reads a literal or a ? argument as the text a value algorithm compares.
+func literalValue(e sqlparser.Expr) (columnValue, bool) {
+	switch v := unparen(e).(type) {
+	case *sqlparser.SQLVal:
+		switch v.Type {
+		case sqlparser.ValArg:
+			return columnValue{arg: argIndex(string(v.Val))}, argIndex(string(v.Val)) >= 0
+		case sqlparser.StrVal, sqlparser.IntVal, sqlparser.FloatVal, sqlparser.HexNum:
+			return columnValue{lit: string(v.Val), arg: -1}, true
 		}
-		n = n*10 + int(c-'0')
+	case sqlparser.BoolVal:
+		if v {
+			return columnValue{lit: "1", arg: -1}, true
+		}
+		return columnValue{lit: "0", arg: -1}, true
 	}
-	return n - 1
+	return columnValue{}, false
 }
 
 func valueText(v driver.Value) (string, bool) {

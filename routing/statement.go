@@ -1,11 +1,11 @@
 package routing
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/obroute/obroute/hint"
 )
@@ -96,7 +96,8 @@ type Statement struct {
 	// Explained is the statement that EXPLAIN ROUTE explains (KindExplainRoute).
 	Explained *Statement
 	// ParseErr is set when the parser could not read the statement. The statement still runs
-	// (obroute never blocks valid SQL of the backend), routed by the cached-server rule.
+	// (obroute never blocks valid SQL of the backend) unless it names a routed table it cannot
+	// be routed by: by the static routes of the tables it names, else by the cached-server rule.
 	ParseErr error
 	// Params is the number of ? placeholders in the statement.
 	Params int
@@ -108,12 +109,18 @@ type Statement struct {
 	// password (IDENTIFIED BY, PASSWORD(…), SET PASSWORD); see LogText.
 	logText string
 
-	ast  sqlparser.Statement
-	time *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// aside are the MariaDB clauses the parser does not know, set aside while it read the rest.
+	aside []asideClause
+	// scanned marks a statement whose tables come from obroute's lexer, not from the parser:
+	// one the parser could not read, or of a kind whose syntax tree does not list its tables.
+	// mentions are the routed tables it names elsewhere than where a table stands.
+	scanned  bool
+	mentions []string
+	// shadowCols are the column values the shadow rule reads, when a shadow table has a column
+	// algorithm (see shadow.go).
+	shadowCols []columnValue
+	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 }
-
-// explainRoutePrefix introduces a statement that obroute explains instead of running.
-const explainRoutePrefix = "explain route"
 
 // analyze classifies sql. It never fails: what it cannot parse is marked with ParseErr.
 func (r *Router) analyze(sql string) *Statement {
@@ -121,61 +128,107 @@ func (r *Router) analyze(sql string) *Statement {
 	hints, _, err := hint.ParseLeading(sql)
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
-	if hasPrefixFold(body, explainRoutePrefix) && len(body) > len(explainRoutePrefix) && isSpace(body[len(explainRoutePrefix)]) {
+	toks, lexed := lex(body)
+	if at := explainRouteAt(toks, lexed); at >= 0 {
 		st.Kind = KindExplainRoute
-		st.Explained = r.Analyze(strings.TrimSpace(body[len(explainRoutePrefix):]))
+		st.Explained = r.Analyze(strings.TrimSpace(body[at:]))
 		return st
 	}
-	ast, bindVars, err := r.parser.Parse2(sql)
+	st.Params = countParams(toks)
+	if len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
+		return st
+	}
+	p, err := parse(body, toks)
+	if err != nil {
+		if stripped, aside := setAside(body, toks); aside != nil {
+			if q, err2 := parse(stripped, nil); err2 == nil && asideFits(aside, q.ast) {
+				p, err, st.aside = q, nil, aside
+			}
+		}
+	}
 	if err != nil {
 		st.ParseErr = err
-		st.Kind = previewKind(sqlparser.Preview(body))
+		st.Kind, st.ReadOnly = previewKind(toks)
+		r.scanTables(st, toks, lexed)
 	} else {
-		st.ast = ast
-		st.Params = len(bindVars)
-		r.classify(st, ast)
+		r.classify(st, p.ast, toks, lexed)
 	}
-	if st.Kind == KindShow {
+	switch st.Kind {
+	case KindShow:
 		st.SessionDependent = readsDiagnostics(body)
+	case KindSelect, KindOther:
+		st.SessionDependent = callsSessionFunction(toks)
 	}
-	if err != nil {
+	if st.ParseErr != nil || st.scanned {
 		return st
 	}
-	if st.ParseErr == nil && r.time != nil {
-		st.time, st.RouteErr = r.time.analyze(st)
+	if r.time != nil {
+		st.time, st.RouteErr = r.time.analyze(st, p)
+	}
+	if r.shadowColumnTables != nil {
+		st.shadowCols = r.shadowColumns(st, p)
 	}
 	return st
 }
 
-func previewKind(t sqlparser.StatementType) Kind {
-	switch t {
-	case sqlparser.StmtSelect:
-		return KindSelect
-	case sqlparser.StmtInsert, sqlparser.StmtReplace:
-		return KindInsert
-	case sqlparser.StmtUpdate:
-		return KindUpdate
-	case sqlparser.StmtDelete:
-		return KindDelete
-	case sqlparser.StmtDDL:
-		return KindDDL
-	case sqlparser.StmtBegin:
-		return KindBegin
-	case sqlparser.StmtCommit:
-		return KindCommit
-	case sqlparser.StmtRollback:
-		return KindRollback
-	case sqlparser.StmtShow:
-		return KindShow
+// previewKind classifies a statement the parser could not read by its first words, and says
+// whether it starts a read-only transaction.
+func previewKind(toks []token) (Kind, bool) {
+	i := 0
+	for i < len(toks) && toks[i].kind == tokPunct && toks[i].text == "(" {
+		i++
 	}
-	// SET and USE that the parser could not read are left as OTHER: obroute cannot record state
-	// it cannot read, and the server will report the error.
-	return KindOther
+	if i >= len(toks) || toks[i].kind != tokWord {
+		return KindOther, false
+	}
+	rest := toks[i+1:]
+	if n := len(rest); n > 0 && rest[n-1].text == ";" {
+		rest = rest[:n-1]
+	}
+	alone := len(rest) == 0 || len(rest) == 1 && rest[0].is("work")
+	switch w := strings.ToLower(toks[i].text); w {
+	case "select":
+		return KindSelect, false
+	case "insert", "replace":
+		return KindInsert, false
+	case "update":
+		return KindUpdate, false
+	case "delete":
+		return KindDelete, false
+	case "create", "alter", "rename", "drop", "truncate":
+		return KindDDL, false
+	case "show":
+		return KindShow, false
+	case "begin":
+		if alone {
+			return KindBegin, false
+		}
+	case "start":
+		if len(rest) > 0 && rest[0].is("transaction") {
+			for j := 1; j+1 < len(rest); j++ {
+				if rest[j].is("read") && rest[j+1].is("only") {
+					return KindBegin, true
+				}
+			}
+			return KindBegin, false
+		}
+	case "commit":
+		if alone {
+			return KindCommit, false
+		}
+	case "rollback":
+		if alone {
+			return KindRollback, false
+		}
+	}
+	// SET and USE that could not be read are left as OTHER: obroute cannot record state it
+	// cannot read, and the server will report the error.
+	return KindOther, false
 }
 
-func (r *Router) classify(st *Statement, ast sqlparser.Statement) {
+func (r *Router) classify(st *Statement, ast sqlparser.Statement, toks []token, lexed bool) {
 	switch n := ast.(type) {
-	case *sqlparser.Select, *sqlparser.Union:
+	case *sqlparser.Select, *sqlparser.SetOp, *sqlparser.ParenSelect:
 		st.Kind = KindSelect
 	case *sqlparser.Insert:
 		st.Kind = KindInsert
@@ -184,8 +237,8 @@ func (r *Router) classify(st *Statement, ast sqlparser.Statement) {
 	case *sqlparser.Delete:
 		st.Kind = KindDelete
 	case *sqlparser.Set:
-		st.Kind = KindSet
-		classifySet(st, n)
+		// Read by classifySet from the statement's own words; one that it cannot read is not
+		// recorded as session state.
 		return
 	case *sqlparser.Use:
 		st.Kind = KindUse
@@ -193,11 +246,7 @@ func (r *Router) classify(st *Statement, ast sqlparser.Statement) {
 		return
 	case *sqlparser.Begin:
 		st.Kind = KindBegin
-		for _, m := range n.TxAccessModes {
-			if m == sqlparser.ReadOnly {
-				st.ReadOnly = true
-			}
-		}
+		st.ReadOnly = strings.Contains(strings.ToLower(n.TransactionCharacteristic), "read only")
 		return
 	case *sqlparser.Commit:
 		st.Kind = KindCommit
@@ -207,25 +256,27 @@ func (r *Router) classify(st *Statement, ast sqlparser.Statement) {
 		return
 	case *sqlparser.Show:
 		st.Kind = KindShow
-	case *sqlparser.CreateTable:
+	case *sqlparser.DDL:
 		st.Kind = KindDDL
-		if n.Temp {
+		if n.Temporary && n.Action == sqlparser.CreateStr {
 			st.TempTableCreated = strings.ToLower(n.Table.Name.String())
 		}
-	case *sqlparser.DropTable:
-		st.Kind = KindDDL
-		if n.Temp {
+		if n.Temporary && n.Action == sqlparser.DropStr {
 			for _, t := range n.FromTables {
 				st.TempTablesDropped = append(st.TempTablesDropped, strings.ToLower(t.Name.String()))
 			}
 		}
-	case sqlparser.DDLStatement:
+	case *sqlparser.AlterTable, *sqlparser.DBDDL:
 		st.Kind = KindDDL
+	case *sqlparser.Explain, *sqlparser.LockTables, *sqlparser.Load, *sqlparser.UnlockTables,
+		*sqlparser.Savepoint, *sqlparser.RollbackSavepoint, *sqlparser.ReleaseSavepoint:
+	default:
+		// A statement whose syntax tree does not list its tables (ANALYZE, CALL, FLUSH, …):
+		// its tables are read from its words.
+		r.scanTables(st, toks, lexed)
+		return
 	}
 	st.Tables = statementTables(ast)
-	if st.Kind == KindSelect || st.Kind == KindOther {
-		st.SessionDependent = st.SessionDependent || callsSessionFunction(ast)
-	}
 }
 
 // statementTables lists the base tables ast names, lower case and unqualified.
@@ -236,109 +287,76 @@ func statementTables(ast sqlparser.Statement) []string {
 			return
 		}
 		t := strings.ToLower(name.Name.String())
-		for _, seen := range tables {
-			if seen == t {
-				return
+		if !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	var more []sqlparser.SQLNode
+	switch n := ast.(type) {
+	case *sqlparser.Insert:
+		add(n.Table)
+	case *sqlparser.DDL:
+		for _, t := range n.AffectedTables() {
+			add(t)
+		}
+		if n.OptLike != nil {
+			for _, t := range n.OptLike.LikeTables {
+				add(t)
 			}
 		}
-		tables = append(tables, t)
-	}
-	if ddl, ok := ast.(sqlparser.DDLStatement); ok {
-		add(ddl.GetTable())
-		for _, t := range ddl.GetFromTables() {
-			add(t)
+		if n.OptSelect != nil {
+			more = append(more, n.OptSelect.Select)
 		}
-		for _, t := range ddl.GetToTables() {
-			add(t)
+	case *sqlparser.AlterTable:
+		add(n.Table)
+	case *sqlparser.Show:
+		add(n.Table)
+	case *sqlparser.LockTables:
+		for _, t := range n.Tables {
+			more = append(more, t.Table)
 		}
+	case *sqlparser.Explain:
+		return statementTables(n.Statement)
+	case *sqlparser.Load:
+		add(n.Table)
 	}
 	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
-		if n, ok := node.(*sqlparser.AliasedTableExpr); ok {
+		if n, ok := node.(*sqlparser.AliasedTableExpr); ok && n != nil {
 			if name, ok := n.Expr.(sqlparser.TableName); ok {
 				add(name)
 			}
 		}
 		return true, nil
-	}, ast)
+	}, append(more, ast)...)
 	return tables
 }
 
 // sessionFunctions are the functions whose result belongs to the previous statement's server session.
 var sessionFunctions = map[string]bool{"found_rows": true, "row_count": true, "last_insert_id": true}
 
-func callsSessionFunction(ast sqlparser.Statement) bool {
-	found := false
-	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
-		switch n := node.(type) {
-		case *sqlparser.FuncExpr:
-			if sessionFunctions[n.Name.Lowered()] {
-				found = true
+// callsSessionFunction reports whether the statement calls FOUND_ROWS(), ROW_COUNT() or
+// LAST_INSERT_ID(), or reads @@identity or @@last_insert_id, which are the same.
+func callsSessionFunction(toks []token) bool {
+	for i, t := range toks {
+		switch t.kind {
+		case tokWord:
+			if i+1 < len(toks) && toks[i+1].text == "(" && sessionFunctions[strings.ToLower(t.text)] {
+				return true
 			}
-		case *sqlparser.Variable:
-			// @@identity and @@last_insert_id are the same as LAST_INSERT_ID().
-			if name := n.Name.Lowered(); name == "identity" || name == "last_insert_id" {
-				found = true
+		case tokVar:
+			name, ok := strings.CutPrefix(t.val, "@@")
+			if !ok {
+				continue
 			}
-		}
-		return !found, nil
-	}, ast)
-	return found
-}
-
-// errSetPlaceholder refuses SET statements with ? placeholders: the client session replays SET
-// text on other server sessions, where the arguments would be gone.
-var errSetPlaceholder = errors.New("obroute: SET with ? placeholders cannot be recorded as session state; write the value into the statement")
-
-func classifySet(st *Statement, n *sqlparser.Set) {
-	if st.Params > 0 {
-		st.ParseErr = errSetPlaceholder
-		return
-	}
-	text := strings.TrimSpace(st.SQL[hint.StatementStart(st.SQL):])
-	lower := strings.ToLower(text)
-	// SET TRANSACTION without a scope applies to the next transaction only.
-	if strings.HasPrefix(lower, "set transaction") {
-		st.NextTransaction = text
-		return
-	}
-	if strings.HasPrefix(lower, "set session transaction") || strings.HasPrefix(lower, "set local transaction") {
-		st.Vars = append(st.Vars, SessionVar{Name: "transaction", Assignment: text, Standalone: true})
-		return
-	}
-	for _, e := range n.Exprs {
-		v := e.Var
-		switch v.Scope {
-		case sqlparser.GlobalScope, sqlparser.PersistSysScope, sqlparser.PersistOnlySysScope:
-			st.GlobalSet = true
-			continue
-		}
-		name := v.Name.Lowered()
-		if v.Scope == sqlparser.VariableScope {
-			name = "@" + name
-		}
-		switch name {
-		case "charset", "character set", "character_set":
-			name = "names"
-		}
-		assignment := sqlparser.String(e)
-		if name == "names" {
-			assignment = strings.TrimPrefix(assignment, "NAMES ")
-			assignment = "NAMES " + assignment
-		}
-		sv := SessionVar{Name: name, Assignment: assignment}
-		if lit, ok := e.Expr.(*sqlparser.Literal); ok {
-			sv.Value = strings.ToLower(lit.Val)
-		} else if col, ok := e.Expr.(*sqlparser.ColName); ok {
-			sv.Value = col.Name.Lowered() // SET autocommit = ON parses ON as a column name
-		} else if b, ok := e.Expr.(sqlparser.BoolVal); ok {
-			if b {
-				sv.Value = "1"
-			} else {
-				sv.Value = "0"
+			for _, scope := range [...]string{"session.", "local.", "global."} {
+				name = strings.TrimPrefix(name, scope)
+			}
+			if name == "identity" || name == "last_insert_id" {
+				return true
 			}
 		}
-		st.Vars = append(st.Vars, sv)
 	}
+	return false
 }
 
 // LogText is the statement text for logs, observers and EXPLAIN ROUTE: the SQL itself, except
@@ -362,8 +380,7 @@ func (st *Statement) parseProblem() string {
 // maskSecrets returns sql with its string literals masked when it may carry a password, "" when
 // it may not.
 func maskSecrets(sql string) string {
-	upper := strings.ToUpper(sql)
-	if !strings.Contains(upper, "IDENTIFIED") && !strings.Contains(upper, "PASSWORD") {
+	if !containsFold(sql, "identified") && !containsFold(sql, "password") {
 		return ""
 	}
 	var b strings.Builder
@@ -390,6 +407,25 @@ func maskSecrets(sql string) string {
 	return b.String()
 }
 
+// containsFold reports whether s contains the lower-case ASCII word w in any case, without
+// copying s.
+func containsFold(s, w string) bool {
+	for _, first := range [2]byte{w[0], w[0] - 'a' + 'A'} {
+		for i := 0; ; {
+			j := strings.IndexByte(s[i:], first)
+			if j < 0 {
+				break
+			}
+			i += j
+			if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
+			i++
+		}
+	}
+	return false
+}
+
 // readsDiagnostics reports whether a SHOW statement reads the previous statement's diagnostics:
 // SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*) WARNINGS / ERRORS.
 func readsDiagnostics(show string) bool {
@@ -403,9 +439,3 @@ func readsDiagnostics(show string) bool {
 	}
 	return false
 }
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

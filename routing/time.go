@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
@@ -147,6 +145,8 @@ type timeStatement struct {
 	insert   *insertPlan
 	// splitErr refuses a write that would need more than one table (UPDATE … LIMIT, …).
 	splitErr error
+	// returning: the statement has a RETURNING clause; its rows come from one statement only.
+	returning bool
 }
 
 // insertPlan routes the rows of an INSERT.
@@ -223,253 +223,6 @@ func (t *timeRouter) rangeArgs(args []driver.NamedValue) []driver.NamedValue {
 		return args
 	}
 	return out
-}
-
-// analyze computes what time routing needs of a statement that does not depend on arguments or
-// the clock. It returns nil when the statement names no time-sharded table; an error refuses the
-// statement (it is stored in Statement.RouteErr).
-func (t *timeRouter) analyze(st *Statement) (*timeStatement, error) {
-	if st.ast == nil {
-		return nil, nil
-	}
-	var cfg *TimeTable
-	for _, name := range st.Tables {
-		c, ok := t.tables[name]
-		if !ok {
-			continue
-		}
-		if cfg != nil {
-			return nil, fmt.Errorf("%w: %s and %s are both time-sharded; query each on its own and join in the application", ErrTimeShardedJoin, cfg.Table, c.Table)
-		}
-		cfg = c
-	}
-	if cfg == nil {
-		return nil, nil
-	}
-	switch st.ast.(type) {
-	case *sqlparser.Select, *sqlparser.Update, *sqlparser.Delete, *sqlparser.Insert:
-	default:
-		// A time-sharded table in another statement (UNION, DDL, …). A UNION names the table
-		// once per SELECT, which is not a self-join: say what is wrong before counting.
-		if st.Kind == KindSelect {
-			return nil, notMergeable("a UNION over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
-		}
-		return nil, nil
-	}
-	logical := strings.ToLower(cfg.Table)
-	var uses []*sqlparser.AliasedTableExpr
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if a, ok := n.(*sqlparser.AliasedTableExpr); ok {
-			if name, ok := a.Expr.(sqlparser.TableName); ok && strings.EqualFold(name.Name.String(), logical) {
-				uses = append(uses, a)
-			}
-		}
-		return true, nil
-	}, st.ast)
-	if len(uses) > 1 {
-		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
-	}
-	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey)}
-	p := &printer{logical: logical}
-	var (
-		where sqlparser.Expr
-		err   error
-	)
-	switch n := st.ast.(type) {
-	case *sqlparser.Select:
-		var ons []sqlparser.Expr
-		if len(uses) == 0 {
-			return nil, nil
-		}
-		found := false
-		for _, te := range n.From {
-			f, o, err := findTable(te, uses[0], false)
-			if err != nil {
-				return nil, fmt.Errorf("%s %w", cfg.Table, err)
-			}
-			if f {
-				found, ons = true, o
-			}
-		}
-		if !found {
-			return nil, notMergeable("the time-sharded table %s is inside a subquery, derived table, UNION or WITH; name it in the top-level FROM of the statement", cfg.Table)
-		}
-		ts.qual = uses[0].As.String()
-		where = andAll(whereExpr(n.Where), ons)
-		// Rewritten statements keep the column names of the statement as written.
-		named := withColumnNames(t.router.parser, n, st.SQL)
-		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead
-		// the statement, where the parser does not keep them.
-		leg := sqlparser.CloneRefOfSelect(named)
-		leg.Where = withClamp(leg.Where)
-		ts.whole = p.print(leg)
-		if mp, err := planMerge(named, ts.key); err != nil {
-			ts.mergeErr = err
-		} else {
-			mp.leg.Where = withClamp(mp.leg.Where)
-			mp.legT = p.print(mp.leg)
-			mp.leg = nil // the template is all a route needs
-			ts.merge = mp
-		}
-	case *sqlparser.Update:
-		if len(n.TableExprs) != 1 || len(uses) != 1 {
-			return nil, fmt.Errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
-		}
-		for _, e := range n.Exprs {
-			if e.Name.Name.Lowered() == ts.key {
-				return nil, fmt.Errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
-			}
-		}
-		ts.qual = uses[0].As.String()
-		where = whereExpr(n.Where)
-		ts.splitErr = perTableOrderLimit("UPDATE", cfg.Table, n.OrderBy, n.Limit)
-		leg := sqlparser.CloneRefOfUpdate(n)
-		leg.Where = withClamp(leg.Where)
-		ts.whole = p.print(leg)
-	case *sqlparser.Delete:
-		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
-			return nil, fmt.Errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
-		}
-		ts.qual = uses[0].As.String()
-		where = whereExpr(n.Where)
-		ts.splitErr = perTableOrderLimit("DELETE", cfg.Table, n.OrderBy, n.Limit)
-		leg := sqlparser.CloneRefOfDelete(n)
-		leg.Where = withClamp(leg.Where)
-		ts.whole = p.print(leg)
-	case *sqlparser.Insert:
-		return t.analyzeInsert(ts, n, p)
-	}
-	c := &rangeCompiler{key: ts.key, quals: []string{logical}}
-	if ts.qual != "" {
-		c.quals = []string{strings.ToLower(ts.qual)}
-		ts.qualSQL = sqlparser.String(sqlparser.NewIdentifierCS(ts.qual))
-	}
-	if ts.rng, err = c.compile(where); err != nil {
-		return nil, err
-	}
-	ts.conj = ts.rng.conjunctive()
-	return ts, nil
-}
-
-// findTable reports whether target is reachable in te through joins, with the ON conditions of
-// the inner joins on the way. A target on the optional side of an outer join is refused: its
-// sub-queries would each add the unmatched rows again.
-func findTable(te sqlparser.TableExpr, target *sqlparser.AliasedTableExpr, optional bool) (bool, []sqlparser.Expr, error) {
-	switch x := te.(type) {
-	case *sqlparser.AliasedTableExpr:
-		if x != target {
-			return false, nil, nil
-		}
-		if optional {
-			return true, nil, fmt.Errorf("%w: is on the optional side of an outer join; put it on the preserved side (orders LEFT JOIN …) or use an inner join", ErrNotMergeable)
-		}
-		return true, nil, nil
-	case *sqlparser.ParenTableExpr:
-		for _, e := range x.Exprs {
-			if f, o, err := findTable(e, target, optional); f || err != nil {
-				return f, o, err
-			}
-		}
-	case *sqlparser.JoinTableExpr:
-		lOpt, rOpt := optional, optional
-		switch x.Join {
-		case sqlparser.LeftJoinType, sqlparser.NaturalLeftJoinType:
-			rOpt = true
-		case sqlparser.RightJoinType, sqlparser.NaturalRightJoinType:
-			lOpt = true
-		}
-		for i, side := range []sqlparser.TableExpr{x.LeftExpr, x.RightExpr} {
-			opt := lOpt
-			if i == 1 {
-				opt = rOpt
-			}
-			f, o, err := findTable(side, target, opt)
-			if err != nil {
-				return f, o, err
-			}
-			if f {
-				if (x.Join == sqlparser.NormalJoinType || x.Join == sqlparser.StraightJoinType) && x.Condition != nil && x.Condition.On != nil {
-					o = append(o, x.Condition.On)
-				}
-				return true, o, nil
-			}
-		}
-	}
-	return false, nil, nil
-}
-
-func whereExpr(w *sqlparser.Where) sqlparser.Expr {
-	if w == nil {
-		return nil
-	}
-	return w.Expr
-}
-
-func andAll(e sqlparser.Expr, more []sqlparser.Expr) sqlparser.Expr {
-	for _, m := range more {
-		if e == nil {
-			e = m
-		} else {
-			e = &sqlparser.AndExpr{Left: e, Right: m}
-		}
-	}
-	return e
-}
-
-// withClamp adds the clamp marker to a WHERE clause.
-func withClamp(w *sqlparser.Where) *sqlparser.Where {
-	clamp := sqlparser.NewColName(clampColumn)
-	if w == nil || w.Expr == nil {
-		return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: clamp}
-	}
-	return &sqlparser.Where{Type: sqlparser.WhereClause, Expr: &sqlparser.AndExpr{Left: w.Expr, Right: clamp}}
-}
-
-// perTableOrderLimit is the refusal of a split UPDATE/DELETE … ORDER BY/LIMIT, which would
-// apply per table; nil without ORDER BY and LIMIT.
-func perTableOrderLimit(verb, table string, order sqlparser.OrderBy, limit *sqlparser.Limit) error {
-	if len(order) == 0 && limit == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: %s … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, verb, table)
-}
-
-func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *printer) (*timeStatement, error) {
-	cfg := ts.table
-	rows, ok := n.Rows.(sqlparser.Values)
-	if !ok {
-		return nil, fmt.Errorf("%w: INSERT … SELECT into the time-sharded table %s cannot be routed by row; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
-	}
-	keyCol := -1
-	for i, c := range n.Columns {
-		if c.Lowered() == ts.key {
-			keyCol = i
-		}
-	}
-	if keyCol < 0 {
-		return nil, fmt.Errorf("%w: INSERT into %s must name its columns including the shard key %s, e.g. INSERT INTO %s (id, %s, …) VALUES …", ErrNoTimeRange, cfg.Table, cfg.ShardKey, cfg.Table, cfg.ShardKey)
-	}
-	ip := &insertPlan{keyCol: keyCol}
-	c := &rangeCompiler{key: ts.key}
-	for i, row := range rows {
-		if keyCol >= len(row) {
-			return nil, fmt.Errorf("%w: row %d of the INSERT has no value for %s", ErrNoTimeRange, i+1, cfg.ShardKey)
-		}
-		v, ok, err := c.value(row[keyCol])
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: row %d gives %s as %s; give a literal or a ? argument so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, sqlparser.String(row[keyCol]))
-		}
-		ip.keys = append(ip.keys, v)
-		ip.rows = append(ip.rows, p.print(row))
-	}
-	leg := sqlparser.CloneRefOfInsert(n)
-	p.rows = true
-	ts.whole = p.print(leg)
-	ts.insert = ip
-	return ts, nil
 }
 
 // location returns the backend of a physical table.
@@ -577,12 +330,17 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 		allHot = allHot && tables[i].Hot
 	}
-	reachesBelow := !emptyRange && (!span.lo.set || span.lo.t.Before(boundary))
-	reachesHot := !emptyRange && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	// What the range reaches is decided by the range, not by the tables that happen to exist: a
+	// range before the hot window reaches the history store even where no table holds it. Only a
+	// range with no values at all reaches nothing.
+	reachesBelow := !span.empty() && (!span.lo.set || span.lo.t.Before(boundary))
+	reachesHot := !span.empty() && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	// With no table in the range, the one statement sent (a false clamp) reads no table.
+	readsCold, readsHot := coldTarget && !emptyRange, hotTarget && !emptyRange
 	level := hints.Level
 	switch level {
 	case hint.L1:
-		if reachesBelow || coldTarget {
+		if reachesBelow || readsCold {
 			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
 				ErrLevelViolation, span, formatTime(boundary), ts.table.Window, ts.table.ShardKey, formatTime(boundary))
 		}
@@ -593,9 +351,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 	case hint.LevelNone:
 		switch {
-		case !reachesBelow && !coldTarget:
+		case !reachesBelow && !readsCold:
 			level = hint.L1
-		case !reachesHot && !hotTarget:
+		case !reachesHot && !readsHot:
 			level = hint.L3
 		default:
 			level = hint.L2

@@ -3,7 +3,7 @@ package routing
 import (
 	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // MySQL names a select item without an alias by its text as the application wrote it
@@ -19,8 +19,8 @@ const maxAliasLen = 256
 
 // withColumnNames returns sel, or a copy of it whose unaliased select items that would print
 // differently carry their written text as alias. sql is the statement sel was parsed from.
-func withColumnNames(p *sqlparser.Parser, sel *sqlparser.Select, sql string) *sqlparser.Select {
-	items := sel.GetColumns()
+func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
+	items := sel.SelectExprs
 	var texts []string
 	var out *sqlparser.Select
 	for i, se := range items {
@@ -32,12 +32,15 @@ func withColumnNames(p *sqlparser.Parser, sel *sqlparser.Select, sql string) *sq
 			continue // a column is named by itself, however it is printed
 		}
 		if texts == nil {
-			if texts = selectItemTexts(p, sql); len(texts) != len(items) {
+			if texts = selectItemTexts(sql); len(texts) != len(items) {
 				return sel // the select list was not found where expected: leave it as it is
 			}
 		}
-		text, printed := texts[i], sqlparser.String(ae.Expr)
-		_, avg := ae.Expr.(*sqlparser.Avg)
+		text, printed := texts[i], nodeText(ae.Expr)
+		avg := false
+		if f, ok := ae.Expr.(*sqlparser.FuncExpr); ok && f.Name.Lowered() == "avg" {
+			avg = true
+		}
 		switch {
 		case avg && (text == "" || len(text) > maxAliasLen):
 			// Not nameable as written: the printed AVG is nearer than the leg's SUM.
@@ -45,15 +48,16 @@ func withColumnNames(p *sqlparser.Parser, sel *sqlparser.Select, sql string) *sq
 				continue
 			}
 			text = printed
-		case text == "" || len(text) > maxAliasLen:
+		case text == "" || len(text) > maxAliasLen, isStringLiteral(text):
+			// A string literal is named by its value, however it is written.
 			continue
 		case text == printed && !avg:
 			continue
 		}
 		if out == nil {
-			out = sqlparser.CloneRefOfSelect(sel)
+			out = shallowSelect(sel)
 		}
-		out.GetColumns()[i].(*sqlparser.AliasedExpr).As = sqlparser.NewIdentifierCI(text)
+		out.SelectExprs[i].(*sqlparser.AliasedExpr).As = sqlparser.NewColIdent(text)
 	}
 	if out == nil {
 		return sel
@@ -61,11 +65,16 @@ func withColumnNames(p *sqlparser.Parser, sel *sqlparser.Select, sql string) *sq
 	return out
 }
 
-// selectEnd are the keywords that end a top-level select list.
-var selectEnd = map[int]bool{
-	sqlparser.FROM: true, sqlparser.INTO: true, sqlparser.WHERE: true, sqlparser.GROUP: true,
-	sqlparser.HAVING: true, sqlparser.ORDER: true, sqlparser.LIMIT: true, sqlparser.UNION: true,
-	sqlparser.FOR: true, sqlparser.LOCK: true, sqlparser.WINDOW: true, ';': true,
+// isStringLiteral reports whether text is one string literal (or adjacent ones, joined).
+func isStringLiteral(text string) bool {
+	toks, ok := lex(text)
+	return ok && len(toks) == 1 && toks[0].kind == tokString && !toks[0].national
+}
+
+// selectEnd are the words that end a top-level select list.
+var selectEnd = map[string]bool{
+	"from": true, "into": true, "where": true, "group": true, "having": true, "order": true, "limit": true,
+	"union": true, "except": true, "intersect": true, "for": true, "lock": true, "window": true,
 }
 
 // selectOptions are the keywords that may stand between SELECT and the first item.
@@ -78,52 +87,62 @@ var selectOptions = map[string]bool{
 // selectItemTexts returns the written text of each item of the first top-level select list of
 // sql, trimmed; an item with a comment inside is "" (its name is not worth guessing). It
 // returns nil when it cannot read the list.
-func selectItemTexts(p *sqlparser.Parser, sql string) []string {
-	tkn := p.NewStringTokenizer(sql)
-	depth, inList, options := 0, false, false
-	start := 0
-	var out []string
-	for {
-		before := tkn.Pos
-		typ, val := tkn.Scan()
-		if typ == sqlparser.LEX_ERROR {
-			return nil
-		}
-		if !inList {
-			switch {
-			case typ == 0:
-				return nil
-			case typ == '(':
-				depth++
-			case typ == ')':
-				depth--
-			case typ == sqlparser.SELECT && depth == 0:
-				inList, options, start = true, true, tkn.Pos
-			}
-			continue
-		}
-		if options {
-			if selectOptions[strings.ToUpper(val)] {
-				start = tkn.Pos
-				continue
-			}
-			options = false
-		}
+func selectItemTexts(sql string) []string {
+	toks, ok := lex(sql)
+	if !ok {
+		return nil
+	}
+	depth, i := 0, -1
+find:
+	for j, t := range toks {
 		switch {
-		case typ == '(':
+		case t.kind == tokPunct && t.text == "(":
 			depth++
-		case typ == ')':
+		case t.kind == tokPunct && t.text == ")":
 			depth--
-		case depth == 0 && (typ == ',' || typ == 0 || selectEnd[typ]):
-			text := strings.TrimSpace(sql[start:before])
-			if strings.Contains(text, "/*") || strings.Contains(text, "--") || strings.Contains(text, "#") {
-				text = ""
-			}
-			out = append(out, text)
-			if typ != ',' {
-				return out
-			}
-			start = tkn.Pos
+		case depth == 0 && t.is("select"):
+			i = j + 1
+			break find
 		}
 	}
+	if i < 0 {
+		return nil
+	}
+	for i < len(toks) && toks[i].kind == tokWord && selectOptions[strings.ToUpper(toks[i].text)] {
+		i++
+	}
+	var out []string
+	start := i
+	// item ends the item that starts at toks[start] where toks[end] (or the text) starts.
+	item := func(end int) {
+		to := len(sql)
+		if end < len(toks) {
+			to = toks[end].pos
+		}
+		text := ""
+		if start < len(toks) {
+			text = strings.TrimSpace(sql[toks[start].pos:to])
+		}
+		if strings.Contains(text, "/*") || strings.Contains(text, "--") || strings.Contains(text, "#") {
+			text = ""
+		}
+		out = append(out, text)
+	}
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			depth--
+		case depth == 0 && t.kind == tokPunct && t.text == ",":
+			item(i)
+			start = i + 1
+		case depth == 0 && (t.kind == tokPunct && t.text == ";" || t.kind == tokWord && selectEnd[strings.ToLower(t.text)]):
+			item(i)
+			return out
+		}
+	}
+	item(len(toks))
+	return out
 }

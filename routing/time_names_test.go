@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"vitess.io/vitess/go/vt/sqlparser"
 )
 
 func TestSelectItemTexts(t *testing.T) {
@@ -22,9 +20,8 @@ func TestSelectItemTexts(t *testing.T) {
 		{"SELECT MIN(x) FROM t UNION SELECT 1", []string{"MIN(x)"}},
 		{"UPDATE t SET a = 1", nil},
 	}
-	p := sqlparser.NewTestParser()
 	for _, c := range cases {
-		if got := selectItemTexts(p, c.sql); !reflect.DeepEqual(got, c.want) {
+		if got := selectItemTexts(c.sql); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s\n got %q\nwant %q", c.sql, got, c.want)
 		}
 	}
@@ -36,15 +33,15 @@ func TestSelectItemTexts(t *testing.T) {
 func TestSplitKeepsColumnNames(t *testing.T) {
 	cases := []struct{ name, sql, leg string }{
 		{"aggregates", "SELECT COUNT(*), COUNT(status), AVG(amount), MAX(order_time) FROM orders" + strings.ToUpper(splitWhere),
-			"select count(*) as `COUNT(*)`, count(`status`) as `COUNT(status)`, sum(amount) as `AVG(amount)`, max(order_time) as `MAX(order_time)`, count(amount) from orders_202412 where"},
+			"select COUNT(*), COUNT(`status`) as `COUNT(status)`, sum(amount) as `AVG(amount)`, MAX(order_time), count(amount) from orders_202412 where"},
 		{"group by with hidden order", "SELECT user_id, SUM(amount) FROM orders" + splitWhere + " GROUP BY user_id ORDER BY 2 DESC",
-			"select user_id, sum(amount) as `SUM(amount)` from orders_202412 where"},
+			"select user_id, SUM(amount) from orders_202412 where"},
 		{"written as printed, aliased, columns: unchanged", "select o.id, amount a, sum(amount) as s, count(*) from orders o" + splitWhere + " group by o.id, amount",
 			"select o.id, amount as a, sum(amount) as s, count(*) from orders_202412 as o where"},
 		{"avg written as printed is still named as written", "select avg(amount), user_id from orders" + splitWhere + " group by user_id",
 			"select sum(amount) as `avg(amount)`, user_id, count(amount) from orders_202412 where"},
 		{"one table", "SELECT COUNT(*) FROM orders WHERE order_time >= '2025-03-02'",
-			"select count(*) as `COUNT(*)` from orders_202503 where"},
+			"select COUNT(*) from orders_202503 where"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

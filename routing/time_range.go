@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // bound is one end of an interval of shard-key values; an unset bound is infinite.
@@ -221,7 +221,7 @@ type timeValue struct {
 // it with the arguments gives the set of shard-key values the statement can read.
 type rangeNode struct {
 	op   rangeOp
-	cmp  sqlparser.ComparisonExprOperator // rCmp, with the key on the left
+	cmp  string // rCmp: the comparison operator, with the key on the left
 	vals []timeValue
 	kids []*rangeNode
 	// why explains an rAll node that stops the range (for the ErrNoTimeRange message).
@@ -235,7 +235,7 @@ func (n *rangeNode) conjunctive() bool {
 	case rAll, rBetween:
 		return true
 	case rCmp:
-		return n.cmp != sqlparser.NotEqualOp && n.cmp != sqlparser.NullSafeEqualOp
+		return n.cmp != sqlparser.NotEqualStr && n.cmp != sqlparser.NullSafeEqualStr
 	case rAnd:
 		for _, k := range n.kids {
 			if !k.conjunctive() {
@@ -251,11 +251,12 @@ func (n *rangeNode) conjunctive() bool {
 type rangeCompiler struct {
 	key   string // shard-key column, lower case
 	quals []string
+	typed map[*sqlparser.SQLVal]string // typed literals (parser.go)
 }
 
 // isKey reports whether e is the shard-key column of the sharded table.
 func (c *rangeCompiler) isKey(e sqlparser.Expr) bool {
-	col, ok := e.(*sqlparser.ColName)
+	col, ok := unparen(e).(*sqlparser.ColName)
 	if !ok || col.Name.Lowered() != c.key {
 		return false
 	}
@@ -277,7 +278,7 @@ func (c *rangeCompiler) wrapsKey(e sqlparser.Expr) bool {
 		if _, ok := n.(*sqlparser.Subquery); ok {
 			return false, nil
 		}
-		if x, ok := n.(sqlparser.Expr); ok && c.isKey(x) {
+		if x, ok := n.(*sqlparser.ColName); ok && x != nil && c.isKey(x) {
 			found = true
 		}
 		return !found, nil
@@ -287,7 +288,7 @@ func (c *rangeCompiler) wrapsKey(e sqlparser.Expr) bool {
 
 func (c *rangeCompiler) functionError(e sqlparser.Expr) error {
 	return fmt.Errorf("%w: %s wraps the shard key %s, which defeats routing and the index; compare the column itself with a range, e.g. %s >= '2025-03-15' AND %s < '2025-03-16' instead of DATE(%s) = '2025-03-15'",
-		ErrShardKeyFunction, sqlparser.String(e), c.key, c.key, c.key, c.key)
+		ErrShardKeyFunction, nodeText(e), c.key, c.key, c.key, c.key)
 }
 
 // compile turns a condition into a range node. It fails only for a function on the shard key
@@ -296,6 +297,8 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 	switch x := e.(type) {
 	case nil:
 		return &rangeNode{op: rAll}, nil
+	case *sqlparser.ParenExpr:
+		return c.compile(x.Expr)
 	case *sqlparser.AndExpr:
 		return c.combine(rAnd, x.Left, x.Right)
 	case *sqlparser.OrExpr:
@@ -309,8 +312,8 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 	case *sqlparser.ComparisonExpr:
 		return c.comparison(x)
 	case *sqlparser.IsExpr:
-		return c.opaque(e, x.Left)
-	case *sqlparser.BetweenExpr:
+		return c.opaque(e, x.Expr)
+	case *sqlparser.RangeCond:
 		if !c.isKey(x.Left) {
 			return c.opaque(e, x.Left, x.From, x.To)
 		}
@@ -326,7 +329,7 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 			return c.opaque(e, x.From, x.To)
 		}
 		n := &rangeNode{op: rBetween, vals: []timeValue{from, to}}
-		if !x.IsBetween {
+		if x.Operator == sqlparser.NotBetweenStr {
 			n = &rangeNode{op: rNot, kids: []*rangeNode{n}}
 		}
 		return n, nil
@@ -363,7 +366,7 @@ func (c *rangeCompiler) opaque(e sqlparser.Expr, parts ...sqlparser.Expr) (*rang
 	}
 	why := ""
 	if c.mentionsKey(e) {
-		why = fmt.Sprintf("the condition %s on %s is not a comparison with a literal or ? argument", sqlparser.String(e), c.key)
+		why = fmt.Sprintf("the condition %s on %s is not a comparison with a literal or ? argument", nodeText(e), c.key)
 	}
 	return &rangeNode{op: rAll, why: why}, nil
 }
@@ -371,7 +374,7 @@ func (c *rangeCompiler) opaque(e sqlparser.Expr, parts ...sqlparser.Expr) (*rang
 func (c *rangeCompiler) mentionsKey(e sqlparser.Expr) bool {
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if x, ok := n.(sqlparser.Expr); ok && c.isKey(x) {
+		if x, ok := n.(*sqlparser.ColName); ok && x != nil && c.isKey(x) {
 			found = true
 		}
 		return !found, nil
@@ -379,25 +382,22 @@ func (c *rangeCompiler) mentionsKey(e sqlparser.Expr) bool {
 	return found
 }
 
-var flipped = map[sqlparser.ComparisonExprOperator]sqlparser.ComparisonExprOperator{
-	sqlparser.EqualOp: sqlparser.EqualOp, sqlparser.NotEqualOp: sqlparser.NotEqualOp,
-	sqlparser.NullSafeEqualOp: sqlparser.NullSafeEqualOp,
-	sqlparser.LessThanOp:      sqlparser.GreaterThanOp, sqlparser.GreaterThanOp: sqlparser.LessThanOp,
-	sqlparser.LessEqualOp: sqlparser.GreaterEqualOp, sqlparser.GreaterEqualOp: sqlparser.LessEqualOp,
+var flipped = map[string]string{
+	sqlparser.EqualStr: sqlparser.EqualStr, sqlparser.NotEqualStr: sqlparser.NotEqualStr,
+	sqlparser.NullSafeEqualStr: sqlparser.NullSafeEqualStr,
+	sqlparser.LessThanStr:      sqlparser.GreaterThanStr, sqlparser.GreaterThanStr: sqlparser.LessThanStr,
+	sqlparser.LessEqualStr: sqlparser.GreaterEqualStr, sqlparser.GreaterEqualStr: sqlparser.LessEqualStr,
 }
 
 func (c *rangeCompiler) comparison(x *sqlparser.ComparisonExpr) (*rangeNode, error) {
-	if x.Modifier != 0 {
-		return c.opaque(x, x.Left, x.Right)
-	}
 	switch x.Operator {
-	case sqlparser.InOp, sqlparser.NotInOp:
+	case sqlparser.InStr, sqlparser.NotInStr:
 		tuple, ok := x.Right.(sqlparser.ValTuple)
 		if !c.isKey(x.Left) || !ok {
 			return c.opaque(x, x.Left, x.Right)
 		}
 		n := &rangeNode{op: rIn}
-		if x.Operator == sqlparser.NotInOp {
+		if x.Operator == sqlparser.NotInStr {
 			n.op = rNotIn
 		}
 		for _, v := range tuple {
@@ -437,22 +437,26 @@ func (c *rangeCompiler) comparison(x *sqlparser.ComparisonExpr) (*rangeNode, err
 
 // value reads a literal or ? argument compared with the key; ok is false for anything else.
 func (c *rangeCompiler) value(e sqlparser.Expr) (timeValue, bool, error) {
-	switch v := e.(type) {
-	case *sqlparser.Argument:
-		i := argIndex(v.Name)
+	v, ok := unparen(e).(*sqlparser.SQLVal)
+	if !ok {
+		return timeValue{}, false, nil
+	}
+	switch v.Type {
+	case sqlparser.ValArg:
+		i := argIndex(string(v.Val))
 		if i < 0 {
 			return timeValue{}, false, nil
 		}
 		return timeValue{arg: i}, true, nil
-	case *sqlparser.Literal:
-		switch v.Type {
-		case sqlparser.StrVal, sqlparser.DateVal, sqlparser.TimestampVal:
-			t, err := parseTime(v.Val)
-			if err != nil {
-				return timeValue{}, false, fmt.Errorf("%w: the literal '%s' compared with %s: %v", ErrBadTimeValue, v.Val, c.key, err)
-			}
-			return timeValue{arg: -1, t: t}, true, nil
+	case sqlparser.StrVal:
+		if c.typed[v] == "time" { // TIME '10:00' is no point in time
+			return timeValue{}, false, nil
 		}
+		t, err := parseTime(string(v.Val))
+		if err != nil {
+			return timeValue{}, false, fmt.Errorf("%w: the literal '%s' compared with %s: %v", ErrBadTimeValue, v.Val, c.key, err)
+		}
+		return timeValue{arg: -1, t: t}, true, nil
 	}
 	return timeValue{}, false, nil
 }
@@ -534,14 +538,14 @@ func (n *rangeNode) evalConj(iv *interval, args []driver.NamedValue, key string)
 			*iv = interval{lo: bound{set: true}, hi: bound{set: true}}
 			return nil
 		}
-		b := bound{t: t, set: true, incl: n.cmp != sqlparser.LessThanOp && n.cmp != sqlparser.GreaterThanOp}
+		b := bound{t: t, set: true, incl: n.cmp != sqlparser.LessThanStr && n.cmp != sqlparser.GreaterThanStr}
 		switch n.cmp {
-		case sqlparser.EqualOp:
+		case sqlparser.EqualStr:
 			iv.raiseLo(b)
 			iv.lowerHi(b)
-		case sqlparser.LessThanOp, sqlparser.LessEqualOp:
+		case sqlparser.LessThanStr, sqlparser.LessEqualStr:
 			iv.lowerHi(b)
-		case sqlparser.GreaterThanOp, sqlparser.GreaterEqualOp:
+		case sqlparser.GreaterThanStr, sqlparser.GreaterEqualStr:
 			iv.raiseLo(b)
 		}
 	case rBetween:
@@ -628,7 +632,7 @@ func (n *rangeNode) eval(args []driver.NamedValue, key string) (s rangeSet, exac
 			return nil, false, err
 		}
 		if !ok {
-			if n.cmp == sqlparser.NullSafeEqualOp { // key <=> NULL is key IS NULL: no range
+			if n.cmp == sqlparser.NullSafeEqualStr { // key <=> NULL is key IS NULL: no range
 				return all, false, nil
 			}
 			return none, false, nil
@@ -636,17 +640,17 @@ func (n *rangeNode) eval(args []driver.NamedValue, key string) (s rangeSet, exac
 		b := bound{t: t, set: true, incl: true}
 		x := bound{t: t, set: true}
 		switch n.cmp {
-		case sqlparser.EqualOp, sqlparser.NullSafeEqualOp:
+		case sqlparser.EqualStr, sqlparser.NullSafeEqualStr:
 			return rangeSet{{lo: b, hi: b}}, true, nil
-		case sqlparser.NotEqualOp:
+		case sqlparser.NotEqualStr:
 			return rangeSet{{hi: x}, {lo: x}}, true, nil
-		case sqlparser.LessThanOp:
+		case sqlparser.LessThanStr:
 			return rangeSet{{hi: x}}, true, nil
-		case sqlparser.LessEqualOp:
+		case sqlparser.LessEqualStr:
 			return rangeSet{{hi: b}}, true, nil
-		case sqlparser.GreaterThanOp:
+		case sqlparser.GreaterThanStr:
 			return rangeSet{{lo: x}}, true, nil
-		case sqlparser.GreaterEqualOp:
+		case sqlparser.GreaterEqualStr:
 			return rangeSet{{lo: b}}, true, nil
 		}
 	case rBetween:

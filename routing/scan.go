@@ -1,0 +1,192 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A statement the parser cannot read still runs — obroute never blocks valid SQL of a backend —
+// but one that names a table with a rule (a static route, a time-sharded table, a shadow table)
+// is routed by that rule or refused: the default backend serves only statements that name no
+// such table. Its tables are read from its words: a name that stands where a table stands
+// (after FROM, JOIN, INTO, TABLE, a leading UPDATE, …) is a table; a routed table named
+// anywhere else is a mention, which obroute cannot place, so it refuses the statement.
+
+// tableWords are the words after which a table name stands, anywhere in a statement (FROM and
+// JOIN not inside an expression's parentheses: EXTRACT(YEAR FROM d) names no table).
+var tableWords = map[string]bool{"from": true, "join": true, "straight_join": true, "into": true, "table": true, "tables": true, "using": true}
+
+// leadingTableWords stand before a table only as a statement's first word.
+var leadingTableWords = map[string]bool{"update": true, "insert": true, "replace": true, "truncate": true, "describe": true, "desc": true, "explain": true, "delete": true}
+
+// tableModifiers may stand between a table word and the table.
+var tableModifiers = map[string]bool{"low_priority": true, "delayed": true, "high_priority": true, "ignore": true, "into": true, "quick": true, "if": true, "not": true, "exists": true, "table": true, "from": true, "only": true}
+
+// notNames are words that cannot be a table or an alias: clause keywords.
+var notNames = map[string]bool{
+	"select": true, "with": true, "values": true, "value": true, "set": true, "where": true, "on": true, "using": true,
+	"join": true, "inner": true, "left": true, "right": true, "cross": true, "natural": true, "straight_join": true,
+	"outer": true, "full": true, "order": true, "group": true, "having": true, "limit": true, "union": true,
+	"except": true, "intersect": true, "partition": true, "use": true, "force": true, "for": true, "lock": true,
+	"window": true, "into": true, "returning": true, "outfile": true, "dumpfile": true, "lateral": true,
+	"dual": true, "as": true, "procedure": true, "rows": true, "offset": true, "default": true,
+}
+
+// scanTables reads the tables of st from its words (see above) and marks st as scanned.
+func (r *Router) scanTables(st *Statement, toks []token, lexed bool) {
+	st.scanned = true
+	var tables []string
+	lead := firstWordIndex(toks)
+	var exprParens []bool // per open parenthesis: true when it holds an expression
+	expect := false       // a table may stand next
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		inExpr := len(exprParens) > 0 && exprParens[len(exprParens)-1]
+		w := ""
+		if t.kind == tokWord {
+			w = strings.ToLower(t.text)
+		}
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			sub := i+1 < len(toks) && (toks[i+1].is("select") || toks[i+1].is("with") || toks[i+1].text == "(")
+			exprParens = append(exprParens, !expect && !sub)
+			continue
+		case t.kind == tokPunct && t.text == ")":
+			if len(exprParens) > 0 {
+				exprParens = exprParens[:len(exprParens)-1]
+			}
+			expect = false
+			continue
+		case expect && w != "" && tableModifiers[w]:
+			continue
+		case expect && (t.kind == tokIdent || w != "" && !notNames[w]):
+			name, next := tableRef(toks, i)
+			tables = appendNew(tables, name)
+			i = next - 1
+			// A comma after the table (and its alias) continues a list of tables.
+			if next < len(toks) && toks[next].kind == tokPunct && toks[next].text == "," {
+				i = next
+				continue
+			}
+			expect = false
+			continue
+		case w == "using" && i+1 < len(toks) && toks[i+1].text == "(":
+			expect = false // JOIN … USING (columns)
+			continue
+		case w == "straight_join" && i > 0 && (toks[i-1].is("select") || selectOptions[strings.ToUpper(toks[i-1].text)]):
+			expect = false // SELECT STRAIGHT_JOIN: an option of the select list
+			continue
+		}
+		expect = !inExpr && (tableWords[w] || i == lead && leadingTableWords[w])
+	}
+	st.Tables = tables
+	if len(r.routed) == 0 || !lexed {
+		if !lexed {
+			// Its words could not all be read: any routed name in its text is a mention.
+			lower := strings.ToLower(st.SQL)
+			for name := range r.routed {
+				if strings.Contains(lower, name) && !slices.Contains(tables, name) {
+					st.mentions = appendNew(st.mentions, name)
+				}
+			}
+			slices.Sort(st.mentions)
+		}
+		return
+	}
+	for _, t := range toks {
+		name := ""
+		switch t.kind {
+		case tokWord:
+			name = strings.ToLower(t.text)
+		case tokIdent:
+			name = strings.ToLower(t.val)
+		}
+		if _, ok := r.routed[name]; ok && !slices.Contains(tables, name) {
+			st.mentions = appendNew(st.mentions, name)
+		}
+	}
+}
+
+func firstWordIndex(toks []token) int {
+	for i, t := range toks {
+		if t.kind == tokWord {
+			return i
+		}
+	}
+	return -1
+}
+
+// tableRef reads a table reference at toks[i] — name or qualifier.name, then an optional alias —
+// and returns the table's name in lower case and the index after it.
+func tableRef(toks []token, i int) (string, int) {
+	name := func(t token) string {
+		if t.kind == tokIdent {
+			return strings.ToLower(t.val)
+		}
+		return strings.ToLower(t.text)
+	}
+	table := name(toks[i])
+	i++
+	if i+1 < len(toks) && toks[i].text == "." && toks[i].kind == tokPunct && (toks[i+1].kind == tokWord || toks[i+1].kind == tokIdent) {
+		table = name(toks[i+1])
+		i += 2
+	}
+	if i < len(toks) && toks[i].is("as") {
+		i++
+	}
+	if i < len(toks) && (toks[i].kind == tokIdent || toks[i].kind == tokWord && !notNames[strings.ToLower(toks[i].text)]) {
+		i++ // the alias
+	}
+	return table, i
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// unreadableRoute checks a statement whose tables were read from its words (scanned) against
+// the routed tables: one it names where no table stands, or a time-sharded table, which needs
+// the statement read exactly to be split, refuses it.
+func (r *Router) unreadableRoute(st *Statement) error {
+	why := "its syntax tree does not say which tables it uses"
+	if st.ParseErr != nil {
+		why = "the parser cannot read it (" + st.parseProblem() + ")"
+	}
+	if len(st.mentions) > 0 {
+		return fmt.Errorf("%w: the statement names %s, a table with a %s, but not where obroute can read it as a table: %s; write it in syntax obroute reads, or send it to the table's backend with a backend hint", ErrUnreadable, st.mentions[0], r.routed[st.mentions[0]], why)
+	}
+	if r.time == nil {
+		return nil
+	}
+	for _, t := range st.Tables {
+		if tt, ok := r.time.tables[t]; ok {
+			return fmt.Errorf("%w: the statement names the time-sharded table %s, whose rows are split across physical tables, and %s; write it in syntax obroute reads (e.g. without MariaDB-only clauses), or send it to one backend with a backend hint and the physical table names", ErrUnreadable, tt.Table, why)
+		}
+	}
+	return nil
+}
+
+// explainRouteAt returns where the statement explained by "EXPLAIN ROUTE <statement>" starts in
+// the text toks were read from, -1 when the text is not one. "EXPLAIN route id" (one name or
+// pattern after ROUTE) is MySQL's DESCRIBE of column id of a table named route, and is left to
+// the server.
+func explainRouteAt(toks []token, lexed bool) int {
+	if len(toks) < 3 || !toks[0].is("explain") || !toks[1].is("route") {
+		return -1
+	}
+	rest := toks[2:]
+	if n := len(rest); n > 0 && rest[n-1].kind == tokPunct && rest[n-1].text == ";" {
+		rest = rest[:n-1]
+	}
+	switch {
+	case len(rest) == 0:
+		return -1
+	case lexed && len(rest) == 1 && (rest[0].kind == tokWord || rest[0].kind == tokIdent || rest[0].kind == tokString):
+		return -1
+	}
+	return toks[1].end
+}

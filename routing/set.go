@@ -1,0 +1,165 @@
+package routing
+
+import (
+	"errors"
+	"strings"
+)
+
+// errSetPlaceholder refuses SET statements with ? placeholders: the client session replays SET
+// text on other server sessions, where the arguments would be gone.
+var errSetPlaceholder = errors.New("obroute: SET with ? placeholders cannot be recorded as session state; write the value into the statement")
+
+// classifySet reads a SET statement from its words (toks[0] is SET) and reports whether it is
+// one: session and user variable assignments, kept as the application wrote them so that a
+// replay on another server session means the same (a printed syntax tree could drop a COLLATE
+// or change a literal). SET PASSWORD, SET ROLE, SET DEFAULT ROLE and SET STATEMENT … FOR are
+// not session state: false, and the statement is read as any other.
+func classifySet(st *Statement, toks []token, body string) bool {
+	at := func(i int) token {
+		if i < len(toks) {
+			return toks[i]
+		}
+		return token{}
+	}
+	switch {
+	case at(1).is("password"), at(1).is("role"), at(1).is("default"), at(1).is("statement"):
+		return false
+	}
+	st.Kind = KindSet
+	if st.Params > 0 {
+		st.ParseErr = errSetPlaceholder
+		return true
+	}
+	text := strings.TrimSpace(body)
+	switch {
+	case at(1).is("transaction"):
+		// SET TRANSACTION without a scope applies to the next transaction only.
+		st.NextTransaction = text
+		return true
+	case (at(1).is("session") || at(1).is("local")) && at(2).is("transaction"):
+		st.Vars = append(st.Vars, SessionVar{Name: "transaction", Assignment: text, Standalone: true})
+		return true
+	case at(1).is("global") && at(2).is("transaction"):
+		st.GlobalSet = true
+		return true
+	}
+	rest := toks[1:]
+	if n := len(rest); n > 0 && rest[n-1].text == ";" {
+		rest = rest[:n-1]
+	}
+	global := false // the last scope keyword was GLOBAL: it holds for the assignments after it
+	var vars []SessionVar
+	for len(rest) > 0 {
+		end := listItemEnd(rest)
+		v, isGlobal, ok := readAssignment(rest[:end], body, &global)
+		if !ok {
+			st.Kind = KindOther
+			return false
+		}
+		if isGlobal {
+			st.GlobalSet = true
+		} else {
+			vars = append(vars, v)
+		}
+		rest = rest[min(end+1, len(rest)):]
+	}
+	st.Vars = vars
+	return true
+}
+
+// listItemEnd returns the index of the first comma of toks outside parentheses, len(toks) when
+// there is none.
+func listItemEnd(toks []token) int {
+	depth := 0
+	for i, t := range toks {
+		switch t.text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		case ",":
+			if depth == 0 && t.kind == tokPunct {
+				return i
+			}
+		}
+	}
+	return len(toks)
+}
+
+// readAssignment reads one assignment of a SET list. global carries the scope of the last
+// scope keyword (GLOBAL, SESSION, LOCAL), which holds for the assignments that follow it.
+func readAssignment(p []token, body string, global *bool) (v SessionVar, isGlobal, ok bool) {
+	if len(p) == 0 {
+		return v, false, false
+	}
+	v.Assignment = body[p[0].pos:p[len(p)-1].end]
+	name, i := p[0], 1
+	switch {
+	case name.is("global"), name.is("persist"), name.is("persist_only"):
+		*global = true
+		name, i = tokenAt(p, 1), 2
+	case name.is("session"), name.is("local"):
+		*global = false
+		name, i = tokenAt(p, 1), 2
+	case name.is("names"):
+		v.Name = "names"
+		v.Assignment = "NAMES" + body[p[0].end:p[len(p)-1].end]
+		return v, false, len(p) > 1
+	case name.is("charset"):
+		v.Name = "names"
+		return v, false, len(p) > 1
+	case name.is("character") && tokenAt(p, 1).is("set"):
+		v.Name = "names"
+		return v, false, len(p) > 2
+	}
+	switch name.kind {
+	case tokVar:
+		v.Name = name.val
+		if sys, ok := strings.CutPrefix(name.val, "@@"); ok {
+			v.Name = sys
+			switch {
+			case strings.HasPrefix(sys, "global."), strings.HasPrefix(sys, "persist."), strings.HasPrefix(sys, "persist_only."):
+				return v, true, true
+			case strings.HasPrefix(sys, "session."), strings.HasPrefix(sys, "local."):
+				v.Name = sys[strings.IndexByte(sys, '.')+1:]
+			}
+		}
+		isGlobal = false
+	case tokWord:
+		v.Name, isGlobal = strings.ToLower(name.text), *global
+	case tokIdent:
+		v.Name, isGlobal = strings.ToLower(name.val), *global
+	default:
+		return v, false, false
+	}
+	if op := tokenAt(p, i); op.kind != tokPunct || op.text != "=" && op.text != ":=" {
+		return v, false, false
+	}
+	value := p[i+1:]
+	if len(value) == 1 {
+		switch t := value[0]; t.kind {
+		case tokString:
+			v.Value = strings.ToLower(t.val)
+		case tokNumber:
+			v.Value = strings.ToLower(t.text)
+		case tokWord:
+			switch w := strings.ToLower(t.text); w {
+			case "true":
+				v.Value = "1"
+			case "false":
+				v.Value = "0"
+			case "default":
+			default:
+				v.Value = w // SET autocommit = ON
+			}
+		}
+	}
+	return v, isGlobal, len(value) > 0
+}
+
+func tokenAt(toks []token, i int) token {
+	if i < len(toks) {
+		return toks[i]
+	}
+	return token{}
+}
