@@ -366,7 +366,10 @@ func TestCancelledQueryIsKilled(t *testing.T) {
 	closeCheck(hot)
 }
 
-// Done when 5: a service-name switchover under a steady write load.
+// Done when 5: a service-name switchover under a steady write load: no write fails (one the old
+// primary refused as read-only waits for the new primary and runs there), none lands on the old
+// primary after it turned read-only, and a transaction open on the old primary gets
+// ErrPrimaryChanged.
 func TestServiceSwitchover(t *testing.T) {
 	bs := sqltest.MariaDB(t, "east", "west", "fenced")
 	east, west, fenced := bs[0], bs[1], bs[2]
@@ -445,6 +448,7 @@ func TestServiceSwitchover(t *testing.T) {
 		switch {
 		case w.err != nil:
 			failed++
+			t.Errorf("write %d failed after %s: %v", w.seq, w.end.Sub(w.start), w.err)
 			if on != 0 {
 				t.Errorf("write %d failed (%v) but landed", w.seq, w.err)
 			}
@@ -458,7 +462,7 @@ func TestServiceSwitchover(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("switchover: %d writes, %d failed during the flip, %d on east before read_only, %d on west; %d checked ≥1s after the flip; stats %+v",
+	t.Logf("switchover: %d writes, %d failed, %d on east before read_only, %d on west; %d checked ≥1s after the flip; stats %+v",
 		len(writes), failed, eastRows, count(t, west, "SELECT COUNT(*) FROM writes"), afterFlip, c.Stats())
 	if afterFlip == 0 || count(t, west, "SELECT COUNT(*) FROM writes") == 0 {
 		t.Errorf("no write reached the new primary")
