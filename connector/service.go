@@ -191,30 +191,35 @@ func (m *serviceMonitor) round(ctx context.Context) {
 		slog.String("service", m.name), slog.String("from", from), slog.String("to", next.addr))
 }
 
-// isWritable runs the probe query on candidate i over its probe connection, opening it when
-// there is none; the first column of the first row says. A connection that failed is closed, to
-// be opened again at the next round.
+// isWritable runs the probe query on candidate i over its probe connection; the first column
+// of the first row says. The connection is opened when there is none, and opened again at once
+// when the one kept from an earlier round turns out broken (the server restarted, or closed it
+// while idle), so that a lost connection is never mistaken for a candidate that is not writable.
 func (m *serviceMonitor) isWritable(ctx context.Context, i int) bool {
 	ctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(m.interval, 200*time.Millisecond)))
 	defer cancel()
 	c := m.candidates[i]
-	if m.conns[i] == nil {
-		conn, err := c.dial(ctx, 0)
-		if err != nil {
-			return false
+	for {
+		kept := m.conns[i] != nil
+		if !kept {
+			conn, err := c.dial(ctx, 0)
+			if err != nil {
+				return false
+			}
+			m.conns[i] = conn
 		}
-		m.conns[i] = conn
-	}
-	writable, err := m.ask(ctx, m.conns[i])
-	if err != nil {
+		writable, err := m.ask(ctx, m.conns[i])
+		if err == nil || reachedServer(err) {
+			return writable
+		}
 		m.be.logger.LogAttrs(ctx, slog.LevelDebug, "service probe failed", slog.String("service", m.name),
 			slog.String("addr", c.addr), slog.String("error", errorText(err)))
-	}
-	if v, ok := m.conns[i].(driver.Validator); ok && !v.IsValid() || err != nil && !reachedServer(err) {
 		m.conns[i].Close()
 		m.conns[i] = nil
+		if !kept || ctx.Err() != nil {
+			return false
+		}
 	}
-	return writable
 }
 
 // ask runs the probe query on conn and reads its answer.
