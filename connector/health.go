@@ -242,9 +242,11 @@ func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause err
 
 // holdsTempTables reports whether the client session has temporary tables on backend.
 func (cs *clientSession) holdsTempTables(backend string) bool {
-	for _, b := range cs.routing.TempTables {
-		if b == backend {
-			return true
+	for _, temp := range cs.tempTables {
+		for _, b := range temp {
+			if b == backend {
+				return true
+			}
 		}
 	}
 	return false
@@ -255,10 +257,12 @@ func (cs *clientSession) holdsTempTables(backend string) bool {
 // not be silently replaced by a permanent table of the same name on a new server session.
 func (cs *clientSession) loseTempTables(backend string) error {
 	var lost []string
-	for t, b := range cs.routing.TempTables {
-		if b == backend {
-			lost = append(lost, t)
-			delete(cs.routing.TempTables, t)
+	for _, temp := range cs.tempTables {
+		for t, b := range temp {
+			if b == backend {
+				lost = append(lost, t)
+				delete(temp, t)
+			}
 		}
 	}
 	if len(lost) == 0 {

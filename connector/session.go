@@ -31,7 +31,15 @@ type clientSession struct {
 	state       sessionState
 	shadowState sessionState
 	tx          txState
-	routing     routing.SessionState // reused for every statement
+	// routing is the client session's state as the router sees it, reused for every statement:
+	// its LastBackend is the production backend of the last statement (for shadow traffic, the
+	// backend it was mapped from), and its TempTables those of the statement's traffic.
+	routing routing.SessionState
+	// lastServer is the backend that ran the last statement, shadow or not.
+	lastServer string
+	// tempTables maps each temporary table (lower case) to the backend holding it, for production
+	// [0] and shadow traffic [1]: neither sees the other's.
+	tempTables [2]map[string]string
 	// autocommit mirrors production's autocommit; with it off, the first statement after a
 	// commit starts a transaction. shadowAutocommit is shadow traffic's own when it set one
 	// (1 on, -1 off), else 0.
@@ -78,7 +86,8 @@ var (
 
 func newClientSession(c *Connector) *clientSession {
 	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit}
-	cs.routing.TempTables = map[string]string{}
+	cs.tempTables = [2]map[string]string{{}, {}}
+	cs.routing.TempTables = cs.tempTables[0]
 	return cs
 }
 
@@ -307,6 +316,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
+		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {
+			return cs.noRows(wantRows) // no shadow transaction to end, and production is not told
+		}
 		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
@@ -377,6 +389,7 @@ func (cs *clientSession) noRowsResult(res driver.Result, wantRows bool) (driver.
 // plan's prompts.
 func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
 	rs := &cs.routing
+	rs.TempTables = cs.tempTablesOf(cs.shadowByHints(st, hints))
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
@@ -419,12 +432,16 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if err != nil {
 		return nil, nil, err
 	}
-	cs.routing.LastBackend = first
+	cs.lastServer, cs.routing.LastBackend = first, first
+	if plan.Shadow {
+		cs.routing.LastBackend = cs.c.productionOf(first)
+	}
+	temp := cs.tempTablesOf(plan.Shadow)
 	if st.TempTableCreated != "" {
-		cs.routing.TempTables[st.TempTableCreated] = first
+		temp[st.TempTableCreated] = first
 	}
 	for _, t := range st.TempTablesDropped {
-		delete(cs.routing.TempTables, t)
+		delete(temp, t)
 	}
 	if cs.tx.active && cs.tx.backend != "" && commitsImplicitly(st) {
 		cs.closeTx()
@@ -485,7 +502,7 @@ func (cs *clientSession) keepSession(err error) error {
 	if !errors.Is(err, driver.ErrBadConn) {
 		return err
 	}
-	if cs.tx.active || len(cs.routing.TempTables) > 0 || len(cs.servers) > 0 {
+	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
 		return fmt.Errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
 	}
 	return err

@@ -230,7 +230,7 @@ func shadowStateSetup(t *testing.T) (db *sql.DB, prod, shadows []*sqltest.Backen
 
 // sessionView is what one statement sees of its server session's state.
 type sessionView struct {
-	probe, probe2, prodOnly sql.NullString
+	probe, probe2, prodOnly, derived sql.NullString
 	sqlMode, timeZone, db   string
 	count                   int
 }
@@ -248,12 +248,12 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 	shadowCtx := hint.WithShadow(bg)
 	var sent, ids atomic.Int64
 	var checks [2]atomic.Int64 // production, shadow
-	const view = "SELECT @probe, @probe2, @prodonly, @@session.sql_mode, @@session.time_zone, IFNULL(DATABASE(), ''), COUNT(*) FROM "
+	const view = "SELECT @probe, @probe2, @prodonly, @derived, @@session.sql_mode, @@session.time_zone, IFNULL(DATABASE(), ''), COUNT(*) FROM "
 	read := func(ctx context.Context, q interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}, table string) (sessionView, error) {
 		var v sessionView
-		err := q.QueryRowContext(ctx, view+table).Scan(&v.probe, &v.probe2, &v.prodOnly, &v.sqlMode, &v.timeZone, &v.db, &v.count)
+		err := q.QueryRowContext(ctx, view+table).Scan(&v.probe, &v.probe2, &v.prodOnly, &v.derived, &v.sqlMode, &v.timeZone, &v.db, &v.count)
 		sent.Add(1)
 		return v, err
 	}
@@ -274,7 +274,7 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 		prodDB := "test"
 		wantProd := func(v sessionView) error {
 			checks[0].Add(1)
-			if v.probe.String != "prod-"+tag || v.probe2.Valid || v.prodOnly.String != "p-"+tag ||
+			if v.probe.String != "prod-"+tag || v.probe2.Valid || v.prodOnly.String != "p-"+tag || v.derived.String != "prod-"+tag+"-d" ||
 				strings.Contains(v.sqlMode, "ANSI_QUOTES") || !strings.Contains(v.sqlMode, "STRICT_ALL_TABLES") || v.timeZone != "+02:00" || v.db != prodDB {
 				return fmt.Errorf("production statement saw %+v; want its own values (tag %s, database %s)", v, tag, prodDB)
 			}
@@ -282,7 +282,7 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 		}
 		wantShadow := func(v sessionView) error {
 			checks[1].Add(1)
-			if v.probe.String != "shadow-"+tag || v.probe2.String != "shadow2-"+tag || v.prodOnly.String != "p-"+tag ||
+			if v.probe.String != "shadow-"+tag || v.probe2.String != "shadow2-"+tag || v.prodOnly.String != "p-"+tag || v.derived.String != "prod-"+tag+"-d" ||
 				v.sqlMode != "ANSI_QUOTES" || v.timeZone != "+07:00" || v.db != "shadowdb" {
 				return fmt.Errorf("shadow statement saw %+v; want shadow values over production's (tag %s)", v, tag)
 			}
@@ -297,6 +297,9 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 			{shadowCtx, "SET @probe = 'shadow-" + tag + "', SESSION sql_mode = 'ANSI_QUOTES', time_zone = '+07:00'"},
 			{shadowCtx, "SET @probe2 = 'shadow2-" + tag + "'"},
 			{shadowCtx, "USE shadowdb"},
+			// Production's expression is computed from production's values, even right after
+			// shadow traffic.
+			{bg, "SET @derived = CONCAT(@probe, '-d')"},
 		} {
 			if err := exec(s.ctx, s.q); err != nil {
 				return err
@@ -310,21 +313,15 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 		for range 20 {
 			var err error
 			switch k := rng.IntN(12); k {
-			case 0, 1: // production reads on hot and cold
-				for _, table := range []string{"items", "audit_log"} {
-					var v sessionView
-					if v, err = read(bg, conn, table); err == nil {
-						err = wantProd(v)
-					}
-					if err != nil {
-						break
-					}
+			case 0, 1, 2, 3: // reads on hot and cold, as production (0, 1) or shadow traffic (2, 3)
+				ctx, want := bg, wantProd
+				if k >= 2 {
+					ctx, want = shadowCtx, wantShadow
 				}
-			case 2, 3: // shadow reads on shadow_hot and shadow_cold
 				for _, table := range []string{"items", "audit_log"} {
 					var v sessionView
-					if v, err = read(shadowCtx, conn, table); err == nil {
-						err = wantShadow(v)
+					if v, err = read(ctx, conn, table); err == nil {
+						err = want(v)
 					}
 					if err != nil {
 						break
@@ -426,5 +423,38 @@ func TestShadowStateNeverReachesProduction(t *testing.T) {
 		sent.Load(), workers, checks[0].Load(), checks[1].Load(), lines, leaked)
 	if checks[0].Load() == 0 || checks[1].Load() == 0 || lines == 0 {
 		t.Errorf("the workload checked nothing")
+	}
+}
+
+// Temporary tables of shadow traffic are not production's: a production statement naming a
+// table that shadow traffic created as temporary reads production's table.
+func TestShadowTemporaryTablesStayInShadow(t *testing.T) {
+	db, prod, shadows := shadowSetup(t)
+	prod[0].Exec(t, "INSERT INTO items VALUES (1, 'p'), (2, 'p'), (3, 'p')")
+	ctx, shadowCtx := context.Background(), hint.WithShadow(context.Background())
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE TEMPORARY TABLE items (id INT PRIMARY KEY, note VARCHAR(64))", "INSERT INTO items VALUES (7, 'temporary')"} {
+		if _, err := conn.ExecContext(shadowCtx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("production read of items: %d rows, %v; want production's 3", n, err)
+	}
+	if err := conn.QueryRowContext(shadowCtx, "SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("shadow read of items: %d rows, %v; want the temporary table's 1", n, err)
+	}
+	if n := count(t, shadows[0], "SELECT COUNT(*) FROM items"); n != 0 {
+		t.Fatalf("shadow_hot's permanent items has %d rows, want 0", n)
+	}
+	for _, e := range prod[0].GeneralLog(t) {
+		if strings.Contains(strings.ToLower(e.Text), "temporary") {
+			t.Fatalf("production received %q", e.Text)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/routing"
 )
 
@@ -75,6 +76,36 @@ func (c *Connector) isShadowBackend(backend string) bool {
 		}
 	}
 	return false
+}
+
+// productionOf returns the production backend whose shadow traffic goes to backend; backend
+// itself when it is no shadow backend.
+func (c *Connector) productionOf(backend string) string {
+	if c.cfg.Shadow != nil {
+		for _, m := range c.cfg.Shadow.Mappings {
+			if m.Shadow == backend {
+				return m.Production
+			}
+		}
+	}
+	return backend
+}
+
+// shadowByHints reports whether st, with the hints of its call, is shadow traffic by a shadow
+// hint or by its shadow transaction (a shadow decision by column values is the router's).
+func (cs *clientSession) shadowByHints(st *routing.Statement, hints hint.Set) bool {
+	if hints.Shadow == hint.ShadowOff || st.Hints.Shadow == hint.ShadowOff {
+		return false
+	}
+	return hints.Shadow == hint.ShadowOn || st.Hints.Shadow == hint.ShadowOn || (cs.tx.backend != "" && cs.tx.shadow)
+}
+
+// tempTablesOf returns the temporary tables of shadow traffic (shadow) or production.
+func (cs *clientSession) tempTablesOf(shadow bool) map[string]string {
+	if shadow {
+		return cs.tempTables[1]
+	}
+	return cs.tempTables[0]
 }
 
 // layer returns the session state that statements of shadow traffic (shadow) or of production

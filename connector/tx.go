@@ -49,7 +49,7 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 		// No transaction obroute knows of. The server may still have one (autocommit turned off
 		// where obroute could not see it, init_connect …): send the verb to the last server
 		// session, as a single connection would; with no transaction it does nothing there.
-		if s := cs.servers[cs.routing.LastBackend]; s != nil && !s.broken {
+		if s := cs.servers[cs.lastServer]; s != nil && !s.broken {
 			_, err := s.exec(ctx, verb, nil, false)
 			cs.dropBroken(s)
 			return err
