@@ -231,8 +231,8 @@ func shadowStateSetup(t *testing.T) (db *sql.DB, prod, shadows []*sqltest.Backen
 // sessionView is what one statement sees of its server session's state.
 type sessionView struct {
 	probe, probe2, prodOnly, derived sql.NullString
-	sqlMode, timeZone, db   string
-	count                   int
+	sqlMode, timeZone, db            string
+	count                            int
 }
 
 // Done when: production and shadow traffic interleaved on the same client sessions of one pool
