@@ -566,8 +566,8 @@ func firstError(errs []error) error {
 
 // Done when: SIGKILL while 100 transactions commit. A commit error that says "not committed"
 // (ErrTxBackendLost) is true: the transaction's rows are absent after the restart; every other
-// commit error says the outcome is unknown (ErrCommitUnknown). Three rounds kill the server
-// after 0, 1 and 10 of the COMMITs have been answered.
+// commit error says the outcome is unknown (ErrCommitUnknown). Four rounds kill the server before
+// the COMMITs are sent, and after 0, 1 and 10 of them have been answered.
 func TestCommitOutcomeUnderKill(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
 	hot.Exec(t, "CREATE TABLE items (tx INT, n INT, PRIMARY KEY (tx, n)) ENGINE=InnoDB")
@@ -575,7 +575,7 @@ func TestCommitOutcomeUnderKill(t *testing.T) {
 	const txs, rowsPerTx = 100, 5
 	db.SetMaxOpenConns(txs)
 	commitErrors := 0
-	for round, killAfter := range []int64{0, 1, 10} {
+	for round, killAfter := range []int64{-1, 0, 1, 10} {
 		waitUsable(t, db)
 		kinds := map[string]int{}
 		errs := make([]error, txs)
@@ -607,6 +607,9 @@ func TestCommitOutcomeUnderKill(t *testing.T) {
 			}()
 		}
 		ready.Wait()
+		if killAfter < 0 {
+			hot.Kill(t)
+		}
 		close(release) // 100 COMMITs on their way …
 		if killAfter > 0 {
 			select {
@@ -615,7 +618,9 @@ func TestCommitOutcomeUnderKill(t *testing.T) {
 				t.Fatalf("round %d: %d COMMITs answered in 10s, want %d; first error %v", round+1, committed.Load(), killAfter, firstError(errs))
 			}
 		}
-		hot.Kill(t) // … and the server dies among them
+		if killAfter >= 0 {
+			hot.Kill(t) // … and the server dies among them
+		}
 		wg.Wait()
 		hot.Start(t)
 		for i, err := range errs {
@@ -644,7 +649,7 @@ func TestCommitOutcomeUnderKill(t *testing.T) {
 				t.Errorf("transaction %d: Commit failed with %v, neither ErrTxBackendLost nor ErrCommitUnknown", i, err)
 			}
 		}
-		t.Logf("round %d, kill after %d answered COMMITs: %v", round+1, killAfter, kinds)
+		t.Logf("round %d, kill after %d answered COMMITs (-1: before they are sent): %v", round+1, killAfter, kinds)
 	}
 	if commitErrors == 0 {
 		t.Errorf("no COMMIT failed: the kill never came in the middle of a commit")

@@ -69,8 +69,10 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 		return nil
 	}
 	s := cs.servers[cs.tx.backend]
-	if s == nil || s.broken || !s.valid() {
-		// Nothing can be sent: the server rolled the transaction back when the connection closed.
+	if s == nil || s.broken || !s.valid() || !s.alive(ctx) {
+		// The connection was gone before the verb was written (go-sql-driver's liveness check
+		// reads the socket): the server rolled the transaction back when the connection closed,
+		// or never made it durable.
 		backend := cs.tx.backend
 		if s != nil {
 			s.broken = true
