@@ -200,10 +200,12 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// IsValid implements driver.Validator. A client session that lost a transaction, or that a
-// backend refused to bring in line with its session state, is not handed out again.
+// IsValid implements driver.Validator. A broken client session, or one that a backend refused
+// to bring in line with its session state, is not handed out again. One whose transaction is
+// lost stays until the application ends that transaction, so that no statement the application
+// meant for it runs elsewhere.
 func (cs *clientSession) IsValid() bool {
-	return !cs.unusable() && !cs.tx.lost && !cs.outOfLine()
+	return !cs.unusable() && !cs.outOfLine()
 }
 
 // CheckNamedValue implements driver.NamedValueChecker with go-sql-driver's conversions:
