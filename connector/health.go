@@ -212,13 +212,13 @@ func (cs *clientSession) replaced(ctx context.Context, be *backend, reason strin
 // would take the whole client session for dead. A cause that is the caller's context ending is
 // returned as it is, as go-sql-driver returns it.
 func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause error) error {
-	backend := cs.tx.backend
-	addr := cs.c.backends[backend].addr
+	var backend, addr string
 	if s != nil {
 		s.broken = true
 		cs.dropBroken(s)
-		backend = s.backend.name
-		addr = s.addr()
+		backend, addr = s.backend.name, s.addr()
+	} else if b := cs.c.backends[cs.tx.backend]; b != nil {
+		backend, addr = b.name, b.addr
 	}
 	// The application still has its transaction open: every statement of it fails until it ends
 	// it (ROLLBACK, COMMIT or a new BEGIN), so nothing runs outside the transaction it thinks in.

@@ -463,8 +463,12 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		if err == nil {
 			return res, rows, nil
 		}
-		// An implicit (autocommit=0) transaction has no s.tx: whatever ran before is lost too.
-		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		// The transaction is lost with s when it is bound there (an implicit, autocommit=0,
+		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
+		// transaction's first statement after something was sent (BEGIN is sent with it).
+		bound := cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
+		lostInTx := cs.tx.active && (bound || first)
 		cs.dropBroken(s)
 		if s.broken && lostInTx {
 			return nil, nil, cs.loseTxIn(ctx, s, plan.Statement, err)
