@@ -207,37 +207,46 @@ func (cs *clientSession) replaced(ctx context.Context, be *backend, reason strin
 }
 
 // loseTx ends the transaction of the client session, whose server session s (nil when it is
-// already gone) was lost, with ErrTxBackendLost wrapping cause. A cause of driver.ErrBadConn is not
-// wrapped: database/sql would take the whole client session for dead.
+// already gone) was lost, with ErrTxBackendLost wrapping cause (ErrCommitUnknown when a statement
+// that commits implicitly may have run). A cause of driver.ErrBadConn is not wrapped: database/sql
+// would take the whole client session for dead. A cause that is the caller's context ending is
+// returned as it is, as go-sql-driver returns it.
 func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause error) error {
-	backend := cs.tx.backend
-	addr := cs.c.backends[backend].addr
+	var backend, addr string
 	if s != nil {
 		s.broken = true
 		cs.dropBroken(s)
-		backend = s.backend.name
-		if s.via != nil {
-			addr = s.via.addr
-		}
+		backend, addr = s.backend.name, s.addr()
+	} else if b := cs.c.backends[cs.tx.backend]; b != nil {
+		backend, addr = b.name, b.addr
 	}
 	// The application still has its transaction open: every statement of it fails until it ends
 	// it (ROLLBACK, COMMIT or a new BEGIN), so nothing runs outside the transaction it thinks in.
-	explicit := cs.tx.explicit
+	explicit, unknown := cs.tx.explicit, cs.tx.unknown
 	cs.closeTx()
-	cs.tx = txState{active: true, explicit: explicit, lost: true}
+	cs.tx = txState{active: true, explicit: explicit, lost: true, unknown: unknown}
 	if errors.Is(cause, driver.ErrBadConn) {
 		cause = errConnectionLost
 	}
 	cs.c.stats.serverLost.Add(1)
 	cs.c.events.state(ctx, StateServerSessionLost, slog.LevelWarn, "server session lost in transaction", slog.String("backend", backend), slog.String("error", cause.Error()))
-	return fmt.Errorf("%w: %w (backend %s was at %s)", ErrTxBackendLost, cause, backend, addr)
+	if isContextError(cause) {
+		return cause
+	}
+	sentinel := ErrTxBackendLost
+	if unknown {
+		sentinel = ErrCommitUnknown
+	}
+	return fmt.Errorf("%w: %w (backend %s was at %s)", sentinel, cause, backend, addr)
 }
 
 // holdsTempTables reports whether the client session has temporary tables on backend.
 func (cs *clientSession) holdsTempTables(backend string) bool {
-	for _, b := range cs.routing.TempTables {
-		if b == backend {
-			return true
+	for _, temp := range cs.tempTables {
+		for _, b := range temp {
+			if b == backend {
+				return true
+			}
 		}
 	}
 	return false
@@ -248,10 +257,12 @@ func (cs *clientSession) holdsTempTables(backend string) bool {
 // not be silently replaced by a permanent table of the same name on a new server session.
 func (cs *clientSession) loseTempTables(backend string) error {
 	var lost []string
-	for t, b := range cs.routing.TempTables {
-		if b == backend {
-			lost = append(lost, t)
-			delete(cs.routing.TempTables, t)
+	for _, temp := range cs.tempTables {
+		for t, b := range temp {
+			if b == backend {
+				lost = append(lost, t)
+				delete(temp, t)
+			}
 		}
 	}
 	if len(lost) == 0 {
@@ -262,12 +273,12 @@ func (cs *clientSession) loseTempTables(backend string) error {
 }
 
 // awaitPrimaryChange: when err is a read-only refusal on a service backend, it asks for a new
-// probe round and waits (at most two service intervals) for the primary to move; it reports
-// whether it moved, so the statement can be sent again.
+// probe round and waits (at most the service's switchover wait, or until ctx ends) for the
+// primary to move; it reports whether it moved, so the statement can be sent again.
 func (cs *clientSession) awaitPrimaryChange(ctx context.Context, s *serverSession, err error) bool {
 	m := s.backend.svc
 	if m == nil || !isReadOnlyRefusal(err) {
 		return false
 	}
-	return m.awaitChange(ctx, s.epoch, 2*m.interval)
+	return m.awaitChange(ctx, s.epoch, m.switchoverWait())
 }

@@ -3,9 +3,11 @@ package connector_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -219,5 +221,63 @@ func TestTxOptionsHonoured(t *testing.T) {
 	}
 	if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSnapshot}); err == nil {
 		t.Fatal("BeginTx with an isolation level MySQL does not have succeeded")
+	}
+}
+
+// A context cancelled in the middle of a transaction's statement leaves the same state through
+// obroute as through go-sql-driver (its TestContextCancelBegin): the statement returns
+// context.Canceled itself, the transaction is over, the connection answers driver.ErrBadConn
+// to the next BeginTx, and closing it does not hang.
+func TestContextCancelInTransactionAsGoSQLDriver(t *testing.T) {
+	b := sqltest.Shared(t, "cancel")[0]
+	b.Exec(t, "CREATE TABLE items (v INT)")
+	for _, name := range []string{"mysql", "obroute"} {
+		t.Run(name, func(t *testing.T) {
+			db, err := sql.Open(name, b.DSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, err := conn.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			if _, err := tx.ExecContext(ctx, "INSERT INTO items VALUES (SLEEP(1))"); err != context.Canceled {
+				t.Errorf("cancelled statement: err = %v, want context.Canceled itself", err)
+			}
+			if d := time.Since(start); d > 500*time.Millisecond {
+				t.Errorf("the cancelled statement returned after %s", d)
+			}
+			if err := tx.Commit(); err != sql.ErrTxDone && err != context.Canceled {
+				t.Errorf("Commit after the cancel: err = %v, want sql.ErrTxDone or context.Canceled", err)
+			}
+			_, err = conn.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+			if err != driver.ErrBadConn {
+				t.Errorf("BeginTx on the cancelled connection: err = %v, want driver.ErrBadConn", err)
+			}
+			if _, err := db.BeginTx(ctx, nil); err != context.Canceled {
+				t.Errorf("BeginTx with the cancelled context: err = %v, want context.Canceled", err)
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- conn.Close() }()
+			select {
+			case <-closed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("conn.Close() hangs after the cancel")
+			}
+			// The pool goes on with a fresh connection; the cancelled insert left nothing.
+			var n int
+			if err := db.QueryRow("SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 0 {
+				t.Errorf("after the cancel: %d rows, %v; want 0 rows", n, err)
+			}
+		})
 	}
 }

@@ -193,9 +193,13 @@ func TestBackendKilledDuringTransactions(t *testing.T) {
 			committed++
 		case n != 0 && n != rowsPerTx:
 			t.Errorf("transaction %d failed (%v) and left %d of %d rows", i, err, n, rowsPerTx)
+		case n != 0 && errors.Is(err, connector.ErrTxBackendLost):
+			t.Errorf("transaction %d: %v, yet its rows were committed", i, err)
 		default:
 			kind := "other"
 			switch {
+			case errors.Is(err, connector.ErrCommitUnknown):
+				kind = "ErrCommitUnknown"
 			case errors.Is(err, connector.ErrTxBackendLost):
 				kind = "ErrTxBackendLost"
 			case errors.Is(err, connector.ErrBackendDown):
@@ -212,16 +216,9 @@ func TestBackendKilledDuringTransactions(t *testing.T) {
 		t.Errorf("no transaction failed with ErrTxBackendLost: the kill came too late to test anything")
 	}
 	// The client sessions stay usable once the backend is back.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := db.Exec("INSERT INTO items VALUES (1000, 0)")
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backend restarted, but statements still fail: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	waitUsable(t, db)
+	if _, err := db.Exec("INSERT INTO items VALUES (1000, 0)"); err != nil {
+		t.Fatal(err)
 	}
 	closeCheck(hot, cold)
 }
@@ -366,7 +363,10 @@ func TestCancelledQueryIsKilled(t *testing.T) {
 	closeCheck(hot)
 }
 
-// Done when 5: a service-name switchover under a steady write load.
+// Done when 5: a service-name switchover under a steady write load: no write fails (one the old
+// primary refused as read-only waits for the new primary and runs there), none lands on the old
+// primary after it turned read-only, and a transaction open on the old primary gets
+// ErrPrimaryChanged.
 func TestServiceSwitchover(t *testing.T) {
 	bs := sqltest.MariaDB(t, "east", "west", "fenced")
 	east, west, fenced := bs[0], bs[1], bs[2]
@@ -445,6 +445,7 @@ func TestServiceSwitchover(t *testing.T) {
 		switch {
 		case w.err != nil:
 			failed++
+			t.Errorf("write %d failed after %s: %v", w.seq, w.end.Sub(w.start), w.err)
 			if on != 0 {
 				t.Errorf("write %d failed (%v) but landed", w.seq, w.err)
 			}
@@ -458,7 +459,7 @@ func TestServiceSwitchover(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("switchover: %d writes, %d failed during the flip, %d on east before read_only, %d on west; %d checked ≥1s after the flip; stats %+v",
+	t.Logf("switchover: %d writes, %d failed, %d on east before read_only, %d on west; %d checked ≥1s after the flip; stats %+v",
 		len(writes), failed, eastRows, count(t, west, "SELECT COUNT(*) FROM writes"), afterFlip, c.Stats())
 	if afterFlip == 0 || count(t, west, "SELECT COUNT(*) FROM writes") == 0 {
 		t.Errorf("no write reached the new primary")
@@ -536,4 +537,122 @@ func TestReplicaServesReadsWhileDown(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	closeCheck(bs...)
+}
+
+// waitUsable waits until db runs statements again after its backend restarted.
+func waitUsable(t *testing.T, db *sql.DB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := db.Exec("SELECT 1")
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend restarted, but statements still fail: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Done when: SIGKILL while 100 transactions commit. A commit error that says "not committed"
+// (ErrTxBackendLost) is true: the transaction's rows are absent after the restart; every other
+// commit error says the outcome is unknown (ErrCommitUnknown). Four rounds kill the server before
+// the COMMITs are sent, and after 0, 1 and 10 of them have been answered.
+func TestCommitOutcomeUnderKill(t *testing.T) {
+	hot := sqltest.MariaDB(t, "hot")[0]
+	hot.Exec(t, "CREATE TABLE items (tx INT, n INT, PRIMARY KEY (tx, n)) ENGINE=InnoDB")
+	db, _, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;timeout.connect=2s;timeout.read=5s", hot.DSN))
+	const txs, rowsPerTx = 100, 5
+	db.SetMaxOpenConns(txs)
+	commitErrors := 0
+	for round, killAfter := range []int64{-1, 0, 1, 10} {
+		waitUsable(t, db)
+		kinds := map[string]int{}
+		errs := make([]error, txs)
+		atCommit := make([]bool, txs)
+		var ready, wg sync.WaitGroup
+		release, kill := make(chan struct{}), make(chan struct{})
+		var committed atomic.Int64
+		ready.Add(txs)
+		for i := range txs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tx, err := db.Begin()
+				if err == nil {
+					for n := 0; n < rowsPerTx && err == nil; n++ {
+						_, err = tx.Exec("INSERT INTO items VALUES (?, ?)", round*txs+i, n)
+					}
+				}
+				ready.Done()
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				<-release
+				atCommit[i] = true
+				if errs[i] = tx.Commit(); errs[i] == nil && committed.Add(1) == killAfter {
+					close(kill)
+				}
+			}()
+		}
+		ready.Wait()
+		if killAfter < 0 {
+			hot.Kill(t)
+		}
+		close(release) // 100 COMMITs on their way …
+		if killAfter > 0 {
+			select {
+			case <-kill:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: %d COMMITs answered in 10s, want %d; first error %v", round+1, committed.Load(), killAfter, firstError(errs))
+			}
+		}
+		if killAfter >= 0 {
+			hot.Kill(t) // … and the server dies among them
+		}
+		wg.Wait()
+		hot.Start(t)
+		for i, err := range errs {
+			n := count(t, hot, fmt.Sprintf("SELECT COUNT(*) FROM items WHERE tx = %d", round*txs+i))
+			switch {
+			case err == nil && n != rowsPerTx:
+				t.Errorf("transaction %d: Commit succeeded but %d of %d rows are there", i, n, rowsPerTx)
+			case err == nil:
+				kinds["committed"]++
+			case n != 0 && n != rowsPerTx:
+				t.Errorf("transaction %d: %d of %d rows after %v", i, n, rowsPerTx, err)
+			case errors.Is(err, connector.ErrTxBackendLost) && n != 0:
+				t.Errorf("transaction %d: %v, yet its %d rows were committed", i, err, n)
+			case !atCommit[i]:
+				kinds["failed before COMMIT"]++
+			case errors.Is(err, connector.ErrTxBackendLost):
+				kinds["ErrTxBackendLost, not committed"]++
+				commitErrors++
+			case errors.Is(err, connector.ErrCommitUnknown) && n == rowsPerTx:
+				kinds["ErrCommitUnknown, committed"]++
+				commitErrors++
+			case errors.Is(err, connector.ErrCommitUnknown):
+				kinds["ErrCommitUnknown, not committed"]++
+				commitErrors++
+			default:
+				t.Errorf("transaction %d: Commit failed with %v, neither ErrTxBackendLost nor ErrCommitUnknown", i, err)
+			}
+		}
+		t.Logf("round %d, kill after %d answered COMMITs (-1: before they are sent): %v", round+1, killAfter, kinds)
+	}
+	if commitErrors == 0 {
+		t.Errorf("no COMMIT failed: the kill never came in the middle of a commit")
+	}
+	closeCheck(hot)
 }

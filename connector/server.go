@@ -5,9 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"strconv"
-	"strings"
-
-	"github.com/obroute/obroute/routing"
 )
 
 // serverSession is one go-sql-driver connection to one backend, owned by one client session.
@@ -15,10 +12,18 @@ type serverSession struct {
 	backend *backend
 	conn    driver.Conn
 	// applied maps each session variable name to the assignment this server session has
-	// received; version is the client session's state version it has caught up with.
-	applied  map[string]string
-	version  uint64
-	database string
+	// received; version and shadowVersion are the versions of the client session's production
+	// and shadow layers it has caught up with (shadowVersion only on a shadow backend).
+	applied       map[string]string
+	version       uint64
+	shadowVersion uint64
+	database      string
+	// shadow is set on a shadow backend: the server session gets the shadow layer of the
+	// client session's state on top of production's.
+	shadow bool
+	// refused names the variable (or "database") of the client session's state the server
+	// refused while catching up; "" when it has taken everything.
+	refused string
 	// tx is the transaction open on this server session, nil outside one.
 	tx driver.Tx
 	// verified is set when the client session's ResetSession found the connection alive; the
@@ -39,6 +44,20 @@ func newServerSession(b *backend, conn driver.Conn) *serverSession {
 
 func (s *serverSession) close() error {
 	return s.conn.Close()
+}
+
+// valid reports whether go-sql-driver still holds the connection open and idle.
+func (s *serverSession) valid() bool {
+	v, ok := s.conn.(driver.Validator)
+	return !ok || v.IsValid()
+}
+
+// addr is the address the server session is connected to.
+func (s *serverSession) addr() string {
+	if s.via != nil {
+		return s.via.addr
+	}
+	return s.backend.addr
 }
 
 // markErr records whether err left the connection unusable, counts backend failures and
@@ -163,56 +182,4 @@ func (s *serverSession) afterRows(ctx context.Context) {
 	if v, ok := s.conn.(driver.Validator); ok && !v.IsValid() {
 		s.markErr(ctx.Err())
 	}
-}
-
-// sync brings the server session's session state up to the client session's: the variables
-// whose assignment differs are re-applied in one SET, then the current database.
-func (s *serverSession) sync(ctx context.Context, st *sessionState) error {
-	if s.version == st.version {
-		return nil
-	}
-	var list []string
-	var standalone []routing.SessionVar
-	for _, v := range st.vars {
-		if s.applied[v.Name] == v.Assignment {
-			continue
-		}
-		if v.Standalone {
-			standalone = append(standalone, v)
-		} else {
-			list = append(list, v.Assignment)
-		}
-	}
-	if len(list) > 0 {
-		if _, err := s.exec(ctx, "SET "+strings.Join(list, ", "), nil, false); err != nil {
-			return err
-		}
-	}
-	for _, v := range standalone {
-		if _, err := s.exec(ctx, v.Assignment, nil, false); err != nil {
-			return err
-		}
-	}
-	if st.database != "" && st.database != s.database {
-		if _, err := s.exec(ctx, "USE "+quoteIdent(st.database), nil, false); err != nil {
-			return err
-		}
-	}
-	s.caughtUp(st)
-	return nil
-}
-
-// caughtUp records that the server session has every assignment of st.
-func (s *serverSession) caughtUp(st *sessionState) {
-	for _, v := range st.vars {
-		s.applied[v.Name] = v.Assignment
-	}
-	if st.database != "" {
-		s.database = st.database
-	}
-	s.version = st.version
-}
-
-func quoteIdent(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }

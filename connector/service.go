@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -25,7 +26,8 @@ var (
 )
 
 // serviceMonitor finds a service's primary among its valid candidates with the service's probe
-// query, every interval and at once when asked (kick), and follows switchovers.
+// query, every interval and at once when asked (kick), and follows switchovers. It keeps one
+// connection per candidate for its probes, opened again only after it failed.
 type serviceMonitor struct {
 	be         *backend
 	name       string
@@ -33,6 +35,9 @@ type serviceMonitor struct {
 	interval   time.Duration
 	candidates []*mysqlTarget // valid ones only: INVALID candidates are never dialled
 	kick       chan struct{}
+	// conns are the probe connections, by candidate index; nil until opened or after a
+	// failure. Only the monitor's rounds use them, one goroutine per candidate.
+	conns []driver.Conn
 
 	mu      sync.Mutex
 	current *mysqlTarget  // nil until a writable candidate is found
@@ -54,6 +59,7 @@ func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error
 		}
 		m.candidates = append(m.candidates, &mysqlTarget{addr: addr, conn: conn})
 	}
+	m.conns = make([]driver.Conn, len(m.candidates))
 	return m, nil
 }
 
@@ -61,12 +67,15 @@ func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error
 // the background.
 func (m *serviceMonitor) start() {
 	m.round(m.be.ctx)
-	m.be.goBackground(m.run)
+	if !m.be.goBackground(m.run) {
+		m.closeConns()
+	}
 }
 
 func (m *serviceMonitor) run() {
 	t := time.NewTicker(m.interval)
 	defer t.Stop()
+	defer m.closeConns()
 	for {
 		select {
 		case <-m.be.done:
@@ -108,6 +117,12 @@ func (m *serviceMonitor) currentEpoch() (uint64, <-chan struct{}) {
 	return m.epoch, m.changed
 }
 
+// switchoverWait bounds how long a statement the old primary refused as read-only waits for
+// the service's primary to move: five probe intervals, at least two seconds.
+func (m *serviceMonitor) switchoverWait() time.Duration {
+	return max(5*m.interval, 2*time.Second)
+}
+
 // awaitChange waits until the epoch is past epoch, at most wait; it reports whether it is.
 func (m *serviceMonitor) awaitChange(ctx context.Context, epoch uint64, wait time.Duration) bool {
 	m.recheck()
@@ -136,11 +151,11 @@ func (m *serviceMonitor) awaitChange(ctx context.Context, epoch uint64, wait tim
 func (m *serviceMonitor) round(ctx context.Context) {
 	writable := make([]bool, len(m.candidates))
 	var wg sync.WaitGroup
-	for i, c := range m.candidates {
+	for i := range m.candidates {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			writable[i] = m.isWritable(ctx, c)
+			writable[i] = m.isWritable(ctx, i)
 		}()
 	}
 	wg.Wait()
@@ -176,27 +191,67 @@ func (m *serviceMonitor) round(ctx context.Context) {
 		slog.String("service", m.name), slog.String("from", from), slog.String("to", next.addr))
 }
 
-// isWritable runs the probe query on c; the first column of the first row says.
-func (m *serviceMonitor) isWritable(ctx context.Context, c *mysqlTarget) bool {
+// isWritable runs the probe query on candidate i over its probe connection; the first column
+// of the first row says. The connection is opened when there is none, and opened again at once
+// when the one kept from an earlier round turns out broken (the server restarted, or closed it
+// while idle), so that a lost connection is never mistaken for a candidate that is not writable.
+func (m *serviceMonitor) isWritable(ctx context.Context, i int) bool {
 	ctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(m.interval, 200*time.Millisecond)))
 	defer cancel()
-	conn, err := c.dial(ctx, 0)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, m.probe, nil)
-	if err != nil {
+	c := m.candidates[i]
+	for {
+		kept := m.conns[i] != nil
+		if !kept {
+			conn, err := c.dial(ctx, 0)
+			if err != nil {
+				return false
+			}
+			m.conns[i] = conn
+		}
+		writable, err := m.ask(ctx, m.conns[i])
+		if err == nil || reachedServer(err) {
+			return writable
+		}
 		m.be.logger.LogAttrs(ctx, slog.LevelDebug, "service probe failed", slog.String("service", m.name),
 			slog.String("addr", c.addr), slog.String("error", errorText(err)))
-		return false
+		m.conns[i].Close()
+		m.conns[i] = nil
+		if !kept || ctx.Err() != nil {
+			return false
+		}
 	}
-	defer rows.Close()
+}
+
+// ask runs the probe query on conn and reads its answer.
+func (m *serviceMonitor) ask(ctx context.Context, conn driver.Conn) (bool, error) {
+	rows, err := conn.(driver.QueryerContext).QueryContext(ctx, m.probe, nil)
+	if err != nil {
+		return false, err
+	}
 	dest := make([]driver.Value, len(rows.Columns()))
-	if len(dest) == 0 || rows.Next(dest) != nil {
-		return false
+	if len(dest) > 0 {
+		err = rows.Next(dest)
 	}
-	return truthy(dest[0])
+	if err == io.EOF { // no row: not writable
+		dest, err = nil, nil
+	}
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if len(dest) == 0 || err != nil {
+		return false, err
+	}
+	return truthy(dest[0]), nil
+}
+
+// closeConns closes the probe connections.
+func (m *serviceMonitor) closeConns() {
+	for i, conn := range m.conns {
+		if conn != nil {
+			conn.Close()
+			m.conns[i] = nil
+		}
+	}
 }
 
 func truthy(v driver.Value) bool {

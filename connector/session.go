@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -26,15 +25,30 @@ import (
 type clientSession struct {
 	c       *Connector
 	servers map[string]*serverSession // by backend name
-	state   sessionState
-	tx      txState
-	routing routing.SessionState // reused for every statement
-	// autocommit mirrors the session's autocommit; with it off, the first statement after a
-	// commit starts a transaction.
-	autocommit bool
-	// nextTx is a one-shot SET TRANSACTION waiting for the next transaction's backend.
-	nextTx string
-	closed bool
+	// state is the session state production set; shadowState what shadow traffic set, applied
+	// over it on shadow backends only.
+	state       sessionState
+	shadowState sessionState
+	tx          txState
+	// routing is the client session's state as the router sees it, reused for every statement:
+	// its LastBackend is the production backend of the last statement (for shadow traffic, the
+	// backend it was mapped from), and its TempTables those of the statement's traffic.
+	routing routing.SessionState
+	// lastServer is the backend that ran the last statement, shadow or not.
+	lastServer string
+	// tempTables maps each temporary table (lower case) to the backend holding it, for production
+	// [0] and shadow traffic [1]: neither sees the other's.
+	tempTables [2]map[string]string
+	// autocommit mirrors production's autocommit; with it off, the first statement after a
+	// commit starts a transaction. shadowAutocommit is shadow traffic's own when it set one
+	// (1 on, -1 off), else 0.
+	autocommit       bool
+	shadowAutocommit int8
+	closed           bool
+	// broken is set when a transaction lost with its server session has ended: like a
+	// go-sql-driver connection that broke, the client session then answers driver.ErrBadConn
+	// to everything, so that database/sql discards it.
+	broken bool
 	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
 	ownsConnector bool
 }
@@ -42,7 +56,10 @@ type clientSession struct {
 type txState struct {
 	active bool
 	// lost: the transaction's server session was lost; its statements fail until it ends.
+	// unknown: a statement that commits implicitly was sent before, so whether the
+	// transaction was committed is unknown.
 	lost     bool
+	unknown  bool
 	explicit bool // BeginTx or BEGIN; false for an implicit transaction under autocommit=0
 	backend  string
 	shadow   bool
@@ -68,9 +85,13 @@ var (
 
 func newClientSession(c *Connector) *clientSession {
 	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit}
-	cs.routing.TempTables = map[string]string{}
+	cs.tempTables = [2]map[string]string{{}, {}}
+	cs.routing.TempTables = cs.tempTables[0]
 	return cs
 }
+
+// unusable reports whether the client session answers driver.ErrBadConn: closed, or broken.
+func (cs *clientSession) unusable() bool { return cs.closed || cs.broken }
 
 // Connector returns the connector of the client session, for callers that reach it through
 // (*sql.Conn).Raw.
@@ -85,7 +106,7 @@ func (cs *clientSession) Prepare(query string) (driver.Stmt, error) {
 // prepared on a backend's server session when it first runs there, because its route can
 // depend on its arguments.
 func (cs *clientSession) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if cs.closed {
+	if cs.unusable() {
 		return nil, driver.ErrBadConn
 	}
 	return &stmt{cs: cs, st: cs.c.router.Analyze(query)}, nil
@@ -97,10 +118,17 @@ func (cs *clientSession) Begin() (driver.Tx, error) {
 }
 
 // BeginTx implements driver.ConnBeginTx. Nothing is sent yet: the transaction binds to the
-// backend of its first statement, where it is started with opts.
+// backend of its first statement, where it is started with opts. A lost transaction still
+// open (a text BEGIN) ends here, and the client session with it.
 func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if cs.closed {
+	if cs.tx.lost {
+		cs.endLostTx()
+	}
+	if cs.unusable() {
 		return nil, driver.ErrBadConn
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	switch sql.IsolationLevel(opts.Isolation) {
 	case sql.LevelDefault, sql.LevelReadUncommitted, sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable:
@@ -138,7 +166,7 @@ func (cs *clientSession) Query(query string, args []driver.Value) (driver.Rows, 
 
 // Ping implements driver.Pinger: it pings the default backend, opening its server session.
 func (cs *clientSession) Ping(ctx context.Context) error {
-	if cs.closed {
+	if cs.unusable() {
 		return driver.ErrBadConn
 	}
 	s, err := cs.server(ctx, cs.c.cfg.Default)
@@ -154,9 +182,9 @@ func (cs *clientSession) Ping(ctx context.Context) error {
 }
 
 // ResetSession implements driver.SessionResetter. A server session found dead is dropped and
-// replaced on next use; the client session itself stays valid.
+// replaced on next use; the client session itself stays valid unless IsValid says otherwise.
 func (cs *clientSession) ResetSession(ctx context.Context) error {
-	if cs.closed {
+	if !cs.IsValid() {
 		return driver.ErrBadConn
 	}
 	for _, s := range cs.servers {
@@ -171,8 +199,13 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// IsValid implements driver.Validator.
-func (cs *clientSession) IsValid() bool { return !cs.closed }
+// IsValid implements driver.Validator. A broken client session, or one that a backend refused
+// to bring in line with its session state, is not handed out again. One whose transaction is
+// lost stays until the application ends that transaction, so that no statement the application
+// meant for it runs elsewhere.
+func (cs *clientSession) IsValid() bool {
+	return !cs.unusable() && !cs.outOfLine()
+}
 
 // CheckNamedValue implements driver.NamedValueChecker with go-sql-driver's conversions:
 // unsigned integers (uint64 with the high bit set included) and json.RawMessage pass as they
@@ -235,6 +268,7 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	if err != nil {
 		return nil, err
 	}
+	s.shadow = cs.c.isShadowBackend(backend)
 	cs.c.stats.serverOpened.Add(1)
 	cs.servers[backend] = s
 	return s, nil
@@ -253,11 +287,16 @@ func (cs *clientSession) dropBroken(s *serverSession) {
 
 // run executes one statement: routing, session bookkeeping, execution.
 func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []driver.NamedValue, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	if cs.closed {
+	if cs.unusable() {
 		return nil, nil, driver.ErrBadConn
 	}
 	switch st.Kind {
 	case routing.KindBegin:
+		if cs.tx.lost {
+			// A new BEGIN ends the lost transaction, and the client session with it.
+			cs.endLostTx()
+			return nil, nil, driver.ErrBadConn
+		}
 		// Hints on BEGIN (context or comment, e.g. /* shadow */ BEGIN) hold for the whole transaction.
 		if st.HintErr != nil {
 			return nil, nil, st.HintErr
@@ -278,6 +317,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
+		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {
+			return cs.noRows(wantRows) // no shadow transaction to end, and production is not told
+		}
 		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
@@ -289,17 +331,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
-	case routing.KindSet:
-		// SET TRANSACTION … waits for the backend of the next transaction, unless a transaction
-		// is bound: then it goes there at once and the server answers (MySQL refuses it inside a
-		// transaction).
-		if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
-			cs.nextTx = st.NextTransaction
-			return cs.noRows(wantRows)
-		}
 	}
-	if cs.tx.lost && st.Kind != routing.KindExplainRoute {
-		return nil, nil, fmt.Errorf("%w: end the transaction with ROLLBACK before running more statements", ErrTxBackendLost)
+	if cs.tx.lost {
+		return nil, nil, cs.lostTxError("end the transaction with ROLLBACK before running more statements")
 	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
@@ -310,6 +344,13 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
+	}
+	if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
+		// SET TRANSACTION … waits for the backend of the next transaction of its traffic
+		// (shadow or production), unless a transaction is bound: then it goes there at once and
+		// the server answers (MySQL refuses it inside a transaction).
+		cs.layer(plan.Shadow).nextTx = st.NextTransaction
+		return cs.noRows(wantRows)
 	}
 	cs.c.stats.routes[plan.Class].Add(1)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
@@ -349,6 +390,7 @@ func (cs *clientSession) noRowsResult(res driver.Result, wantRows bool) (driver.
 // plan's prompts.
 func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
 	rs := &cs.routing
+	rs.TempTables = cs.tempTablesOf(cs.shadowByHints(st, hints))
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
@@ -360,7 +402,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	st := plan.Statement
 	first := plan.Targets[0].Backend
 	// autocommit=0: a statement outside a transaction opens one on its server.
-	opensImplicitTx := !cs.autocommit && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
+	opensImplicitTx := !cs.autocommitFor(plan.Shadow) && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
 	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
 	// binds it to one backend: it cannot span several.
 	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
@@ -391,15 +433,18 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if err != nil {
 		return nil, nil, err
 	}
-	cs.routing.LastBackend = first
+	cs.lastServer, cs.routing.LastBackend = first, first
+	if plan.Shadow {
+		cs.routing.LastBackend = cs.c.productionOf(first)
+	}
+	temp := cs.tempTablesOf(plan.Shadow)
 	if st.TempTableCreated != "" {
-		cs.routing.TempTables[st.TempTableCreated] = first
+		temp[st.TempTableCreated] = first
 	}
 	for _, t := range st.TempTablesDropped {
-		delete(cs.routing.TempTables, t)
+		delete(temp, t)
 	}
-	if st.Kind == routing.KindDDL && st.TempTableCreated == "" && len(st.TempTablesDropped) == 0 && cs.tx.active && cs.tx.backend != "" {
-		// DDL commits the transaction on the server (implicit commit).
+	if cs.tx.active && cs.tx.backend != "" && commitsImplicitly(st) {
 		cs.closeTx()
 	}
 	return res, rows, nil
@@ -418,11 +463,15 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		if err == nil {
 			return res, rows, nil
 		}
-		// An implicit (autocommit=0) transaction has no s.tx: whatever ran before is lost too.
-		lostInTx := cs.tx.active && cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		// The transaction is lost with s when it is bound there (an implicit, autocommit=0,
+		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
+		// transaction's first statement after something was sent (BEGIN is sent with it).
+		bound := cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
+		lostInTx := cs.tx.active && (bound || first)
 		cs.dropBroken(s)
 		if s.broken && lostInTx {
-			return nil, nil, cs.loseTx(ctx, s, err)
+			return nil, nil, cs.loseTxIn(ctx, s, plan.Statement, err)
 		}
 		// Retry only what provably never reached the server, and only outside a transaction
 		// (or before it is bound to its backend).
@@ -458,7 +507,7 @@ func (cs *clientSession) keepSession(err error) error {
 	if !errors.Is(err, driver.ErrBadConn) {
 		return err
 	}
-	if cs.tx.active || len(cs.routing.TempTables) > 0 || len(cs.servers) > 0 {
+	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
 		return fmt.Errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
 	}
 	return err
@@ -474,7 +523,7 @@ func errorText(err error) string {
 // runOn runs t on s: session state sync, transaction start, the statement, state recording.
 func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	st := plan.Statement
-	if err := s.sync(ctx, &cs.state); err != nil {
+	if err := cs.sync(ctx, s); err != nil {
 		return nil, nil, err
 	}
 	if cs.tx.active && cs.tx.explicit && s.tx == nil {
@@ -484,9 +533,9 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
-	} else if cs.nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
+	} else if cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
 		// SET TRANSACTION … applies to the next transaction, here the statement's own.
-		if err := cs.applyNextTx(ctx, s); err != nil {
+		if err := cs.applyNextTx(ctx, s, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -496,7 +545,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := cs.recordSet(ctx, s, st); err != nil {
+		if err := cs.recordSet(ctx, s, st, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
 		return cs.noRowsResult(res, wantRows)
@@ -505,8 +554,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		if err != nil {
 			return nil, nil, err
 		}
-		cs.state.use(st.Database)
-		s.caughtUp(&cs.state)
+		cs.recordUse(s, st.Database, plan.Shadow)
 		return cs.noRowsResult(res, wantRows)
 	}
 	prepared := prep != nil
@@ -519,325 +567,4 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 	}
 	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
 	return res, nil, err
-}
-
-// recordSet keeps the session assignments of a SET that s has just run. An assignment whose
-// value is an expression is recorded with the value s computed, so that replaying it elsewhere
-// gives the same value.
-func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *routing.Statement) error {
-	if len(st.Vars) == 0 {
-		return nil
-	}
-	vars, copied := st.Vars, false
-	for i, v := range st.Vars {
-		if v.Value != "" || v.Standalone || v.Name == "names" {
-			continue
-		}
-		lit, err := readBack(ctx, s, v.Name)
-		if err != nil {
-			return err
-		}
-		if !copied { // st is shared by every client session: never modify it
-			vars, copied = append([]routing.SessionVar(nil), st.Vars...), true
-		}
-		vars[i].Assignment = variableRef(v.Name) + " = " + lit
-		vars[i].Value = strings.ToLower(strings.Trim(lit, "'"))
-	}
-	cs.state.record(vars)
-	s.caughtUp(&cs.state)
-	for _, v := range vars {
-		if v.Name == "autocommit" {
-			cs.autocommit = isOn(v.Value)
-			if cs.autocommit && cs.tx.active && !cs.tx.explicit {
-				cs.closeTx() // SET autocommit=1 commits the implicit transaction
-			}
-		}
-	}
-	return nil
-}
-
-// isOn reads a boolean system variable's value as MySQL does (1, ON, TRUE).
-func isOn(v string) bool { return v != "0" && v != "off" && v != "false" }
-
-func variableRef(name string) string {
-	if strings.HasPrefix(name, "@") {
-		return name
-	}
-	return "@@session." + name
-}
-
-// readBack reads a variable's current value on s as an SQL literal.
-func readBack(ctx context.Context, s *serverSession, name string) (string, error) {
-	rows, err := s.query(ctx, "SELECT "+variableRef(name), nil, false)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	dest := make([]driver.Value, 1)
-	if err := rows.Next(dest); err != nil {
-		return "", fmt.Errorf("obroute: reading back %s after SET: %w", name, err)
-	}
-	numeric := false
-	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		switch ct.ColumnTypeDatabaseTypeName(0) {
-		case "BIGINT", "INT", "DECIMAL", "DOUBLE", "FLOAT", "TINYINT", "SMALLINT", "MEDIUMINT":
-			numeric = true
-		}
-	}
-	return sqlLiteral(dest[0], numeric), nil
-}
-
-func sqlLiteral(v driver.Value, numeric bool) string {
-	var text string
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case []byte:
-		text = string(x)
-	case string:
-		text = x
-	default:
-		return fmt.Sprint(x)
-	}
-	if numeric {
-		return text
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(text) + "'"
-}
-
-// applyNextTx sends a pending one-shot SET TRANSACTION to s, where the next transaction runs.
-func (cs *clientSession) applyNextTx(ctx context.Context, s *serverSession) error {
-	if cs.nextTx == "" {
-		return nil
-	}
-	next := cs.nextTx
-	cs.nextTx = "" // applied, or refused by the server: either way it is spent
-	_, err := s.exec(ctx, next, nil, false)
-	return err
-}
-
-// startTx starts the pending transaction on s, the backend of its first statement.
-func (cs *clientSession) startTx(ctx context.Context, s *serverSession, shadow bool) error {
-	if err := cs.applyNextTx(ctx, s); err != nil {
-		return err
-	}
-	tx, err := s.conn.(driver.ConnBeginTx).BeginTx(ctx, cs.tx.opts)
-	if err != nil {
-		s.markErr(err)
-		return err
-	}
-	s.tx = tx
-	cs.tx.backend = s.backend.name
-	cs.tx.shadow = shadow
-	return nil
-}
-
-// finishTx commits (rollback false) or rolls back the client session's transaction on its
-// backend; verb is the statement text to send where no go-sql-driver transaction carries it. A
-// transaction that never ran a statement has nothing to finish.
-func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb string) error {
-	if !cs.tx.active {
-		// No transaction obroute knows of. The server may still have one (autocommit turned off
-		// where obroute could not see it, init_connect …): send the verb to the last server
-		// session, as a single connection would; with no transaction it does nothing there.
-		if s := cs.servers[cs.routing.LastBackend]; s != nil && !s.broken {
-			_, err := s.exec(ctx, verb, nil, false)
-			cs.dropBroken(s)
-			return err
-		}
-		return nil
-	}
-	if cs.tx.lost {
-		cs.closeTx()
-		if rollback {
-			return nil // what it asks for has happened: the server rolled the transaction back
-		}
-		return fmt.Errorf("%w: COMMIT is impossible", ErrTxBackendLost)
-	}
-	s := cs.servers[cs.tx.backend]
-	defer cs.closeTx()
-	if cs.tx.backend == "" {
-		return nil
-	}
-	if s == nil {
-		cs.c.stats.serverLost.Add(1)
-		return fmt.Errorf("%w (backend %s)", ErrTxBackendLost, cs.tx.backend)
-	}
-	var err error
-	switch {
-	case s.tx != nil && rollback:
-		err = s.tx.Rollback()
-	case s.tx != nil:
-		err = s.tx.Commit()
-	default:
-		_, err = s.exec(ctx, verb, nil, false)
-	}
-	if err != nil {
-		s.markErr(err)
-		if s.broken {
-			cs.dropBroken(s)
-			cs.c.stats.serverLost.Add(1)
-			return fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
-		}
-	}
-	return err
-}
-
-// closeTx forgets the transaction.
-func (cs *clientSession) closeTx() {
-	if s := cs.servers[cs.tx.backend]; s != nil {
-		s.tx = nil
-	}
-	cs.tx = txState{}
-}
-
-// endImplicitTx commits an implicit (autocommit=0) transaction before an explicit one starts,
-// as MySQL does.
-func (cs *clientSession) endImplicitTx(ctx context.Context) error {
-	if cs.tx.active && !cs.tx.explicit {
-		return cs.finishTx(ctx, false, "COMMIT")
-	}
-	return nil
-}
-
-// queryTargets runs the targets of a split query concurrently, one per backend, and merges
-// their rows. The first error cancels the others.
-func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
-	servers := make([]*serverSession, len(plan.Targets))
-	for i, t := range plan.Targets {
-		s, err := cs.server(ctx, t.Backend)
-		if err != nil {
-			return nil, err
-		}
-		for _, other := range servers[:i] {
-			if other == s {
-				return nil, fmt.Errorf("obroute: internal error: plan sends two row streams to backend %s", t.Backend)
-			}
-		}
-		if err := s.sync(ctx, &cs.state); err != nil {
-			return nil, err
-		}
-		servers[i] = s
-	}
-	qctx, cancel := context.WithCancel(ctx)
-	results := make([]driver.Rows, len(plan.Targets))
-	errs := make([]error, len(plan.Targets))
-	var wg sync.WaitGroup
-	for i := range plan.Targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := plan.Targets[i]
-			results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
-			if errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for i, r := range results {
-			if r != nil {
-				r.Close()
-			}
-			cs.dropBroken(servers[i])
-		}
-		cancel()
-		return nil, firstError(errs)
-	}
-	spec := merge.Spec{Limit: -1}
-	if plan.Merge != nil {
-		spec = *plan.Merge
-	}
-	merged, err := merge.New(spec, results)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return wrapRows(merged, func() error { cancel(); return nil }), nil
-}
-
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// undoTimeout bounds the undo of a failed split write.
-const undoTimeout = 5 * time.Second
-
-// execTargets runs the targets of a split write. The router only splits a write across tables
-// of one backend; the parts land together or not at all: outside a transaction in a local one,
-// inside the client's transaction behind a savepoint.
-func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
-	backends := plan.Backends()
-	if len(backends) > 1 {
-		return nil, fmt.Errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
-	}
-	s, err := cs.server(ctx, backends[0])
-	if err != nil {
-		return nil, err
-	}
-	if err := s.sync(ctx, &cs.state); err != nil {
-		return nil, err
-	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
-		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
-			return nil, err
-		}
-	}
-	inTx := cs.tx.active
-	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
-	if !inTx {
-		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
-	}
-	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
-	// the transaction is lost with its session.
-	fail := func(err error) (driver.Result, error) {
-		if !s.broken {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
-			_, uerr := s.exec(uctx, undo, nil, false)
-			cancel()
-			if uerr == nil {
-				return nil, err
-			}
-			s.broken = true
-		}
-		if inTx {
-			return nil, cs.loseTx(ctx, s, err)
-		}
-		cs.dropBroken(s)
-		return nil, err
-	}
-	if _, err := s.exec(ctx, begin, nil, false); err != nil {
-		if s.broken && inTx {
-			return nil, cs.loseTx(ctx, s, err)
-		}
-		cs.dropBroken(s)
-		return nil, err // nothing to undo
-	}
-	var total int64
-	for _, t := range plan.Targets {
-		res, err := s.exec(ctx, t.SQL, t.Args, false)
-		if err == nil {
-			var n int64
-			n, err = res.RowsAffected()
-			total += n
-		}
-		if err != nil {
-			return fail(err)
-		}
-	}
-	if _, err := s.exec(ctx, done, nil, false); err != nil {
-		return fail(err)
-	}
-	return driver.RowsAffected(total), nil
 }

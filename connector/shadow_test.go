@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/obroute/obroute/hint"
@@ -203,5 +206,255 @@ func TestShadowHintOnBeginBindsTheTransaction(t *testing.T) {
 	}
 	if n := count(t, shadows[0], "SELECT COUNT(*) FROM items"); n != 1 {
 		t.Fatalf("shadow_hot has %d items, want 1", n)
+	}
+}
+
+// shadowStateSetup is shadowSetup with databases other (everywhere) and shadowdb (on the shadow
+// backends only), each with the tables of test.
+func shadowStateSetup(t *testing.T) (db *sql.DB, prod, shadows []*sqltest.Backend) {
+	t.Helper()
+	db, prod, shadows = shadowSetup(t)
+	for _, b := range append(append([]*sqltest.Backend{}, prod...), shadows...) {
+		dbs := []string{"other"}
+		if b.Name == "shadow_hot" || b.Name == "shadow_cold" {
+			dbs = append(dbs, "shadowdb")
+		}
+		for _, d := range dbs {
+			b.Exec(t, "CREATE DATABASE "+d)
+			b.Exec(t, "CREATE TABLE "+d+".audit_log (id INT PRIMARY KEY, note VARCHAR(64))")
+			b.Exec(t, "CREATE TABLE "+d+".items (id INT PRIMARY KEY, note VARCHAR(64))")
+		}
+	}
+	return db, prod, shadows
+}
+
+// sessionView is what one statement sees of its server session's state.
+type sessionView struct {
+	probe, probe2, prodOnly, derived sql.NullString
+	sqlMode, timeZone, db            string
+	count                            int
+}
+
+// Done when: production and shadow traffic interleaved on the same client sessions of one pool
+// — SET of user variables, sql_mode and time_zone, USE, transactions, prepared statements —
+// and no value shadow traffic set ever reaches a production server (their general logs), while
+// shadow traffic sees its own values over production's.
+func TestShadowStateNeverReachesProduction(t *testing.T) {
+	db, prod, _ := shadowStateSetup(t)
+	const workers, statements = 16, 10000
+	db.SetMaxOpenConns(workers)
+	db.SetMaxIdleConns(workers)
+	bg := context.Background()
+	shadowCtx := hint.WithShadow(bg)
+	var sent, ids atomic.Int64
+	var checks [2]atomic.Int64 // production, shadow
+	const view = "SELECT @probe, @probe2, @prodonly, @derived, @@session.sql_mode, @@session.time_zone, IFNULL(DATABASE(), ''), COUNT(*) FROM "
+	read := func(ctx context.Context, q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, table string) (sessionView, error) {
+		var v sessionView
+		err := q.QueryRowContext(ctx, view+table).Scan(&v.probe, &v.probe2, &v.prodOnly, &v.derived, &v.sqlMode, &v.timeZone, &v.db, &v.count)
+		sent.Add(1)
+		return v, err
+	}
+	// episode runs one client session's mixed traffic; tag makes its values its own.
+	episode := func(rng *rand.Rand, tag string) error {
+		conn, err := db.Conn(bg)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		exec := func(ctx context.Context, q string, args ...any) error {
+			sent.Add(1)
+			if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+			return nil
+		}
+		prodDB := "test"
+		wantProd := func(v sessionView) error {
+			checks[0].Add(1)
+			if v.probe.String != "prod-"+tag || v.probe2.Valid || v.prodOnly.String != "p-"+tag || v.derived.String != "prod-"+tag+"-d" ||
+				strings.Contains(v.sqlMode, "ANSI_QUOTES") || !strings.Contains(v.sqlMode, "STRICT_ALL_TABLES") || v.timeZone != "+02:00" || v.db != prodDB {
+				return fmt.Errorf("production statement saw %+v; want its own values (tag %s, database %s)", v, tag, prodDB)
+			}
+			return nil
+		}
+		wantShadow := func(v sessionView) error {
+			checks[1].Add(1)
+			if v.probe.String != "shadow-"+tag || v.probe2.String != "shadow2-"+tag || v.prodOnly.String != "p-"+tag || v.derived.String != "prod-"+tag+"-d" ||
+				v.sqlMode != "ANSI_QUOTES" || v.timeZone != "+07:00" || v.db != "shadowdb" {
+				return fmt.Errorf("shadow statement saw %+v; want shadow values over production's (tag %s)", v, tag)
+			}
+			return nil
+		}
+		for _, s := range []struct {
+			ctx context.Context
+			q   string
+		}{
+			{bg, "USE test"},
+			{bg, "SET @probe = 'prod-" + tag + "', @prodonly = 'p-" + tag + "', @probe2 = NULL, SESSION sql_mode = 'TRADITIONAL', time_zone = '+02:00'"},
+			{shadowCtx, "SET @probe = 'shadow-" + tag + "', SESSION sql_mode = 'ANSI_QUOTES', time_zone = '+07:00'"},
+			{shadowCtx, "SET @probe2 = 'shadow2-" + tag + "'"},
+			{shadowCtx, "USE shadowdb"},
+			// Production's expression is computed from production's values, even right after
+			// shadow traffic.
+			{bg, "SET @derived = CONCAT(@probe, '-d')"},
+		} {
+			if err := exec(s.ctx, s.q); err != nil {
+				return err
+			}
+		}
+		stmt, err := conn.PrepareContext(bg, "SELECT @probe, @@session.time_zone FROM items WHERE id > ? LIMIT 1")
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for range 20 {
+			var err error
+			switch k := rng.IntN(12); k {
+			case 0, 1, 2, 3: // reads on hot and cold, as production (0, 1) or shadow traffic (2, 3)
+				ctx, want := bg, wantProd
+				if k >= 2 {
+					ctx, want = shadowCtx, wantShadow
+				}
+				for _, table := range []string{"items", "audit_log"} {
+					var v sessionView
+					if v, err = read(ctx, conn, table); err == nil {
+						err = want(v)
+					}
+					if err != nil {
+						break
+					}
+				}
+			case 4: // production changes database; shadow keeps its own
+				prodDB = map[string]string{"test": "other", "other": "test"}[prodDB]
+				err = exec(bg, "USE "+prodDB)
+			case 5: // shadow sets its values again, on whatever backend came last
+				err = exec(shadowCtx, "SET time_zone = '+07:00', @probe = 'shadow-"+tag+"'")
+			case 6: // production sets its values again
+				err = exec(bg, "SET time_zone = '+02:00', SESSION sql_mode = 'TRADITIONAL'")
+			case 7:
+				err = exec(bg, "INSERT INTO items VALUES (?, 'prod')", ids.Add(1))
+			case 8:
+				err = exec(shadowCtx, "INSERT INTO audit_log VALUES (?, 'shadow')", ids.Add(1))
+			case 9, 10: // a transaction of each kind
+				ctx, want, table := bg, wantProd, "audit_log"
+				if k == 10 {
+					ctx, want, table = shadowCtx, wantShadow, "items"
+				}
+				var tx *sql.Tx
+				if tx, err = conn.BeginTx(ctx, nil); err != nil {
+					break
+				}
+				sent.Add(1)
+				if _, err = tx.ExecContext(ctx, "INSERT INTO "+table+" VALUES (?, 'tx')", ids.Add(1)); err == nil {
+					sent.Add(1)
+					var v sessionView
+					if v, err = read(ctx, tx, table); err == nil {
+						err = want(v)
+					}
+				}
+				if err == nil {
+					err = tx.Commit()
+					sent.Add(1)
+				} else {
+					tx.Rollback()
+				}
+			case 11: // the prepared statement, as production and as shadow traffic
+				for _, ctx := range []context.Context{bg, shadowCtx} {
+					var probe, tz sql.NullString
+					err = stmt.QueryRowContext(ctx, -1).Scan(&probe, &tz)
+					sent.Add(1)
+					want := "prod-" + tag
+					if ctx != bg {
+						want = "shadow-" + tag
+					}
+					if err == sql.ErrNoRows {
+						err = nil // no row yet in this database
+					} else if err == nil && probe.String != want {
+						err = fmt.Errorf("prepared statement saw @probe %q, want %q", probe.String, want)
+					}
+					if err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 12))
+			for e := 0; sent.Load() < statements; e++ {
+				if err := episode(rng, fmt.Sprintf("%d-%d", w, e)); err != nil {
+					errs <- fmt.Errorf("worker %d episode %d: %w", w, e, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	lines, leaked := 0, 0
+	for _, p := range prod {
+		for _, e := range p.GeneralLog(t) {
+			lines++
+			text := strings.ToLower(e.Text)
+			if strings.Contains(text, "shadow") || strings.Contains(text, "ansi_quotes") || strings.Contains(text, "+07:00") {
+				leaked++
+				if leaked <= 5 {
+					t.Errorf("production backend %s received shadow state: %s %q", p.Name, e.Command, e.Text)
+				}
+			}
+		}
+	}
+	t.Logf("%d statements from %d goroutines: %d production and %d shadow views checked; %d production general-log lines, %d with a shadow value",
+		sent.Load(), workers, checks[0].Load(), checks[1].Load(), lines, leaked)
+	if checks[0].Load() == 0 || checks[1].Load() == 0 || lines == 0 {
+		t.Errorf("the workload checked nothing")
+	}
+}
+
+// Temporary tables of shadow traffic are not production's: a production statement naming a
+// table that shadow traffic created as temporary reads production's table.
+func TestShadowTemporaryTablesStayInShadow(t *testing.T) {
+	db, prod, shadows := shadowSetup(t)
+	prod[0].Exec(t, "INSERT INTO items VALUES (1, 'p'), (2, 'p'), (3, 'p')")
+	ctx, shadowCtx := context.Background(), hint.WithShadow(context.Background())
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE TEMPORARY TABLE items (id INT PRIMARY KEY, note VARCHAR(64))", "INSERT INTO items VALUES (7, 'temporary')"} {
+		if _, err := conn.ExecContext(shadowCtx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("production read of items: %d rows, %v; want production's 3", n, err)
+	}
+	if err := conn.QueryRowContext(shadowCtx, "SELECT COUNT(*) FROM items").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("shadow read of items: %d rows, %v; want the temporary table's 1", n, err)
+	}
+	if n := count(t, shadows[0], "SELECT COUNT(*) FROM items"); n != 0 {
+		t.Fatalf("shadow_hot's permanent items has %d rows, want 0", n)
+	}
+	for _, e := range prod[0].GeneralLog(t) {
+		if strings.Contains(strings.ToLower(e.Text), "temporary") {
+			t.Fatalf("production received %q", e.Text)
+		}
 	}
 }
