@@ -555,7 +555,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			}
 		}
 	}
-	open := openEnded(all)
+	open := metadata.OpenAbove(all)
 	if open >= 0 && reachesPast(span, all[open].Max) && !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == all[open].Name }) {
 		tables = append(tables, all[open]) // the latest Min: Min order is kept
 	}
@@ -762,7 +762,7 @@ func wallUTC(t time.Time) time.Time {
 
 // buildTargets renders the sub-queries: one per table for writes, one statement per backend
 // (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
-// (see openEnded), "" if none.
+// (metadata.OpenAbove), "" if none.
 func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, open string, empty, coldAll bool) error {
 	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty}
 	names := make([]string, len(tables))
