@@ -210,6 +210,45 @@ func (s *Store) planMove(ctx context.Context, table string, opts *MoveOptions) (
 	return p, st, nil
 }
 
+// DueMoves returns the physical tables of the configured time table logical that Move
+// would move now, oldest first: those whose recorded move is not done (to finish it), and
+// those that left the hot window at opts.Now and are not on the target (opts.To, or the first
+// backend of role cold).
+func (s *Store) DueMoves(ctx context.Context, logical string, opts MoveOptions) ([]string, error) {
+	opts.defaults(s)
+	tt, ok := s.timeTable(logical)
+	if !ok {
+		return nil, fmt.Errorf("tiering: %s is not a configured time table", logical)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: moves due in %s: %w", logical, err)
+	}
+	target := opts.To
+	if target == "" {
+		target = s.cold
+	}
+	boundary := tt.Window.Boundary(opts.Now)
+	var due []string
+	for _, t := range s.tablesOf(snap, tt) {
+		st, err := s.loadState(ctx, t.Name)
+		if err != nil {
+			return nil, fmt.Errorf("tiering: moves due in %s: %w", logical, err)
+		}
+		if st != nil {
+			if st.step != StepDone {
+				due = append(due, t.Name)
+			}
+			continue
+		}
+		loc, err := s.locate(t)
+		if err == nil && loc.Name != target && !end(t).After(boundary) {
+			due = append(due, t.Name)
+		}
+	}
+	return due, nil
+}
+
 // canFlip reports whether the shard metadata can place a table on target: with a location
 // column, any backend; without, the first backend of role cold only.
 func (s *Store) canFlip(ctx context.Context, target *Backend) bool {

@@ -73,6 +73,9 @@ func (s *Store) Move(ctx context.Context, table string, opts MoveOptions) (*Move
 	return p, nil
 }
 
+// saveEvery is how often the copy and the delete record their progress.
+const saveEvery = time.Second
+
 // mover runs the steps of one move.
 type mover struct {
 	s              *Store
@@ -247,13 +250,14 @@ func sameNames(a, b []string) bool {
 
 // copy copies the rows after the last chunk recorded, chunk by chunk.
 func (m *mover) copy(ctx context.Context) error {
-	c, err := newCopier(m.s, m.source, m.target, m.st.table, m.shape, m.opts.ChunkRows)
+	c, err := newCopier(m.source, m.target, m.st.table, m.shape, m.opts.ChunkRows)
 	if err != nil {
 		return err
 	}
 	defer c.close()
 	m.event(MoveEvent{Text: fmt.Sprintf("copy %s from %s to %s", m.st.table, m.source.Name, m.target.Name), Done: m.st.rowsCopied, Total: m.st.rowsTotal, Unit: "rows"})
 	pace := newPacer(m.opts.RowsPerSecond)
+	var saved time.Time
 	for {
 		hi, sm, err := c.copyChunk(ctx, m.st.lastKey)
 		if err != nil {
@@ -265,8 +269,14 @@ func (m *mover) copy(ctx context.Context) error {
 		m.st.rowsCopied += sm.rows
 		m.st.checksum ^= sm.checksum
 		m.st.lastKey = hi
-		if err := m.s.saveState(ctx, m.s.meta.DB, m.st); err != nil {
-			return err
+		// The progress is recorded about once a second, not per chunk (each record is a
+		// commit on the metadata backend): a resumed copy redoes the chunks after the last
+		// record, which leave the same rows.
+		if time.Since(saved) >= saveEvery {
+			if err := m.s.saveState(ctx, m.s.meta.DB, m.st); err != nil {
+				return err
+			}
+			saved = time.Now()
 		}
 		m.event(MoveEvent{Done: m.st.rowsCopied, Total: m.st.rowsTotal, Unit: "rows"})
 		if err := pace.wait(ctx, sm.rows); err != nil {
@@ -442,14 +452,18 @@ func (m *mover) delete(ctx context.Context) error {
 	}
 	pace := newPacer(m.opts.RowsPerSecond)
 	var lo []any
+	var saved time.Time
 	for {
 		hi, gone, last, err := deleteChunk(ctx, m.source, m.st.fence, m.shape.key, lo, m.opts.ChunkRows)
 		if err != nil {
 			return err
 		}
 		m.st.rowsDeleted += gone
-		if err := m.s.saveState(ctx, m.s.meta.DB, m.st); err != nil {
-			return err
+		if time.Since(saved) >= saveEvery { // a count for the operator: the delete needs no position
+			if err := m.s.saveState(ctx, m.s.meta.DB, m.st); err != nil {
+				return err
+			}
+			saved = time.Now()
 		}
 		m.event(MoveEvent{Done: m.st.rowsDeleted, Total: m.st.rowsCopied, Unit: "rows", Finished: last})
 		if last {

@@ -166,6 +166,12 @@ func (s *Store) Snapshot(ctx context.Context) (*metadata.Snapshot, error) {
 	return metadata.NewSnapshot(tables, time.Now())
 }
 
+// IsTimeTable reports whether name is a configured time table (a logical table).
+func (s *Store) IsTimeTable(name string) bool {
+	_, ok := s.timeTable(name)
+	return ok
+}
+
 // timeTable returns the configured time table named logical (case-insensitive).
 func (s *Store) timeTable(logical string) (*routing.TimeTable, bool) {
 	for i := range s.tables {

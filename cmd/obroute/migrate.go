@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/obroute/obroute/tiering"
@@ -37,6 +38,11 @@ was already), 1 otherwise.
 
 Usage:
   obroute migrate (-config FILE | -dsn DSN) [flags] TABLE
+  obroute migrate (-config FILE | -dsn DSN) [flags] LOGICAL
+
+TABLE is a physical table (orders_202501). LOGICAL is a configured time table (orders): every
+table of it that left the hot window and is not on the target yet is moved, oldest first, and
+an unfinished move is finished; nothing is done when none is due, so the command can run daily.
 
 Flags:
   -config FILE   obroute YAML configuration (backends, time_tables, metadata)
@@ -56,6 +62,7 @@ UPDATE on shard_metadata.
 Example:
   obroute migrate -config /etc/obroute.yaml -dry-run orders_202501
   obroute migrate -config /etc/obroute.yaml orders_202501
+  obroute migrate -config /etc/obroute.yaml orders
 `
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -93,7 +100,24 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *rate == 0 {
 		opts.RowsPerSecond = -1
 	}
-	if *dryRun {
+	tables := []string{table}
+	if s.IsTimeTable(table) { // a logical table: every table of it that is due
+		if tables, err = s.DueMoves(ctx, table, opts); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d table(s) of %s to move: %s\n", len(tables), table, strings.Join(tables, ", "))
+	}
+	for _, table := range tables {
+		if err := migrate(ctx, s, table, opts, *dryRun, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrate moves one table, or prints its plan.
+func migrate(ctx context.Context, s *tiering.Store, table string, opts tiering.MoveOptions, dryRun bool, stdout io.Writer) error {
+	if dryRun {
 		plan, err := s.PlanMove(ctx, table, opts)
 		if err != nil {
 			return err

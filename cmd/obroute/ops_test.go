@@ -112,6 +112,16 @@ func TestOperationsCommands(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("mark-hot -config: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
 	}
+	// The daily migrate of the logical table: February and March have left the window.
+	code, out, errOut = cli(t, "migrate", "-config", cfg, "-now", "2025-05-02", "-wait", "10ms", "orders")
+	if code != 0 || !strings.HasPrefix(out, "2 table(s) of orders to move: orders_202502, orders_202503\n") ||
+		!strings.Contains(out, "moved orders_202502 from hot to cold") || !strings.Contains(out, "moved orders_202503 from hot to cold") {
+		t.Errorf("migrate orders: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	code, out, _ = cli(t, "migrate", "-config", cfg, "-now", "2025-05-02", "orders")
+	if code != 0 || out != "0 table(s) of orders to move: \n" {
+		t.Errorf("migrate orders with nothing due: exit %d, %q", code, out)
+	}
 	if code, out, _ := cli(t, "metadata", "verify", "-config", cfg, "-now", "2025-05-02"); code != 0 {
 		t.Errorf("verify after the month's routine: exit %d\n%s", code, out)
 	}
