@@ -96,11 +96,7 @@ var errFaults = errors.New("faults found")
 
 func runVerify(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("metadata verify", metadataUsage, stdout)
-	sf := addStoreFlags(fs)
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	s, now, err := sf.open()
+	s, now, err := addStoreFlags(fs).parseOpen(fs, args)
 	if err != nil {
 		return err
 	}
@@ -122,10 +118,7 @@ func runPrepare(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("metadata prepare", metadataUsage, stdout)
 	sf := addStoreFlags(fs)
 	table := fs.String("table", "", "only this time table")
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	s, now, err := sf.open()
+	s, now, err := sf.parseOpen(fs, args)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,14 @@ func addStoreFlags(fs *flag.FlagSet) storeFlags {
 	}
 }
 
+// parseOpen parses the command's flags (no positional argument) and opens the store.
+func (f storeFlags) parseOpen(fs *flag.FlagSet, args []string) (*tiering.Store, time.Time, error) {
+	if err := parseNoArgs(fs, args); err != nil {
+		return nil, time.Time{}, err
+	}
+	return f.open()
+}
+
 // open reads the configuration and opens the store; now is the clock as the wall clock of the
 // shard-key times: the zone of the backends' loc (UTC by default), as routing reads them.
 func (f storeFlags) open() (s *tiering.Store, now time.Time, err error) {
