@@ -350,3 +350,22 @@ func queryText(db *sql.DB, q string) ([][]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// TestMoveWithoutLocationColumn: with the original schema (no location column) tables are
+// placed by is_hot; a move to the first cold backend flips is_hot with the route.
+func TestMoveWithoutLocationColumn(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t, moveMonths()...)
+	loadJanuary(t, st.hot, 200)
+	st.hot.Exec(t, "ALTER TABLE shard_metadata DROP COLUMN location")
+	if _, err := st.s.Move(ctx, "orders_202501", tiering.MoveOptions{RowsPerSecond: -1, Settle: time.Millisecond, Now: at(t, moveNow)}); err != nil {
+		t.Fatal(err)
+	}
+	var hot int
+	if err := st.hot.DB.QueryRow("SELECT is_hot FROM shard_metadata WHERE table_name = 'orders_202501'").Scan(&hot); err != nil || hot != 0 || count(t, st.cold, "orders_202501") != 200 {
+		t.Errorf("after the move: is_hot %d (%v), %d rows on cold; want 0 and 200", hot, err, count(t, st.cold, "orders_202501"))
+	}
+	if r, err := st.s.Verify(ctx, at(t, moveNow)); err != nil || !r.OK() {
+		t.Errorf("verify: %+v %v", r, err)
+	}
+}

@@ -217,6 +217,10 @@ func markHotStore(ctx context.Context, sf storeFlags, stdout io.Writer) error {
 	}
 	hot := 0
 	for _, m := range marked {
+		if m.Kept {
+			fmt.Fprintf(stdout, "%s kept is_hot: without a location column the change would move its route before its data; move it with obroute migrate\n", m.Table)
+			continue
+		}
 		pinned := ""
 		if m.Pinned != "" {
 			pinned = fmt.Sprintf(" (location set to %s, where it is)", m.Pinned)
@@ -227,7 +231,13 @@ func markHotStore(ctx context.Context, sf storeFlags, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s became %s%s\n", m.Table, state, pinned)
 	}
-	fmt.Fprintf(stdout, "mark-hot: %d table(s) became hot, %d became cold\n", hot, len(marked)-hot)
+	cold := 0
+	for _, m := range marked {
+		if !m.Kept && !m.Hot {
+			cold++
+		}
+	}
+	fmt.Fprintf(stdout, "mark-hot: %d table(s) became hot, %d became cold\n", hot, cold)
 	return nil
 }
 

@@ -60,7 +60,7 @@ type tierCluster struct {
 
 // newTierCluster starts the servers and loads January with janRows rows (the other months
 // with 20 000, 20 000 and 10 000), server-side.
-func newTierCluster(t *testing.T, janRows int) *tierCluster {
+func newTierCluster(t testing.TB, janRows int) *tierCluster {
 	t.Helper()
 	start := time.Now()
 	var bs []*sqltest.Backend
@@ -131,7 +131,7 @@ func (c *tierCluster) config(refresh time.Duration) *config.Config {
 }
 
 // openObroute opens one obroute process over the cluster, refreshing its metadata every refresh.
-func (c *tierCluster) openObroute(t *testing.T, refresh time.Duration) *sql.DB {
+func (c *tierCluster) openObroute(t testing.TB, refresh time.Duration) *sql.DB {
 	t.Helper()
 	conn, err := connector.New(c.config(refresh), connector.WithClock(func() time.Time { return tierNow }))
 	if err != nil {
@@ -145,7 +145,7 @@ func (c *tierCluster) openObroute(t *testing.T, refresh time.Duration) *sql.DB {
 // readQueries are the reads of the workload: ranges inside January and across both of its
 // edges, as aggregates, ordered rows and groups; their expected results come from the
 // reference, which no write touches (the writes go to March).
-func (c *tierCluster) readQueries(t *testing.T) ([]difftest.Query, [][][]any) {
+func (c *tierCluster) readQueries(t testing.TB) ([]difftest.Query, [][][]any) {
 	t.Helper()
 	type window struct{ from, to string }
 	var windows []window
