@@ -125,6 +125,13 @@ func (s *Store) planMove(ctx context.Context, table string, opts *MoveOptions) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("tiering: move %s: %w", table, err)
 	}
+	loc, err := s.locate(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotMovable, err)
+	}
+	if st.finishedElsewhere(loc) {
+		st = nil // moved, then placed elsewhere by hand since: a new move
+	}
 	p := &MovePlan{Table: t, Logical: tt.Table, ChunkRows: opts.ChunkRows, RowsPerSecond: opts.RowsPerSecond, Settle: opts.Settle,
 		Fence: fenceName(table), StateTable: s.stateName}
 	p.Target = opts.To
@@ -140,10 +147,6 @@ func (s *Store) planMove(ctx context.Context, table string, opts *MoveOptions) (
 	target := s.Backend(p.Target)
 	if target == nil {
 		return nil, nil, fmt.Errorf("%w: no target: %q is not a configured backend (give -to, or configure a backend of role cold)", ErrNotMovable, p.Target)
-	}
-	loc, err := s.locate(t)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrNotMovable, err)
 	}
 	if st != nil && st.step == StepDone {
 		p.Source = st.source
@@ -235,14 +238,13 @@ func (s *Store) DueMoves(ctx context.Context, logical string, opts MoveOptions) 
 		if err != nil {
 			return nil, fmt.Errorf("tiering: moves due in %s: %w", logical, err)
 		}
-		if st != nil {
+		loc, err := s.locate(t)
+		switch {
+		case st != nil && !st.finishedElsewhere(loc):
 			if st.step != StepDone {
 				due = append(due, t.Name)
 			}
-			continue
-		}
-		loc, err := s.locate(t)
-		if err == nil && loc.Name != target && !end(t).After(boundary) {
+		case err == nil && loc.Name != target && !end(t).After(boundary):
 			due = append(due, t.Name)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,5 +368,33 @@ func TestMoveWithoutLocationColumn(t *testing.T) {
 	}
 	if r, err := st.s.Verify(ctx, at(t, moveNow)); err != nil || !r.OK() {
 		t.Errorf("verify: %+v %v", r, err)
+	}
+}
+
+// TestMoveWaitsForLongStatements: a transaction reading the table holds its metadata lock; the
+// guard's CREATE TRIGGER gives up waiting after two seconds (so readers do not queue behind it
+// for long), says so and retries until the transaction ends.
+func TestMoveWaitsForLongStatements(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t, moveMonths()...)
+	loadJanuary(t, st.hot, 100)
+	tx, err := st.hot.DB.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("SELECT COUNT(*) FROM orders_202501"); err != nil {
+		t.Fatal(err)
+	}
+	var retried atomic.Bool
+	opts := tiering.MoveOptions{RowsPerSecond: -1, Settle: time.Millisecond, Now: at(t, moveNow), Observer: func(e tiering.MoveEvent) {
+		if strings.Contains(e.Text, "orders_202501 is in use by a long statement on hot; retrying") && !retried.Swap(true) {
+			go func() { time.Sleep(500 * time.Millisecond); tx.Commit() }()
+		}
+	}}
+	if _, err := st.s.Move(ctx, "orders_202501", opts); err != nil {
+		t.Fatal(err)
+	}
+	if !retried.Load() {
+		t.Error("the move never said it waited for the transaction")
 	}
 }

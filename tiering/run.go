@@ -196,7 +196,7 @@ func (m *mover) guard(ctx context.Context) error {
 		}
 		q := fmt.Sprintf("CREATE TRIGGER %s BEFORE %s ON %s FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '%s'",
 			quoteIdent(name), event, quoteIdent(m.st.table), msg)
-		if _, err := m.source.DB.ExecContext(ctx, q); err != nil {
+		if err := m.ddl(ctx, m.source, q); err != nil {
 			return fmt.Errorf("create trigger %s on %s (the move needs the TRIGGER privilege): %w", name, m.source.Name, err)
 		}
 	}
@@ -391,7 +391,7 @@ func (m *mover) fence(ctx context.Context) error {
 		return err
 	}
 	if there {
-		if err := m.rename(ctx); err != nil {
+		if err := m.ddl(ctx, m.source, "RENAME TABLE "+quoteIdent(m.st.table)+" TO "+quoteIdent(m.st.fence)); err != nil {
 			return err
 		}
 	} else if ok, err := tableExists(ctx, m.source.DB, m.st.fence); err != nil {
@@ -417,11 +417,12 @@ func (m *mover) fence(ctx context.Context) error {
 	return nil
 }
 
-// rename renames the source table to the fence name, on a session that gives up waiting for
-// the table's metadata lock after a few seconds (statements on the table queue behind a
-// waiting RENAME), retrying until the long statements holding it end.
-func (m *mover) rename(ctx context.Context) error {
-	conn, err := m.source.DB.Conn(ctx)
+// ddl runs a statement that needs the table's metadata lock exclusively (CREATE TRIGGER,
+// RENAME TABLE) on a session that gives up waiting for it after two seconds, retrying until
+// the long statements holding the lock end: statements on the table queue behind a waiting
+// DDL, so a long wait would stall the table's readers.
+func (m *mover) ddl(ctx context.Context, b *Backend, q string) error {
+	conn, err := b.DB.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -429,13 +430,14 @@ func (m *mover) rename(ctx context.Context) error {
 	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
 		return err
 	}
+	defer conn.ExecContext(context.Background(), "SET SESSION lock_wait_timeout = DEFAULT") // back to the pool as it was
 	for {
-		_, err := conn.ExecContext(ctx, "RENAME TABLE "+quoteIdent(m.st.table)+" TO "+quoteIdent(m.st.fence))
+		_, err := conn.ExecContext(ctx, q)
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) || me.Number != 1205 { // lock wait timeout
 			return err
 		}
-		m.event(MoveEvent{Text: fmt.Sprintf("%s is in use by a long statement on %s; retrying the rename", m.st.table, m.source.Name)})
+		m.event(MoveEvent{Text: fmt.Sprintf("%s is in use by a long statement on %s; retrying", m.st.table, b.Name)})
 		select {
 		case <-time.After(time.Second):
 		case <-ctx.Done():

@@ -71,6 +71,12 @@ type moveState struct {
 	fence                 string
 }
 
+// finishedElsewhere reports a finished move of a table the shard metadata now places on
+// another backend than its target (at): it was put back by hand, and a move starts afresh.
+func (st *moveState) finishedElsewhere(at *Backend) bool {
+	return st != nil && st.step == StepDone && (at == nil || at.Name != st.target)
+}
+
 // createState creates the state table if it does not exist.
 func (s *Store) createState(ctx context.Context) error {
 	if _, err := s.meta.DB.ExecContext(ctx, fmt.Sprintf(stateSQL, quoteQualified(s.stateName))); err != nil {
@@ -115,7 +121,8 @@ func (s *Store) loadState(ctx context.Context, table string) (*moveState, error)
 
 // insertState records a new move.
 func (s *Store) insertState(ctx context.Context, st *moveState) error {
-	_, err := s.meta.DB.ExecContext(ctx, "INSERT INTO "+quoteQualified(s.stateName)+
+	// REPLACE: a finished move of the same table is forgotten when it is moved again.
+	_, err := s.meta.DB.ExecContext(ctx, "REPLACE INTO "+quoteQualified(s.stateName)+
 		" (table_name, source, target, step, fence, started_at, updated_at) VALUES (?, ?, ?, ?, ?, NOW(6), NOW(6))",
 		st.table, st.source, st.target, string(st.step), st.fence)
 	if err != nil {
