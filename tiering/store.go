@@ -147,9 +147,6 @@ func (s *Store) Backend(name string) *Backend {
 	return nil
 }
 
-// Metadata returns the backend holding the shard metadata table.
-func (s *Store) Metadata() *Backend { return s.meta }
-
 // Settle returns how long after a change of the shard metadata every obroute process of the
 // configuration routes by the new rows and has finished the statements routed by the old
 // ones: the metadata refresh interval, plus the longest load of the metadata

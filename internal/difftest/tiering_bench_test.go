@@ -10,7 +10,7 @@ import (
 	"github.com/obroute/obroute/tiering"
 )
 
-// BenchmarkReadsDuringCopy is issue 16's DW5 as a benchmark: the reads of the move test's
+// BenchmarkReadsDuringCopy measures the impact of a move's copy: the reads of the move test's
 // workload through obroute (January and its edges), idle and while a move copies January
 // (300 000 rows) from hot to cold at the default rate limit; reads/s is the figure to
 // compare. Each copying round aborts its move before the switch, so the next starts afresh.
