@@ -30,7 +30,14 @@
 //
 // A migration from hot to cold (a new history table with its span, the hot
 // table's max_time moved, a location changed) is only a change of rows; the
-// router follows it after the next refresh, without a restart.
+// router follows it after the next refresh, without a restart. Package
+// tiering does it for whole tables so that no query sees a row twice or not at
+// all meanwhile, and checks the rows against the data and prepares the coming
+// periods' tables.
+//
+// A table's rows are read within its span, except the newest table of a
+// logical table (OpenAbove): its span is open above, so rows written past its
+// max_time before the next table exists are read, not hidden.
 //
 // # Conventions
 //

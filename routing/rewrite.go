@@ -205,6 +205,7 @@ type leg struct {
 	qual     string    // qualifier of the shard key in the clamp ("" = the physical table)
 	key      string    // shard-key column
 	min, max time.Time // the table's span
+	open     bool      // the span is open above: the clamp has no upper bound
 	empty    bool      // no table overlaps the range: the clamp is false
 	limit    int64     // computed LIMIT row count
 	rows     []template
@@ -245,7 +246,8 @@ func (t *template) render(b *strings.Builder, l *leg) {
 
 // writeClamp writes the table's span as a predicate on the shard key: key >= min_time and
 // key < max_time + 1s. max_time is a DATETIME, whole seconds, so rows with a fraction of its
-// last second (DATETIME(6) columns) belong to the table too.
+// last second (DATETIME(6) columns) belong to the table too. A span open above has no upper
+// bound.
 func writeClamp(b *strings.Builder, l *leg) {
 	if l.empty {
 		b.WriteString("1 = 0")
@@ -253,6 +255,9 @@ func writeClamp(b *strings.Builder, l *leg) {
 	}
 	var buf [32]byte
 	for i, op := range [2]string{" >= '", " < '"} {
+		if i > 0 && l.open {
+			break
+		}
 		if i > 0 {
 			b.WriteString(" and ")
 		}

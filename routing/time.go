@@ -308,6 +308,10 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			}
 		}
 	}
+	open := metadata.OpenAbove(all)
+	if open >= 0 && reachesPast(span, all[open].Max) && !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == all[open].Name }) {
+		tables = append(tables, all[open]) // the latest Min: Min order is kept
+	}
 	emptyRange := len(tables) == 0
 	if emptyRange {
 		// Nothing can match: ask the newest table with a false clamp, for the right columns.
@@ -388,7 +392,11 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
 		return ts.mergeErr
 	}
-	if err := t.buildTargets(p, ts, in.Args, tables, locs, emptyRange, coldAll); err != nil {
+	openName := ""
+	if open >= 0 {
+		openName = all[open].Name
+	}
+	if err := t.buildTargets(p, ts, in.Args, tables, locs, openName, emptyRange, coldAll); err != nil {
 		return err
 	}
 	if in.Explain {
@@ -511,8 +519,9 @@ func wallUTC(t time.Time) time.Time {
 }
 
 // buildTargets renders the sub-queries: one per table for writes, one statement per backend
-// (UNION ALL of its tables' legs) for SELECT.
-func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, empty, coldAll bool) error {
+// (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
+// (metadata.OpenAbove), "" if none.
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, open string, empty, coldAll bool) error {
 	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty}
 	names := make([]string, len(tables))
 	for i := range tables {
@@ -521,7 +530,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	if len(tables) == 1 || ts.kind != KindSelect {
 		p.Targets = make([]Target, len(tables))
 		for i := range tables {
-			l.table, l.min, l.max = tables[i].Name, tables[i].Min, tables[i].Max
+			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
 			cold := coldAll || t.router.roles[locs[i]] == RoleCold
 			var b strings.Builder
 			b.Grow(ts.whole.estimate(&l) + len(coldPrefix))
@@ -584,7 +593,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 			if locs[i] != backend {
 				continue
 			}
-			l.table, l.min, l.max = tables[i].Name, tables[i].Min, tables[i].Max
+			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
 			if n > 1 {
 				if k > 0 {
 					b.WriteString(" union all ")
@@ -750,7 +759,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			}
 		}
 		if owner[r] < 0 {
-			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(tm), r+1)
+			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(tm), r+1)
 		}
 	}
 	var tables []metadata.Table

@@ -56,7 +56,7 @@ func TestRewrite(t *testing.T) {
 			name: "one hot table: no merge, the statement itself clamped", class: ClassHotOnly,
 			sql:  "SELECT id, amount FROM orders WHERE order_time >= ? AND order_time < ? AND user_id = ?",
 			args: args("2025-03-02", "2025-03-03", 7),
-			want: []wantTarget{{"hot", "select id, amount from orders_202503 where order_time >= ? and order_time < ? and user_id = ? and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", []any{"2025-03-02", "2025-03-03", 7}}},
+			want: []wantTarget{{"hot", "select id, amount from orders_202503 where order_time >= ? and order_time < ? and user_id = ? and orders_202503.order_time >= '2025-03-01 00:00:00'", []any{"2025-03-02", "2025-03-03", 7}}},
 		},
 		{
 			name: "one cold table: tagged cold_query", class: ClassColdOnly,
@@ -88,12 +88,12 @@ func TestRewrite(t *testing.T) {
 		{
 			name: "hints are not sent to the backend", class: ClassHotOnly,
 			sql:  "/*+ OBROUTE(query_level=L1) */ select id from orders where order_time = '2025-03-10 08:00:00'",
-			want: []wantTarget{{"hot", "select id from orders_202503 where order_time = '2025-03-10 08:00:00' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}},
+			want: []wantTarget{{"hot", "select id from orders_202503 where order_time = '2025-03-10 08:00:00' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}},
 		},
 		{
 			name: "qualified table keeps its schema", class: ClassHotOnly,
 			sql:  "select orders.id from test.orders where orders.order_time > '2025-03-10'",
-			want: []wantTarget{{"hot", "select orders_202503.id from test.orders_202503 where orders_202503.order_time > '2025-03-10' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}},
+			want: []wantTarget{{"hot", "select orders_202503.id from test.orders_202503 where orders_202503.order_time > '2025-03-10' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}},
 		},
 		{
 			name: "delete in the hot window", class: ClassHotOnly,
@@ -101,7 +101,7 @@ func TestRewrite(t *testing.T) {
 			args: args("2025-03-02"),
 			want: []wantTarget{
 				{"hot", "delete from orders_202502 where order_time < ? and order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00'", []any{"2025-03-02"}},
-				{"hot", "delete from orders_202503 where order_time < ? and order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", []any{"2025-03-02"}},
+				{"hot", "delete from orders_202503 where order_time < ? and order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00'", []any{"2025-03-02"}},
 			},
 		},
 		{
@@ -516,7 +516,7 @@ func TestStatementHintsKept(t *testing.T) {
 		want []wantTarget
 	}{
 		{"one table", "/*+ OBROUTE(query_level=L1) */ select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2025-03-02'",
-			[]wantTarget{{"hot", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+			[]wantTarget{{"hot", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}}},
 		{"split", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2024-12-31' and order_time < '2025-01-02'",
 			[]wantTarget{
 				{"cold", "/* cold_query */ select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202412 where order_time >= '2024-12-31' and order_time < '2025-01-02' and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00'", nil},
@@ -525,9 +525,9 @@ func TestStatementHintsKept(t *testing.T) {
 		{"union all of one backend", "select /*+ MAX_EXECUTION_TIME(1000) */ id from orders where order_time >= '2025-01-31' and order_time < '2025-02-02'",
 			[]wantTarget{{"hot", "(select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202501 where order_time >= '2025-01-31' and order_time < '2025-02-02' and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00') union all (select /*+ MAX_EXECUTION_TIME(1000) */ id from orders_202502 where order_time >= '2025-01-31' and order_time < '2025-02-02' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00')", nil}}},
 		{"update", "update /*+ NO_MERGE() */ orders set amount = 0 where order_time >= '2025-03-02'",
-			[]wantTarget{{"hot", "update /*+ NO_MERGE() */ orders_202503 set amount = 0 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+			[]wantTarget{{"hot", "update /*+ NO_MERGE() */ orders_202503 set amount = 0 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}}},
 		{"delete", "delete /* audit */ from orders where order_time >= '2025-03-02'",
-			[]wantTarget{{"hot", "delete /* audit */ from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}}},
+			[]wantTarget{{"hot", "delete /* audit */ from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}}},
 		{"insert", "insert /*+ SET_VAR(foreign_key_checks=OFF) */ into orders (id, order_time) values (1, '2025-03-02')",
 			[]wantTarget{{"hot", "insert /*+ SET_VAR(foreign_key_checks=OFF) */ into orders_202503(id, order_time) values (1, '2025-03-02')", nil}}},
 	}
@@ -548,7 +548,7 @@ func TestClampQuotesTheAlias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTargets(t, p, []wantTarget{{"hot", "select `my o`.id from orders_202503 as `my o` where `my o`.order_time >= '2025-03-02' and `my o`.order_time >= '2025-03-01 00:00:00' and `my o`.order_time < '2025-04-01 00:00:00'", nil}})
+	checkTargets(t, p, []wantTarget{{"hot", "select `my o`.id from orders_202503 as `my o` where `my o`.order_time >= '2025-03-02' and `my o`.order_time >= '2025-03-01 00:00:00'", nil}})
 }
 
 // A NUL byte in a kept comment is not read as a template marker.
@@ -557,7 +557,7 @@ func TestCommentWithNulByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTargets(t, p, []wantTarget{{"hot", "select /* a Tb */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}})
+	checkTargets(t, p, []wantTarget{{"hot", "select /* a Tb */ id from orders_202503 where order_time >= '2025-03-02' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}})
 }
 
 // When one configured logical table's name extends another's with _<digit> (stats and

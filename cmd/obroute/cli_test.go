@@ -205,7 +205,7 @@ func TestMarkHotCommand(t *testing.T) {
 	}{
 		{[]string{"metadata", "mark-hot", "-hot-days", "7"}, "obroute metadata: no -dsn: give the go-sql-driver DSN of the backend holding the metadata table\n"},
 		{[]string{"metadata", "mark-hot", "-dsn", dsn["hot"]}, "obroute metadata: metadata: invalid hot window: neither days nor months is set; set exactly one (e.g. days=90 or months=2) (flags -hot-days and -hot-months)\n"},
-		{[]string{"metadata", "mark-cold"}, "obroute metadata: unknown command \"mark-cold\": the metadata commands are: mark-hot\n"},
+		{[]string{"metadata", "mark-cold"}, "obroute metadata: unknown command \"mark-cold\": the metadata commands are: verify, prepare, mark-hot\n"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != 1 || errOut != c.stderr {
@@ -227,7 +227,8 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"demo       run the showcase on embedded hot, cold and shadow backends",
 		"explain    print the route plan of a statement without running it",
-		"metadata   shard metadata jobs: mark-hot recomputes is_hot from the hot window",
+		"metadata   shard metadata jobs: verify against the data, prepare the coming tables, mark-hot",
+		"migrate    move a table that left the hot window from hot to cold, resumably",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help does not say %q:\n%s", want, out)
@@ -240,7 +241,8 @@ func TestHelp(t *testing.T) {
 	}{
 		{"demo", [][]string{{"help", "demo"}, {"demo", "-h"}}, []string{"obroute demo: run the showcase", "Usage:", "Example:\n  go run ./cmd/obroute demo"}},
 		{"explain", [][]string{{"help", "explain"}, {"explain", "-h"}, {"explain", "--help"}}, []string{"obroute explain: print the route plan of a statement without running it", "Usage:", "Example:\n  obroute explain -config obroute.yaml"}},
-		{"metadata", [][]string{{"help", "metadata"}, {"metadata", "--help"}, {"metadata", "mark-hot", "-h"}}, []string{"obroute metadata: shard metadata jobs", "mark-hot   the daily job of the hot window", "Usage:", "Example:\n  obroute metadata mark-hot -dsn"}},
+		{"metadata", [][]string{{"help", "metadata"}, {"metadata", "--help"}, {"metadata", "mark-hot", "-h"}}, []string{"obroute metadata: shard metadata jobs", "mark-hot   the daily job of the hot window", "verify     compare shard_metadata with the data", "prepare    create the physical tables of the coming periods", "Usage:", "Examples:\n  obroute metadata verify -config"}},
+		{"migrate", [][]string{{"help", "migrate"}, {"migrate", "-h"}}, []string{"obroute migrate: move a table that left the hot window", "Usage:", "Example:\n  obroute migrate -config /etc/obroute.yaml -dry-run orders_202501"}},
 	}
 	for _, c := range cases {
 		for _, args := range c.asks {

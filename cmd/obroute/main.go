@@ -2,7 +2,10 @@
 //
 //	obroute demo                       run the showcase on embedded backends (no server needed)
 //	obroute explain -config F "SQL"    print the route of a statement without running it
-//	obroute metadata mark-hot ...      the daily job that recomputes shard_metadata.is_hot
+//	obroute metadata mark-hot ...      the daily job: prepare the coming tables, recompute is_hot
+//	obroute metadata verify ...        compare shard_metadata with the data
+//	obroute metadata prepare ...       create the coming periods' tables and their metadata rows
+//	obroute migrate ... TABLE          move a table that left the hot window from hot to cold
 //
 // Run `obroute help COMMAND` for a command's flags and an example.
 package main
@@ -15,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 // command is one subcommand of the CLI.
@@ -29,7 +33,8 @@ func commands() []command {
 	return []command{
 		{name: "demo", summary: "run the showcase on embedded hot, cold and shadow backends (no database server needed)", usage: demoUsage, run: runDemo},
 		{name: "explain", summary: "print the route plan of a statement without running it", usage: explainUsage, run: runExplain},
-		{name: "metadata", summary: "shard metadata jobs: mark-hot recomputes is_hot from the hot window", usage: metadataUsage, run: runMetadata},
+		{name: "metadata", summary: "shard metadata jobs: verify against the data, prepare the coming tables, mark-hot", usage: metadataUsage, run: runMetadata},
+		{name: "migrate", summary: "move a table that left the hot window from hot to cold, resumably", usage: migrateUsage, run: runMigrate},
 	}
 }
 
@@ -47,10 +52,14 @@ Examples:
   obroute demo
   obroute explain -dsn 'obroute:backend.hot=app@tcp(10.0.0.1:3306)/shop;route.audit_log=hot' "SELECT * FROM audit_log"
   obroute metadata mark-hot -dsn 'app:pw@tcp(10.0.0.1:3306)/shop' -hot-months 2
+  obroute metadata verify -config obroute.yaml
+  obroute migrate -config obroute.yaml orders_202501
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM too: a Kubernetes Job's pod is stopped with it, and a move then records where it
+	// stopped before exiting.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
