@@ -84,7 +84,7 @@ enable_cached_server: true
 		t.Fatal(err)
 	}
 	fromGo := &Config{
-		Backends:     []Backend{{Name: "hot", DSN: "root:" + secret + "@tcp(127.0.0.1:3306)/test"}, {Name: "cold", DSN: "root@tcp(127.0.0.1:3307)/test"}},
+		Backends:           []Backend{{Name: "hot", DSN: "root:" + secret + "@tcp(127.0.0.1:3306)/test"}, {Name: "cold", DSN: "root@tcp(127.0.0.1:3307)/test"}},
 		Routes:             map[string]string{"audit_log": "cold"},
 		EnableCachedServer: true,
 	}

@@ -29,7 +29,7 @@ Usage:
 
 Flags:
   -config FILE     obroute YAML configuration
-  -dsn DSN         obroute DSN (obroute:backend.hot=…;…), instead of -config
+  -dsn DSN         obroute DSN (obroute:backends.hot.dsn=…;…), instead of -config
   -metadata FILE   shard metadata as CSV (header table_name,min_time,max_time,is_hot[,location])
                    or YAML (a list of {table_name, min_time, max_time, is_hot, location});
                    default: read the configured metadata table from its backend
@@ -105,7 +105,7 @@ func loadConfig(file, dsn string) (*config.Config, error) {
 	case dsn != "":
 		return config.ParseDSN(dsn)
 	}
-	return nil, errors.New("no configuration: give -config obroute.yaml or -dsn 'obroute:backend.hot=…'")
+	return nil, errors.New("no configuration: give -config obroute.yaml or -dsn 'obroute:backends.hot.dsn=…'")
 }
 
 // parseNow reads the -now flag: a date, a date and time (UTC) or RFC 3339.
