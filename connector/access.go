@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -30,7 +29,7 @@ func FromDB(db *sql.DB) (*Connector, error) {
 }
 
 // FromConn returns the Connector behind conn, a connection of an obroute handle. It does no I/O.
-func FromConn(ctx context.Context, conn *sql.Conn) (*Connector, error) {
+func FromConn(conn *sql.Conn) (*Connector, error) {
 	var c *Connector
 	err := conn.Raw(func(dc any) error {
 		cs, ok := dc.(*clientSession)

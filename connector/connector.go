@@ -200,7 +200,6 @@ func Open(cfg *config.Config, opts ...Option) (driver.Conn, error) {
 	return cs, nil
 }
 
-
 // Close implements io.Closer: it stops the metadata refresh. Client sessions are closed by
 // database/sql (db.Close closes them before it closes the connector).
 func (c *Connector) Close() error {
