@@ -87,12 +87,20 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if st.Kind == routing.KindExplainRoute {
 			st = st.Explained
 		}
-		if werr := routing.WriteExplain(stdout, routing.ExplainRefused(st, err, c.ExplainOptions())); werr != nil {
+		if werr := routing.WriteExplain(stdout, scrubbed(c, routing.ExplainRefused(st, err, c.ExplainOptions()))); werr != nil {
 			return werr
 		}
 		return fmt.Errorf("the statement would be refused (%s)", routing.RefusalReason(err))
 	}
-	return routing.WriteExplain(stdout, plan.Explain(c.ExplainOptions()))
+	return routing.WriteExplain(stdout, scrubbed(c, plan.Explain(c.ExplainOptions())))
+}
+
+// scrubbed returns lines without any password of c's configuration.
+func scrubbed(c *connector.Connector, lines []routing.ExplainLine) []routing.ExplainLine {
+	for i := range lines {
+		lines[i].Detail = c.ScrubText(lines[i].Detail)
+	}
+	return lines
 }
 
 // loadConfig reads the configuration from exactly one of a YAML file and a DSN.
