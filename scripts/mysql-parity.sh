@@ -63,11 +63,7 @@ func TestParityHandlesUseTheDriverUnderTest(t *testing.T) {
 }
 GO
 cd "$work"
-go mod edit -require=github.com/obroute/obroute@v0.0.0 -replace=github.com/obroute/obroute="$repo"
-# obroute's own requirements decide the versions of shared dependencies.
-go mod edit $(cd "$repo" && go list -m -f '{{if not .Main}}-require={{.Path}}@{{.Version}}{{end}}' all | grep -v '^-require=github.com/go-sql-driver/mysql@' | tr '\n' ' ')
-go mod edit -go="$(cd "$repo" && go list -m -f '{{.GoVersion}}')" # a pruned module graph, as obroute's
-GOFLAGS=-mod=mod go mod tidy
+suite_use_obroute "$repo" github.com/go-sql-driver/mysql
 
 test_db gotest
 suite_reset() { test_db gotest; }
@@ -79,7 +75,7 @@ SKIP='^TestConnectorReturnsTimeout$'
 EXPECTED='TestPing|TestQueryMultipleResults'
 run() { # $1 = driver name
   MYSQL_TEST_ADDR=$TEST_ADDR MYSQL_TEST_DBNAME=gotest MYSQL_TEST_USER=$TEST_USER MYSQL_TEST_PASS=$TEST_PASS \
-    run_suite "$work/$1.txt" 4m "$SKIP" -ldflags "-X github.com/go-sql-driver/mysql.driverNameTest=$1"
+    run_suite "$work/$1.txt" 2m "$SKIP" -ldflags "-X github.com/go-sql-driver/mysql.driverNameTest=$1"
 }
 echo "go-sql-driver/mysql $version: its tests with driver name mysql, then obroute, against $TEST_ADDR"
 run mysql

@@ -42,16 +42,13 @@ var sqlxMySQLDriver = func() string {
 }()
 GO
 cd "$work"
-go mod edit -require=github.com/obroute/obroute@v0.0.0 -replace=github.com/obroute/obroute="$repo"
-go mod edit $(cd "$repo" && go list -m -f '{{if not .Main}}-require={{.Path}}@{{.Version}}{{end}}' all | grep -v '^-require=github.com/jmoiron/sqlx@' | tr '\n' ' ')
-go mod edit -go="$(cd "$repo" && go list -m -f '{{.GoVersion}}')" # a pruned module graph, as obroute's
-GOFLAGS=-mod=mod go mod tidy
+suite_use_obroute "$repo" github.com/jmoiron/sqlx
 
 test_db sqlxtest
 suite_reset() { test_db sqlxtest; }
 run() { # $1 = driver name
   SQLX_MYSQL_DRIVER=$1 SQLX_MYSQL_DSN="$TEST_USERINFO@tcp($TEST_ADDR)/sqlxtest?parseTime=true" \
-    SQLX_POSTGRES_DSN=skip SQLX_SQLITE_DSN=skip run_suite "$work/$1.txt" 4m ""
+    SQLX_POSTGRES_DSN=skip SQLX_SQLITE_DSN=skip run_suite "$work/$1.txt" 2m ""
 }
 echo "sqlx $version: its tests with driver name mysql, then obroute, against $TEST_ADDR"
 run mysql

@@ -46,7 +46,7 @@ run_suite() {
       rm -f "$out"
       return 1
     else
-      echo "  a test panicked and ended the binary; running the rest again: $(grep -E '^--- FAIL: ' "$out" | awk '{print $3}' | paste -sd' ')" >&2
+      echo "  $(grep -E '^--- FAIL: ' "$out" | tail -1 | awk '{print $3}') panicked and ended the binary; running the rest again" >&2
     fi
     rm -f "$out"
   done
@@ -69,4 +69,15 @@ suite_lost() {
 # suite_output LOG TEST: the first 40 lines of TEST's output in LOG, indented.
 suite_output() {
   awk -v t="$2" '$0 ~ "^=== RUN   "t"$" {p=1} p && n < 40 {print "    " $0; n++} p && $0 ~ "^--- (PASS|FAIL|SKIP): "t" " {p=0}' "$1"
+}
+
+# suite_use_obroute REPO MODULE: makes the module in the current directory (a copy of MODULE)
+# require obroute from REPO, with obroute's versions of shared dependencies and its go version (a
+# pruned module graph), and tidies it.
+suite_use_obroute() {
+  local repo=$1 own=$2
+  go mod edit -require=github.com/obroute/obroute@v0.0.0 -replace=github.com/obroute/obroute="$repo"
+  go mod edit $(cd "$repo" && go list -m -f '{{if not .Main}}-require={{.Path}}@{{.Version}}{{end}}' all | grep -v "^-require=$own@" | tr '\n' ' ')
+  go mod edit -go="$(cd "$repo" && go list -m -f '{{.GoVersion}}')"
+  GOFLAGS=-mod=mod go mod tidy
 }

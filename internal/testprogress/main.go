@@ -92,12 +92,7 @@ func (r *report) handle(ev event) {
 	defer r.mu.Unlock()
 	switch ev.Action {
 	case "build-output":
-		b := r.build[ev.ImportPath]
-		if b == nil {
-			b = &strings.Builder{}
-			r.build[ev.ImportPath] = b
-		}
-		b.WriteString(ev.Output)
+		appendOutput(r.build, ev.ImportPath, ev.Output)
 		return
 	case "build-fail":
 		r.failed = true
@@ -111,12 +106,7 @@ func (r *report) handle(ev event) {
 	case "start":
 		p.started = time.Now()
 	case "output":
-		b := p.output[ev.Test]
-		if b == nil {
-			b = &strings.Builder{}
-			p.output[ev.Test] = b
-		}
-		b.WriteString(ev.Output)
+		appendOutput(p.output, ev.Test, ev.Output)
 	case "pass", "fail", "skip":
 		if ev.Test != "" {
 			r.testDone(p, ev)
@@ -188,6 +178,16 @@ func (r *report) heartbeat(stop <-chan struct{}, interval time.Duration) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// appendOutput adds text to the output kept under key.
+func appendOutput(m map[string]*strings.Builder, key, text string) {
+	b := m[key]
+	if b == nil {
+		b = &strings.Builder{}
+		m[key] = b
+	}
+	b.WriteString(text)
 }
 
 func indent(s string) string {
