@@ -66,7 +66,7 @@ run() { # $1 = name of the run, $2 = driver name, $3 = DSN
   test_db gorm
   test_db gorm_cold
   local start=$SECONDS
-  GORM_DIALECT=mysql GORM_DRIVER_NAME=$2 GORM_DSN=$3 run_suite "$work/$1.txt" 8m ""
+  GORM_DIALECT=mysql GORM_DRIVER_NAME=$2 GORM_DSN=$3 run_suite "$work/$1.txt" 4m ""
   echo "$1: $(suite_counts "$work/$1.txt") in $((SECONDS - start))s"
 }
 # compare RUN: the tests that pass with mysql and not in RUN, each run again alone on both.
