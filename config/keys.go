@@ -148,7 +148,7 @@ func setValue(v reflect.Value, key, value string) error {
 // fieldIndex returns the index of t's field whose YAML name is name, -1 when there is none.
 func fieldIndex(t reflect.Type, name string) int {
 	for i := 0; i < t.NumField(); i++ {
-		if f := t.Field(i); f.IsExported() && YAMLName(f) == name {
+		if f := t.Field(i); f.IsExported() && yamlName(f) == name {
 			return i
 		}
 	}
@@ -192,9 +192,9 @@ func isFieldPath(t reflect.Type, path []string) bool {
 	return true
 }
 
-// YAMLName is the name of f in YAML files and DSN keys: its yaml tag, "" for a field that has
+// yamlName is the name of f in YAML files and DSN keys: its yaml tag, "" for a field that has
 // none (or "-": not configurable from text).
-func YAMLName(f reflect.StructField) string {
+func yamlName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	if name == "-" {
 		return ""

@@ -28,7 +28,7 @@ func (f *filler) fill(t *testing.T, v reflect.Value, where string) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if fld := v.Type().Field(i); fld.IsExported() && YAMLName(fld) != "" {
+			if fld := v.Type().Field(i); fld.IsExported() && yamlName(fld) != "" {
 				f.fill(t, v.Field(i), where+"."+fld.Name)
 			}
 		}
@@ -82,8 +82,8 @@ func dsnItems(v reflect.Value, path string, out *[]string) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if fld := v.Type().Field(i); fld.IsExported() && YAMLName(fld) != "" {
-				dsnItems(v.Field(i), join(YAMLName(fld)), out)
+			if fld := v.Type().Field(i); fld.IsExported() && yamlName(fld) != "" {
+				dsnItems(v.Field(i), join(yamlName(fld)), out)
 			}
 		}
 	case reflect.Pointer:
@@ -108,10 +108,10 @@ func dsnItems(v reflect.Value, path string, out *[]string) {
 			}
 			for j := 0; j < e.NumField(); j++ {
 				fld := e.Type().Field(j)
-				if !fld.IsExported() || YAMLName(fld) == "" || e.Field(j).String() == keyName && fld.Type.Kind() == reflect.String {
+				if !fld.IsExported() || yamlName(fld) == "" || e.Field(j).String() == keyName && fld.Type.Kind() == reflect.String {
 					continue
 				}
-				dsnItems(e.Field(j), path+"."+keyName+"."+YAMLName(fld), out)
+				dsnItems(e.Field(j), path+"."+keyName+"."+yamlName(fld), out)
 			}
 		}
 	case reflect.Map:
@@ -174,7 +174,7 @@ func TestGoNamesMatchYAMLNames(t *testing.T) {
 		seen[tp] = true
 		for i := 0; i < tp.NumField(); i++ {
 			f := tp.Field(i)
-			name := YAMLName(f)
+			name := yamlName(f)
 			if !f.IsExported() || name == "" {
 				continue
 			}
@@ -200,7 +200,7 @@ func keyPatterns(tp reflect.Type, path string, out *[]string) {
 	case reflect.Struct:
 		for i := 0; i < tp.NumField(); i++ {
 			f := tp.Field(i)
-			if name := YAMLName(f); f.IsExported() && name != "" {
+			if name := yamlName(f); f.IsExported() && name != "" {
 				p := name
 				if path != "" {
 					p = path + "." + name
@@ -214,10 +214,10 @@ func keyPatterns(tp reflect.Type, path string, out *[]string) {
 			return
 		}
 		k := listKeyField(tp.Elem())
-		key := strings.ToUpper(YAMLName(tp.Elem().Field(k)))
+		key := strings.ToUpper(yamlName(tp.Elem().Field(k)))
 		for i := 0; i < tp.Elem().NumField(); i++ {
 			f := tp.Elem().Field(i)
-			if name := YAMLName(f); f.IsExported() && name != "" && i != k {
+			if name := yamlName(f); f.IsExported() && name != "" && i != k {
 				keyPatterns(f.Type, path+"."+key+"."+name, out)
 			}
 		}

@@ -77,9 +77,6 @@ func (m *shardMetadata) snapshot() *metadata.Snapshot {
 
 // needs reports whether routing st reads the shard metadata: it names a time-sharded table.
 func (m *shardMetadata) needs(st *routing.Statement) bool {
-	if st.Kind == routing.KindExplainRoute && st.Explained != nil {
-		st = st.Explained
-	}
 	for _, t := range st.Tables {
 		if m.tables[t] {
 			return true

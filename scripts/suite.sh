@@ -66,9 +66,17 @@ suite_lost() {
     | { if [ -n "$3" ]; then grep -Ev "^($3)$" || true; else cat; fi; }
 }
 
-# suite_output LOG TEST: the first 40 lines of TEST's output in LOG, indented.
+# suite_output LOG TEST: the first 40 lines of TEST's output in LOG, indented; for a test that
+# never reported a result (it hung, or the binary ended during it), a line that says so.
 suite_output() {
-  awk -v t="$2" '$0 ~ "^=== RUN   "t"$" {p=1} p && n < 40 {print "    " $0; n++} p && $0 ~ "^--- (PASS|FAIL|SKIP): "t" " {p=0}' "$1"
+  awk -v t="$2" '
+    $0 ~ "^=== RUN   "t"$" {p=1}
+    p && n < 40 {buf[n++] = "    " $0}
+    p && $0 ~ "^--- (PASS|FAIL|SKIP): "t" " {done=1; exit}
+    END {
+      if (!done) { print "    (no result: it hung until go test -timeout, or the binary ended during it)"; exit }
+      for (i = 0; i < n; i++) print buf[i]
+    }' "$1"
 }
 
 # suite_use_obroute REPO MODULE: makes the module in the current directory (a copy of MODULE)
