@@ -80,12 +80,13 @@ suite_output() {
 }
 
 # suite_use_obroute REPO MODULE: makes the module in the current directory (a copy of MODULE)
-# require obroute from REPO, with obroute's versions of shared dependencies and its go version (a
-# pruned module graph), and tidies it.
+# require obroute from REPO, with the requirements of obroute's go.mod (so shared dependencies
+# are at obroute's versions) and its go version (a pruned module graph), and tidies it.
 suite_use_obroute() {
-  local repo=$1 own=$2
-  go mod edit -require=github.com/obroute/obroute@v0.0.0 -replace=github.com/obroute/obroute="$repo"
-  go mod edit $(cd "$repo" && go list -m -f '{{if not .Main}}-require={{.Path}}@{{.Version}}{{end}}' all | grep -v "^-require=$own@" | tr '\n' ' ')
+  local repo=$1 own=$2 reqs
+  reqs=$(cd "$repo" && go mod edit -json | sed -n 's/^\t\t\t"Path": "\(.*\)",$/\1/p; s/^\t\t\t"Version": "\([^"]*\)",\{0,1\}$/\1/p' |
+    paste -d@ - - | grep -v "^$own@" | sed 's/^/-require=/')
+  go mod edit -require=github.com/obroute/obroute@v0.0.0 -replace=github.com/obroute/obroute="$repo" $reqs
   go mod edit -go="$(cd "$repo" && go list -m -f '{{.GoVersion}}')"
   GOFLAGS=-mod=mod go mod tidy
 }
