@@ -19,7 +19,7 @@ source scripts/suite.sh
 suite=${GORM_SUITE:-/work/shared/suites/gorm-v1.31.2-tests.tar.gz}
 gorm_version=v1.31.2
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+trap 'test_dbs_drop; chmod -R u+w "$work"; rm -rf "$work"' EXIT
 tar -xzf "$suite" -C "$work"
 chmod -R u+w "$work"
 cd "$work/tests"
@@ -59,12 +59,12 @@ GOFLAGS=-mod=mod go mod tidy
 go test -count=1 -run '^$' . >/dev/null # build once (cgo drivers of the other dialects included)
 
 params='charset=utf8&parseTime=True&loc=Local'
-plain="$TEST_USERINFO@tcp($TEST_ADDR)/gorm?$params"
-routed="obroute:backends.hot.dsn=$TEST_USERINFO@tcp($TEST_ADDR)/gorm?$params;backends.cold.dsn=$TEST_USERINFO@tcp($TEST_ADDR)/gorm_cold?$params;routes.animals=cold;routes.serializer_structs=cold"
+plain="$TEST_USERINFO@tcp($TEST_ADDR)/obroute_gorm?$params"
+routed="obroute:backends.hot.dsn=$TEST_USERINFO@tcp($TEST_ADDR)/obroute_gorm?$params;backends.cold.dsn=$TEST_USERINFO@tcp($TEST_ADDR)/obroute_gorm_cold?$params;routes.animals=cold;routes.serializer_structs=cold"
 routed_tables='animals serializer_structs'
 run() { # $1 = name of the run, $2 = driver name, $3 = DSN
-  test_db gorm
-  test_db gorm_cold
+  test_db obroute_gorm
+  test_db obroute_gorm_cold
   local start=$SECONDS
   GORM_DIALECT=mysql GORM_DRIVER_NAME=$2 GORM_DSN=$3 run_suite "$work/$1.txt" 4m ""
   echo "$1: $(suite_counts "$work/$1.txt") in $((SECONDS - start))s"
@@ -95,8 +95,8 @@ compare obroute obroute "$plain"
 run routed obroute "$routed"
 # The rows of the routed tables are on cold, and hot has no such table.
 for table in $routed_tables; do
-  on_cold=$(test_sql gorm_cold "SELECT COUNT(*) FROM \`$table\`" 2>/dev/null || echo "no table")
-  on_hot=$(test_sql gorm "SELECT COUNT(*) FROM \`$table\`" 2>/dev/null || echo "no table")
+  on_cold=$(test_sql obroute_gorm_cold "SELECT COUNT(*) FROM \`$table\`" 2>/dev/null || echo "no table")
+  on_hot=$(test_sql obroute_gorm "SELECT COUNT(*) FROM \`$table\`" 2>/dev/null || echo "no table")
   echo "routed: $table: $on_cold rows on cold, hot: $on_hot"
   if [ "$on_hot" != "no table" ] || ! [[ $on_cold =~ ^[1-9][0-9]*$ ]]; then
     echo "  routed: $table is not where routes.$table=cold puts it (want its rows on cold, no table on hot)"

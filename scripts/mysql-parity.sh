@@ -23,7 +23,7 @@ source scripts/suite.sh
 version=$(go list -m -f '{{.Version}}' github.com/go-sql-driver/mysql)
 src=$(go list -m -f '{{.Dir}}' github.com/go-sql-driver/mysql)
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+trap 'test_dbs_drop; chmod -R u+w "$work"; rm -rf "$work"' EXIT
 cp -r "$src"/. "$work"/
 chmod -R u+w "$work"
 sed -i 's/sql\.Open("mysql", /sql.Open(driverNameTest, /' "$work"/*_test.go
@@ -65,8 +65,8 @@ GO
 cd "$work"
 suite_use_obroute "$repo" github.com/go-sql-driver/mysql
 
-test_db gotest
-suite_reset() { test_db gotest; }
+test_db obroute_gotest
+suite_reset() { test_db obroute_gotest; }
 # Skipped in both runs: TestConnectorReturnsTimeout calls go-sql-driver's connector directly (no
 # database/sql) and panics on this machine with plain go-sql-driver too.
 SKIP='^TestConnectorReturnsTimeout$'
@@ -74,7 +74,7 @@ SKIP='^TestConnectorReturnsTimeout$'
 # through (*sql.Conn).Raw, which no wrapping driver can be.
 EXPECTED='TestPing|TestQueryMultipleResults'
 run() { # $1 = driver name
-  MYSQL_TEST_ADDR=$TEST_ADDR MYSQL_TEST_DBNAME=gotest MYSQL_TEST_USER=$TEST_USER MYSQL_TEST_PASS=$TEST_PASS \
+  MYSQL_TEST_ADDR=$TEST_ADDR MYSQL_TEST_DBNAME=obroute_gotest MYSQL_TEST_USER=$TEST_USER MYSQL_TEST_PASS=$TEST_PASS \
     run_suite "$work/$1.txt" 2m "$SKIP" -ldflags "-X github.com/go-sql-driver/mysql.driverNameTest=$1"
 }
 echo "go-sql-driver/mysql $version: its tests with driver name mysql, then obroute, against $TEST_ADDR"

@@ -15,7 +15,7 @@ source scripts/suite.sh
 version=$(go list -m -f '{{.Version}}' github.com/jmoiron/sqlx)
 src=$(go list -m -f '{{.Dir}}' github.com/jmoiron/sqlx)
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+trap 'test_dbs_drop; chmod -R u+w "$work"; rm -rf "$work"' EXIT
 cp -r "$src"/. "$work"/
 chmod -R u+w "$work"
 sed -i 's/Connect("mysql", mydsn)/Connect(sqlxMySQLDriver, mydsn)/; s/db\.DriverName() == "mysql"/db.DriverName() == sqlxMySQLDriver/' "$work"/*_test.go
@@ -44,10 +44,10 @@ GO
 cd "$work"
 suite_use_obroute "$repo" github.com/jmoiron/sqlx
 
-test_db sqlxtest
-suite_reset() { test_db sqlxtest; }
+test_db obroute_sqlxtest
+suite_reset() { test_db obroute_sqlxtest; }
 run() { # $1 = driver name
-  SQLX_MYSQL_DRIVER=$1 SQLX_MYSQL_DSN="$TEST_USERINFO@tcp($TEST_ADDR)/sqlxtest?parseTime=true" \
+  SQLX_MYSQL_DRIVER=$1 SQLX_MYSQL_DSN="$TEST_USERINFO@tcp($TEST_ADDR)/obroute_sqlxtest?parseTime=true" \
     SQLX_POSTGRES_DSN=skip SQLX_SQLITE_DSN=skip run_suite "$work/$1.txt" 2m ""
 }
 echo "sqlx $version: its tests with driver name mysql, then obroute, against $TEST_ADDR"
