@@ -1,79 +1,104 @@
 #!/usr/bin/env bash
-# Ensure a MariaDB server answers on 127.0.0.1:3306 (root, empty password)
-# with a database `test`, for tests using sqltest.Shared (OBROUTE_TEST_DSN's
-# default). Installs and starts MariaDB when needed. Idempotent; prints
-# nothing when the server is already up.
+# Finds or starts the MariaDB server the tests share, and prints its go-sql-driver DSN on stdout
+# (for OBROUTE_TEST_DSN); messages go to stderr. It never changes an existing server: no user,
+# password, variable or service of it is touched.
+#
+#   1. OBROUTE_TEST_DSN, when set and accepted: that server.
+#   2. A server on 127.0.0.1:3306 that accepts root without a password: that one.
+#   3. Otherwise its own mariadbd, with its own data directory, on 3306 when that port is free,
+#      else on OBROUTE_CI_PORT (default 3316); MariaDB is installed with apt-get when missing.
+#      A second run finds it again.
 set -euo pipefail
 
 HOST=127.0.0.1
-PORT=${OBROUTE_CI_PORT:-3306}
-# Overridable for testing this script beside a running server.
-DATADIR=${OBROUTE_CI_DATADIR:-/var/tmp/obroute-ci-mariadb}
+SHARED_PORT=${OBROUTE_CI_SHARED_PORT:-3306} # overridable to test this script beside a server
+OWN_PORT=${OBROUTE_CI_PORT:-3316}
+DATADIR_BASE=${OBROUTE_CI_DATADIR:-/var/tmp/obroute-ci-mariadb}
 
-ping_server() {
-	mariadb --protocol=tcp -h"$HOST" -P"$PORT" -uroot -e 'SELECT 1' >/dev/null 2>&1
+say() { echo "mariadb.sh: $*" >&2; }
+
+# install: MariaDB's server and client, with apt-get.
+install() {
+	local sudo_cmd=()
+	[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+	say "installing mariadb-server"
+	"${sudo_cmd[@]}" apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq mariadb-server mariadb-client >/dev/null
 }
 
-ensure_test_db() {
-	mariadb --protocol=tcp -h"$HOST" -P"$PORT" -uroot -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null
+# accepts USER PASSWORD HOST PORT: the server there accepts that login over TCP.
+accepts() {
+	MYSQL_PWD="$2" mariadb --protocol=tcp -u"$1" -h"$3" -P"$4" --connect-timeout=3 -e 'SELECT 1' >/dev/null 2>&1
 }
 
-wait_up() {
-	for _ in $(seq 1 60); do
-		ping_server && return 0
-		sleep 0.5
-	done
-	echo "mariadb.sh: MariaDB did not answer on $HOST:$PORT within 30s" >&2
-	[ -f "$DATADIR/error.log" ] && tail -n 30 "$DATADIR/error.log" >&2
-	return 1
-}
+# listening PORT: something accepts TCP connections on HOST:PORT.
+listening() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
-if command -v mariadb >/dev/null 2>&1 && ping_server; then
-	ensure_test_db
+command -v mariadb >/dev/null 2>&1 || install
+
+if [ -n "${OBROUTE_TEST_DSN:-}" ]; then
+	re='^([^:@]*)(:([^@]*))?@tcp\(([^:)]+):([0-9]+)\)/'
+	if [[ $OBROUTE_TEST_DSN =~ $re ]] && accepts "${BASH_REMATCH[1]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}" "${BASH_REMATCH[5]}"; then
+		echo "$OBROUTE_TEST_DSN"
+		exit 0
+	fi
+	say "OBROUTE_TEST_DSN is set but its server does not accept that login (want user[:password]@tcp(host:port)/)"
+	exit 1
+fi
+
+if accepts root "" "$HOST" "$SHARED_PORT"; then
+	echo "root@tcp($HOST:$SHARED_PORT)/"
 	exit 0
 fi
 
-sudo_cmd=()
-[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+port=$SHARED_PORT
+if listening "$SHARED_PORT"; then
+	port=$OWN_PORT
+	say "the server on $HOST:$SHARED_PORT does not accept root without a password; it is left as it is, and the tests get a MariaDB of their own on port $port"
+fi
+if accepts root "" "$HOST" "$port"; then # ours, from an earlier run
+	echo "root@tcp($HOST:$port)/"
+	exit 0
+fi
+if listening "$port"; then
+	say "port $port is taken by something that does not accept root without a password; set OBROUTE_CI_PORT to a free port"
+	exit 1
+fi
 
 if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
-	echo "mariadb.sh: installing mariadb-server" >&2
-	"${sudo_cmd[@]}" apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq mariadb-server >/dev/null
+	install
+	if accepts root "" "$HOST" "$port"; then # the package started a server that accepts us
+		echo "root@tcp($HOST:$port)/"
+		exit 0
+	fi
+	if [ "$port" = "$SHARED_PORT" ] && listening "$port"; then # the package's own server: leave it alone
+		port=$OWN_PORT
+	fi
 fi
 MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 
-echo "mariadb.sh: starting MariaDB on $HOST:$PORT" >&2
-started=0
-# The packaged service (which listens on 3306) first: its root may use unix_socket auth, so give
-# root@localhost an empty password afterwards.
-if [ "$PORT" = 3306 ] && command -v service >/dev/null 2>&1 && "${sudo_cmd[@]}" service mariadb start >/dev/null 2>&1; then
-	for _ in $(seq 1 60); do
-		"${sudo_cmd[@]}" mariadb -uroot -e 'SELECT 1' >/dev/null 2>&1 && break
-		sleep 0.5
-	done
-	"${sudo_cmd[@]}" mariadb -uroot -e \
-		"ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket; FLUSH PRIVILEGES" \
-		>/dev/null 2>&1 || true
-	ping_server && started=1
+datadir=$DATADIR_BASE-$port
+user_args=()
+[ "$(id -u)" -eq 0 ] && user_args=(--user=root)
+if [ ! -d "$datadir/data/mysql" ]; then
+	mkdir -p "$datadir"
+	mariadb-install-db --no-defaults --datadir="$datadir/data" "${user_args[@]}" \
+		--auth-root-authentication-method=normal --skip-test-db >"$datadir/install.log" 2>&1 ||
+		{ cat "$datadir/install.log" >&2; exit 1; }
 fi
-
-if [ "$started" -eq 0 ]; then
-	# No service manager (containers): run mariadbd ourselves.
-	user_args=()
-	[ "$(id -u)" -eq 0 ] && user_args=(--user=root)
-	if [ ! -d "$DATADIR/data/mysql" ]; then
-		mkdir -p "$DATADIR"
-		mariadb-install-db --no-defaults --datadir="$DATADIR/data" "${user_args[@]}" \
-			--auth-root-authentication-method=normal --skip-test-db >"$DATADIR/install.log" 2>&1 ||
-			{ cat "$DATADIR/install.log" >&2; exit 1; }
+say "starting its own MariaDB on $HOST:$port (data in $datadir)"
+nohup "$MARIADBD" --no-defaults --datadir="$datadir/data" "${user_args[@]}" \
+	--bind-address="$HOST" --port="$port" \
+	--socket="$datadir/mariadb.sock" --pid-file="$datadir/mariadbd.pid" \
+	--log-error="$datadir/error.log" --skip-log-bin \
+	>/dev/null 2>&1 &
+for _ in $(seq 1 60); do
+	if accepts root "" "$HOST" "$port"; then
+		echo "root@tcp($HOST:$port)/"
+		exit 0
 	fi
-	nohup "$MARIADBD" --no-defaults --datadir="$DATADIR/data" "${user_args[@]}" \
-		--bind-address="$HOST" --port="$PORT" \
-		--socket="$DATADIR/mariadb.sock" --pid-file="$DATADIR/mariadbd.pid" \
-		--log-error="$DATADIR/error.log" --skip-log-bin \
-		>/dev/null 2>&1 &
-fi
-
-wait_up
-ensure_test_db
+	sleep 0.5
+done
+say "MariaDB did not answer on $HOST:$port within 30s"
+tail -n 30 "$datadir/error.log" >&2 || true
+exit 1

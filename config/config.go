@@ -1,40 +1,39 @@
 // Package config reads obroute's configuration: a one-string DSN, a YAML file, or a Go Config
-// value. All three produce the same Config, and Validate checks it once for all of them.
+// value. All three produce the same Config, with one name per setting, and Validate checks it once
+// for all of them.
 //
-// A plain go-sql-driver/mysql DSN is a valid obroute DSN: one backend named "hot", role hot.
-// An obroute DSN starts with "obroute:" and lists key=value items separated by ";":
+// A plain go-sql-driver/mysql DSN is a valid obroute DSN: one backend named "hot", role hot, and
+// nothing else (go-sql-driver's own timeouts, no health marking).
+// An obroute DSN starts with "obroute:" and lists key=value items separated by ";" (a ";" inside
+// a value is written ";;"):
 //
-//	obroute:backend.hot=root:pw@tcp(10.0.0.1:3306)/app?parseTime=true;backend.cold=root:pw@tcp(10.0.0.2:3306)/app;route.audit_log=cold
+//	obroute:backends.hot.dsn=root:pw@tcp(10.0.0.1:3306)/app?parseTime=true;backends.cold.dsn=root:pw@tcp(10.0.0.2:3306)/app;routes.audit_log=cold
 //
-// Keys:
+// A key is the path of the YAML field it sets; an element of a list is named by its name (its
+// table for time_tables, its production backend for shadow.mappings), a map entry by its key, and
+// a list of strings is written comma-separated:
 //
-//	backend.NAME=DSN            a backend and its go-sql-driver DSN (required, at least one)
-//	role.NAME=ROLE              its role; defaults to NAME when NAME is hot, cold or shadow
-//	default=NAME                the default backend; defaults to the first backend of role hot
-//	route.TABLE=NAME            table TABLE lives on backend NAME
-//	enable_cached_server=BOOL   a statement whose route cannot be computed goes to the last backend used
-//	shadow.PRODUCTION=SHADOW    shadow mapping; with only mappings, a default hint algorithm is added
-//	time.TABLE.shard_key=COL    TABLE is time-sharded on column COL
-//	time.TABLE.hot_days=N       hot window: the last N days (or hot_months=N: current month + N before)
-//	metadata.backend=NAME       backend holding the shard_metadata table (default: the default backend)
-//	metadata.table=NAME         its name (default shard_metadata)
-//	metadata.refresh=DURATION   refresh interval (default 5m)
-//	parse_cache_size=N          statement-analysis cache entries (default 4096)
-//	config=PATH                 a YAML file read first; the DSN's other keys add to it
-//	timeout.connect=DURATION    bound on opening a server session (default 5s)
-//	timeout.read=DURATION       bound on each read, go-sql-driver readTimeout (default 30s)
-//	timeout.write=DURATION      bound on each write, go-sql-driver writeTimeout (default 30s)
-//	health.down_after=N         consecutive failures that mark a backend down (default 3)
-//	health.probe_interval=DUR   first wait between probes of a down backend (default 250ms)
-//	health.probe_max=DUR        cap of the probe backoff (default 1s)
-//	replica_of.NAME=OTHER       backend NAME serves OTHER's reads outside transactions while OTHER is down
-//	service.SVC=ADDR,ADDR       candidates of service SVC; a backend DSN user app@SERVICE:SVC follows its primary
-//	service.SVC.invalid=ADDR    candidates marked INVALID: never used
-//	service.SVC.probe=SQL       primary probe (default SELECT @@global.read_only = 0)
-//	service.SVC.interval=DUR    how often candidates are probed (default 1s)
+//	backends.NAME.dsn=DSN                     a backend and its go-sql-driver DSN (at least one)
+//	backends.NAME.role=ROLE                   hot, cold, shadow or a group; defaults to NAME when NAME is one of the three
+//	backends.NAME.replica_of=OTHER            NAME serves OTHER's reads outside transactions while OTHER is down
+//	backends.NAME.service=SVC                 NAME follows service SVC's primary (or a DSN user app@SERVICE:SVC)
+//	default=NAME                              the default backend; defaults to the first backend of role hot
+//	routes.TABLE=NAME                         table TABLE lives on backend NAME
+//	enable_cached_server=BOOL                 a statement whose route cannot be computed goes to the last backend used
+//	shadow.mappings.PRODUCTION.shadow=SHADOW  shadow mapping; a rule of mappings only gets the shadow hint as its algorithm
+//	shadow.default_algorithm=NAME, shadow.algorithms.NAME.kind=…, shadow.tables.TABLE.algorithms=A,B …
+//	time_tables.TABLE.shard_key=COL           TABLE is time-sharded on column COL
+//	time_tables.TABLE.hot_window.days=N       hot window: the last N days (or hot_window.months=N: current month + N before)
+//	time_tables.TABLE.default_range=DUR, .require_cold_query=BOOL, .allow_cold_writes=BOOL, .budgets.l1=DUR …
+//	metadata.backend=NAME, metadata.table=T, metadata.refresh=DUR
+//	parse_cache_size=N                        statement-analysis cache entries (default 4096)
+//	timeouts.connect=DUR, timeouts.read=DUR, timeouts.write=DUR
+//	health.down_after=N, health.probe_interval=DUR, health.probe_max=DUR
+//	services.SVC.candidates=ADDR,ADDR, services.SVC.invalid=ADDR, services.SVC.probe=SQL, services.SVC.interval=DUR
+//	config=PATH                               a YAML file read first; the DSN's other keys add to it
 //
-// A value that contains ";" writes it as ";;". Errors name the offending key or backend and never
-// contain a password.
+// README.md has the whole table with every default. Errors name the offending key or backend and
+// never contain a password.
 package config
 
 import (
@@ -58,8 +57,9 @@ type Config struct {
 	Default string `yaml:"default"`
 	// Routes maps a table to the backend that holds it.
 	Routes map[string]string `yaml:"routes"`
-	// CachedServer is ODP's enable_cached_server.
-	CachedServer bool `yaml:"enable_cached_server"`
+	// EnableCachedServer is ODP's enable_cached_server: a statement whose route cannot be
+	// computed goes to the last backend used instead of the default.
+	EnableCachedServer bool `yaml:"enable_cached_server"`
 	// Shadow is the shadow rule; nil means no shadow routing.
 	Shadow *shadow.Rule `yaml:"shadow"`
 	// TimeTables are the time-sharded logical tables.
@@ -68,9 +68,11 @@ type Config struct {
 	Metadata Metadata `yaml:"metadata"`
 	// ParseCacheSize bounds the statement-analysis cache; 0 means 4096.
 	ParseCacheSize int `yaml:"parse_cache_size"`
-	// Timeouts bound every wait on a backend whose DSN sets none of its own.
+	// Timeouts bound the waits on a backend whose DSN sets none of its own; zero means
+	// go-sql-driver's default (no bound).
 	Timeouts Timeouts `yaml:"timeouts"`
-	// Health says when a backend is marked down and how it is probed back.
+	// Health says when a backend is marked down and how it is probed back; by default no
+	// backend is ever marked down (every statement tries its backend, as go-sql-driver does).
 	Health Health `yaml:"health"`
 	// Services are service names whose backends follow the current primary.
 	Services []Service `yaml:"services"`
@@ -141,13 +143,17 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 // Default and Metadata defaults. It is called by connector.New; call it yourself to check a
 // configuration before deployment.
 func (c *Config) Validate() error {
+	return ScrubError(c.validate(), c.Secrets())
+}
+
+func (c *Config) validate() error {
 	if len(c.Backends) == 0 {
-		return errorf("backends", "no backend configured; add one, e.g. backend.hot=user@tcp(host:3306)/db")
+		return errorf("backends", "no backend configured; add one, e.g. backends.hot.dsn=user@tcp(host:3306)/db")
 	}
 	seen := map[string]bool{}
 	for i := range c.Backends {
 		b := &c.Backends[i]
-		where := fmt.Sprintf("backend %q", b.Name)
+		where := "backends." + b.Name
 		if b.Name == "" {
 			return errorf(fmt.Sprintf("backends[%d]", i), "backend without a name; give every backend a name")
 		}
@@ -163,7 +169,7 @@ func (c *Config) Validate() error {
 			case routing.RoleHot, routing.RoleCold, routing.RoleShadow:
 				b.Role = b.Name
 			default:
-				return errorf(where, "no role; set role.%s=hot|cold|shadow|<group>", b.Name)
+				return errorf(where, "no role; set backends.%s.role=hot|cold|shadow|<group>", b.Name)
 			}
 		}
 		if !namePattern.MatchString(b.Role) {
@@ -171,11 +177,11 @@ func (c *Config) Validate() error {
 		}
 		if b.MySQL == nil {
 			if b.DSN == "" {
-				return errorf(where, "no DSN; give its go-sql-driver DSN, e.g. user:password@tcp(host:3306)/db")
+				return errorf(where, "no DSN; give its go-sql-driver DSN, e.g. backends.%s.dsn=user:password@tcp(host:3306)/db", b.Name)
 			}
 			mc, err := mysql.ParseDSN(b.DSN)
 			if err != nil {
-				return errorf(where, "invalid go-sql-driver DSN: %s", redact(err.Error(), b.DSN))
+				return errorf(where+".dsn", "invalid go-sql-driver DSN: %s", Scrub(err.Error(), DSNSecrets(b.DSN)))
 			}
 			b.MySQL = mc
 		}
@@ -201,11 +207,11 @@ func (c *Config) Validate() error {
 			return errorf("routes", "route without a table name")
 		}
 		if !seen[b] {
-			return errorf("route."+table, "backend %q is not configured; name one of %s", b, c.backendNames())
+			return errorf("routes."+table, "backend %q is not configured; name one of %s", b, c.backendNames())
 		}
 		key := strings.ToLower(table) // table names are matched case-insensitively
 		if other, dup := routes[key]; dup && other != b {
-			return errorf("route."+table, "routed twice with different case (to %s and %s); keep one", other, b)
+			return errorf("routes."+table, "routed twice with different case (to %s and %s); keep one", other, b)
 		}
 		routes[key] = b
 	}
@@ -213,16 +219,21 @@ func (c *Config) Validate() error {
 		c.Routes = routes
 	}
 	if c.Shadow != nil {
+		if len(c.Shadow.Mappings) > 0 && len(c.Shadow.Algorithms) == 0 && len(c.Shadow.Tables) == 0 && c.Shadow.DefaultAlgorithm == "" {
+			// Mappings only: the shadow hint decides, as ShardingSphere's default hint algorithm.
+			c.Shadow.Algorithms = []shadow.Algorithm{{Name: "hint", Kind: shadow.KindHint}}
+			c.Shadow.DefaultAlgorithm = "hint"
+		}
 		if err := c.Shadow.Validate(func(name string) bool { return seen[name] }); err != nil {
 			return &Error{Where: "shadow", Problem: err.Error()}
 		}
 	}
 	for i, t := range c.TimeTables {
 		if t.Table == "" || t.ShardKey == "" {
-			return errorf(fmt.Sprintf("time_tables[%d]", i), "a time-sharded table needs table and shard_key")
+			return errorf(fmt.Sprintf("time_tables[%d]", i), "a time-sharded table needs table and shard_key, e.g. time_tables.orders.shard_key=order_time")
 		}
 		if err := t.Window.Validate(); err != nil {
-			return errorf("time."+t.Table, "%v", err)
+			return errorf("time_tables."+t.Table+".hot_window", "%v", err)
 		}
 	}
 	if c.Metadata.Backend == "" {
@@ -271,23 +282,4 @@ func (b *Backend) Address() string {
 		return ""
 	}
 	return b.MySQL.Addr
-}
-
-// redact removes the password of dsn from msg, in case an error quotes it. The password is the
-// text between the first ':' and the last '@' before the last '/', as go-sql-driver reads it.
-func redact(msg, dsn string) string {
-	end := strings.LastIndexByte(dsn, '/')
-	if end < 0 {
-		end = len(dsn)
-	}
-	at := strings.LastIndexByte(dsn[:end], '@')
-	if at < 0 {
-		return msg
-	}
-	user := dsn[:at]
-	colon := strings.IndexByte(user, ':')
-	if colon < 0 || colon == len(user)-1 {
-		return msg
-	}
-	return strings.ReplaceAll(msg, user[colon+1:], "***")
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -9,19 +8,10 @@ import (
 	"time"
 )
 
-// Resilience defaults, used when the configuration leaves a value at zero.
+// Defaults of the settings that are on without configuration. Timeouts have none: a zero
+// timeout is go-sql-driver's default (no bound), and health marking is off until
+// health.down_after is set.
 const (
-	// DefaultConnectTimeout bounds opening a server session: TCP connect, handshake and
-	// authentication together.
-	DefaultConnectTimeout = 5 * time.Second
-	// DefaultReadTimeout bounds each read from a backend (go-sql-driver's readTimeout). A
-	// statement that runs longer than this without sending a row fails; raise it (per backend
-	// with readTimeout= in its DSN, or timeout.read=) for long reports.
-	DefaultReadTimeout = 30 * time.Second
-	// DefaultWriteTimeout bounds each write to a backend (go-sql-driver's writeTimeout).
-	DefaultWriteTimeout = 30 * time.Second
-	// DefaultDownAfter is how many consecutive failures mark a backend down.
-	DefaultDownAfter = 3
 	// DefaultProbeInterval is the first wait of the probe of a down backend; it doubles up to
 	// DefaultProbeMax.
 	DefaultProbeInterval = 250 * time.Millisecond
@@ -36,21 +26,25 @@ const (
 )
 
 // Timeouts are the per-backend bounds on waiting for a backend. A backend whose DSN sets
-// timeout, readTimeout or writeTimeout keeps its own value.
+// timeout, readTimeout or writeTimeout keeps its own value; zero leaves go-sql-driver's default,
+// which is no bound.
 type Timeouts struct {
-	// Connect bounds opening a server session; zero means DefaultConnectTimeout.
+	// Connect bounds opening a server session: TCP connect, handshake and authentication
+	// together (go-sql-driver's timeout bounds the TCP connect only).
 	Connect Duration `yaml:"connect"`
-	// Read bounds each read (go-sql-driver readTimeout); zero means DefaultReadTimeout.
+	// Read bounds each read (go-sql-driver readTimeout). A statement silent for longer fails;
+	// that is the statement's failure, never the backend's.
 	Read Duration `yaml:"read"`
-	// Write bounds each write (go-sql-driver writeTimeout); zero means DefaultWriteTimeout.
+	// Write bounds each write (go-sql-driver writeTimeout).
 	Write Duration `yaml:"write"`
 }
 
 // Health says when a backend is marked down and how it is probed back up.
 type Health struct {
-	// DownAfter is the number of consecutive failures (connect errors, connections lost in
-	// the middle of a statement, timeouts) that mark a backend down; zero means
-	// DefaultDownAfter.
+	// DownAfter is the number of consecutive failures (dials or handshakes that fail, connections
+	// broken in the middle of a statement) that mark a backend down; zero means never: every
+	// statement tries the backend, as go-sql-driver does. A backend with a replica (replica_of)
+	// needs it.
 	DownAfter int `yaml:"down_after"`
 	// ProbeInterval is the first wait between probes of a down backend; zero means
 	// DefaultProbeInterval. The wait doubles after each failed probe up to ProbeMax.
@@ -65,8 +59,12 @@ type Health struct {
 type Service struct {
 	// Name is the service name.
 	Name string `yaml:"name"`
-	// Candidates are the tenants or servers that may hold the service.
-	Candidates []Candidate `yaml:"candidates"`
+	// Candidates are the addresses (host:port) of the tenants or servers that may hold the
+	// service.
+	Candidates []string `yaml:"candidates"`
+	// Invalid are addresses fenced off: never used, even when also listed in Candidates (OCP
+	// marks the old primary INVALID after a failover).
+	Invalid []string `yaml:"invalid"`
 	// Probe is run on every valid candidate; the one whose first column is true (1, ON, TRUE)
 	// is the primary. Empty means DefaultServiceProbe; on OceanBase query its service views.
 	Probe string `yaml:"probe"`
@@ -75,26 +73,12 @@ type Service struct {
 	Interval Duration `yaml:"interval"`
 }
 
-// Candidate is one possible holder of a service.
-type Candidate struct {
-	// Addr is host:port.
-	Addr string `yaml:"addr"`
-	// Invalid fences the candidate off: it is never used (OCP marks the old primary INVALID
-	// after a failover).
-	Invalid bool `yaml:"invalid"`
-}
-
-// Valid returns the addresses of the candidates not marked invalid, in order. An address marked
-// invalid in any of its entries is fenced off, whatever its other entries say.
+// Valid returns the candidates not marked invalid, in order, without repeats.
 func (s *Service) Valid() []string {
-	fenced := map[string]bool{}
-	for _, c := range s.Candidates {
-		fenced[c.Addr] = fenced[c.Addr] || c.Invalid
-	}
 	var out []string
-	for _, c := range s.Candidates {
-		if !fenced[c.Addr] && !slices.Contains(out, c.Addr) {
-			out = append(out, c.Addr)
+	for _, a := range s.Candidates {
+		if !slices.Contains(s.Invalid, a) && !slices.Contains(out, a) {
+			out = append(out, a)
 		}
 	}
 	return out
@@ -110,14 +94,6 @@ func (c *Config) Service(name string) *Service {
 	return nil
 }
 
-func (c *Config) service(name string) *Service {
-	if s := c.Service(name); s != nil {
-		return s
-	}
-	c.Services = append(c.Services, Service{Name: name})
-	return &c.Services[len(c.Services)-1]
-}
-
 // serviceUserSuffix marks a go-sql-driver user of the form app@SERVICE:NAME.
 const serviceUserSuffix = "@SERVICE"
 
@@ -131,10 +107,10 @@ func (b *Backend) splitServiceUser() (bool, error) {
 	}
 	name, pw, _ := strings.Cut(b.MySQL.Passwd, ":")
 	if name == "" {
-		return false, errorf(fmt.Sprintf("backend %q", b.Name), "DSN user %s has no service name; write user@SERVICE:NAME", user)
+		return false, errorf("backends."+b.Name+".dsn", "DSN user %s has no service name; write user@SERVICE:NAME", user)
 	}
 	if b.Service != "" && b.Service != name {
-		return false, errorf(fmt.Sprintf("backend %q", b.Name), "DSN user names service %q but service is set to %q; give one", name, b.Service)
+		return false, errorf("backends."+b.Name+".service", "DSN user names service %q but service is set to %q; give one", name, b.Service)
 	}
 	b.MySQL = b.MySQL.Clone()
 	b.MySQL.User = user[:len(user)-len(serviceUserSuffix)]
@@ -151,24 +127,21 @@ func (c *Config) validateResilience(seen map[string]bool) error {
 		v     *Duration
 		def   time.Duration
 	}{
-		{"timeouts.connect", &c.Timeouts.Connect, DefaultConnectTimeout},
-		{"timeouts.read", &c.Timeouts.Read, DefaultReadTimeout},
-		{"timeouts.write", &c.Timeouts.Write, DefaultWriteTimeout},
+		{"timeouts.connect", &c.Timeouts.Connect, 0},
+		{"timeouts.read", &c.Timeouts.Read, 0},
+		{"timeouts.write", &c.Timeouts.Write, 0},
 		{"health.probe_interval", &c.Health.ProbeInterval, DefaultProbeInterval},
 		{"health.probe_max", &c.Health.ProbeMax, DefaultProbeMax},
 	} {
 		if *d.v < 0 {
-			return errorf(d.where, "negative duration")
+			return errorf(d.where, "negative duration; use 0 for the default")
 		}
 		if *d.v == 0 {
 			*d.v = Duration(d.def)
 		}
 	}
 	if c.Health.DownAfter < 0 {
-		return errorf("health.down_after", "negative count; give a whole number ≥ 1")
-	}
-	if c.Health.DownAfter == 0 {
-		c.Health.DownAfter = DefaultDownAfter
+		return errorf("health.down_after", "negative count; give a whole number ≥ 1, or 0 to never mark a backend down")
 	}
 	if c.Health.ProbeMax < c.Health.ProbeInterval {
 		c.Health.ProbeMax = c.Health.ProbeInterval
@@ -176,7 +149,7 @@ func (c *Config) validateResilience(seen map[string]bool) error {
 	services := map[string]bool{}
 	for i := range c.Services {
 		s := &c.Services[i]
-		where := fmt.Sprintf("service %q", s.Name)
+		where := "services." + s.Name
 		if !namePattern.MatchString(s.Name) {
 			return errorf(where, "invalid service name; use letters, digits, '_', '-' and '.'")
 		}
@@ -184,15 +157,15 @@ func (c *Config) validateResilience(seen map[string]bool) error {
 			return errorf(where, "configured twice; give each service once")
 		}
 		services[s.Name] = true
-		for _, cand := range s.Candidates {
-			if _, port, err := net.SplitHostPort(cand.Addr); err != nil || port == "" {
-				return errorf(where, "candidate %q is not host:port", cand.Addr)
+		for _, addr := range slices.Concat(s.Candidates, s.Invalid) {
+			if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+				return errorf(where, "candidate %q is not host:port", addr)
 			} else if _, err := strconv.Atoi(port); err != nil {
-				return errorf(where, "candidate %q has a non-numeric port", cand.Addr)
+				return errorf(where, "candidate %q has a non-numeric port", addr)
 			}
 		}
 		if len(s.Valid()) == 0 {
-			return errorf(where, "no valid candidate; list at least one host:port not marked invalid, e.g. service.%s=10.0.0.1:2881,10.0.0.2:2881", s.Name)
+			return errorf(where, "no valid candidate; list at least one host:port not marked invalid, e.g. services.%s.candidates=10.0.0.1:2881,10.0.0.2:2881", s.Name)
 		}
 		if s.Probe == "" {
 			s.Probe = DefaultServiceProbe
@@ -206,12 +179,12 @@ func (c *Config) validateResilience(seen map[string]bool) error {
 	}
 	for i := range c.Backends {
 		b := &c.Backends[i]
-		where := fmt.Sprintf("backend %q", b.Name)
+		where := "backends." + b.Name
 		if _, err := b.splitServiceUser(); err != nil {
 			return err
 		}
 		if b.Service != "" && !services[b.Service] {
-			return errorf(where, "service %q is not configured; list its candidates, e.g. service.%s=host1:port,host2:port", b.Service, b.Service)
+			return errorf(where, "service %q is not configured; list its candidates, e.g. services.%s.candidates=host1:port,host2:port", b.Service, b.Service)
 		}
 		if b.ReplicaOf != "" {
 			if !seen[b.ReplicaOf] {
@@ -220,76 +193,10 @@ func (c *Config) validateResilience(seen map[string]bool) error {
 			if b.ReplicaOf == b.Name {
 				return errorf(where, "replica_of names the backend itself; name the backend it copies")
 			}
+			if c.Health.DownAfter == 0 {
+				return errorf(where+".replica_of", "a replica serves reads while its backend is marked down, and health.down_after is not set, so no backend is ever marked down; set it, e.g. health.down_after=3")
+			}
 		}
 	}
 	return nil
-}
-
-// setResilience handles the DSN keys of timeouts, health, replicas and services; it reports
-// whether key was one of them.
-func (c *Config) setResilience(key, value string) (bool, error) {
-	head, rest, _ := strings.Cut(key, ".")
-	dur := func(d *Duration) error {
-		if err := d.UnmarshalText([]byte(value)); err != nil {
-			return errorf(key, "%v", err)
-		}
-		return nil
-	}
-	switch {
-	case key == "timeout.connect":
-		return true, dur(&c.Timeouts.Connect)
-	case key == "timeout.read":
-		return true, dur(&c.Timeouts.Read)
-	case key == "timeout.write":
-		return true, dur(&c.Timeouts.Write)
-	case key == "health.down_after":
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 {
-			return true, errorf(key, "%q is not a whole number ≥ 1", value)
-		}
-		c.Health.DownAfter = n
-		return true, nil
-	case key == "health.probe_interval":
-		return true, dur(&c.Health.ProbeInterval)
-	case key == "health.probe_max":
-		return true, dur(&c.Health.ProbeMax)
-	case head == "replica_of" && rest != "":
-		c.backend(rest).ReplicaOf = value
-		return true, nil
-	case head == "service" && rest != "":
-		name, opt := rest, ""
-		if i := strings.LastIndexByte(rest, '.'); i > 0 {
-			switch rest[i+1:] {
-			case "invalid", "probe", "interval":
-				name, opt = rest[:i], rest[i+1:]
-			}
-		}
-		s := c.service(name)
-		switch opt {
-		case "":
-			for _, a := range splitList(value) {
-				s.Candidates = append(s.Candidates, Candidate{Addr: a})
-			}
-		case "invalid":
-			for _, a := range splitList(value) {
-				s.Candidates = append(s.Candidates, Candidate{Addr: a, Invalid: true})
-			}
-		case "probe":
-			s.Probe = value
-		case "interval":
-			return true, dur(&s.Interval)
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

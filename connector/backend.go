@@ -3,13 +3,10 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -49,8 +46,8 @@ type backend struct {
 }
 
 // newBackend builds backend b of connector c. Timeouts that b's DSN leaves at zero get the
-// configured defaults (config.Timeouts), and the connection id of every server session is
-// read from the server's handshake, for KILL QUERY.
+// configured ones (config.Timeouts; zero there too leaves go-sql-driver's default, no bound), and
+// every server session's socket is watched (connWatch).
 func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	cfg := c.cfg
 	mc := b.MySQL.Clone()
@@ -63,7 +60,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	if mc.WriteTimeout == 0 {
 		mc.WriteTimeout = time.Duration(cfg.Timeouts.Write)
 	}
-	installIDDialer(mc)
+	installWatchDialer(mc)
 	be := &backend{
 		name: b.Name, role: b.Role, addr: b.Address(), mysql: mc,
 		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, events: c.events, stats: c.stats,
@@ -162,7 +159,7 @@ func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.C
 	defer cancel()
 	c, err := t.conn.Connect(dctx)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("obroute: connecting to %s took longer than the connect timeout %s (timeout.connect)", t.addr, timeout)
+		err = fmt.Errorf("obroute: connecting to %s took longer than the connect timeout %s (timeouts.connect)", t.addr, timeout)
 	}
 	return c, err
 }
@@ -173,15 +170,16 @@ func (b *backend) open(ctx context.Context) (*serverSession, error) {
 	if b.health.isDown() {
 		return nil, b.downError()
 	}
-	id := &connID{}
-	conn, via, epoch, err := b.dialDetached(ctx, id)
+	w := &connWatch{}
+	conn, via, epoch, err := b.dialDetached(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	s := newServerSession(b, conn)
 	s.epoch = epoch
 	s.via = via
-	s.id = id.get()
+	s.watch = w
+	s.id = w.connID()
 	if s.id == 0 {
 		if err := s.readConnectionID(ctx); err != nil {
 			s.close()
@@ -203,9 +201,9 @@ type dialed struct {
 // that gives up early gets ctx's error at once, while the dial goes on in the background and its
 // outcome still counts for the backend's health (a backend that accepts connections and never
 // answers is marked down even when every caller is impatient). Closing the backend cancels it.
-func (b *backend) dialDetached(ctx context.Context, id *connID) (driver.Conn, *mysqlTarget, uint64, error) {
+func (b *backend) dialDetached(ctx context.Context, w *connWatch) (driver.Conn, *mysqlTarget, uint64, error) {
 	if b.connectTimeout <= 0 { // no bound of our own: the caller's context is the only one
-		conn, via, epoch, err := b.dial(context.WithValue(ctx, connIDKey{}, id))
+		conn, via, epoch, err := b.dial(context.WithValue(ctx, connWatchKey{}, w))
 		if ctx.Err() == nil {
 			b.record(err)
 		}
@@ -215,7 +213,7 @@ func (b *backend) dialDetached(ctx context.Context, id *connID) (driver.Conn, *m
 	dial := func() {
 		// The caller's values (a custom dialer may read them) without its cancellation;
 		// closing the backend cancels.
-		dctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), connIDKey{}, id))
+		dctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), connWatchKey{}, w))
 		stop := context.AfterFunc(b.ctx, cancel)
 		var d dialed
 		d.conn, d.via, d.epoch, d.err = b.dial(dctx)
@@ -254,106 +252,6 @@ func (b *backend) record(err error) {
 		b.succeeded()
 	case b.ctx.Err() == nil && !errors.Is(err, ErrNoPrimary):
 		b.failed(err)
-	}
-}
-
-// connIDKey carries a *connID to the dialer through the context of Connect.
-type connIDKey struct{}
-
-// connID receives the connection id the server announces in its handshake.
-type connID struct {
-	mu sync.Mutex
-	id uint32
-}
-
-func (c *connID) set(id uint32) { c.mu.Lock(); c.id = id; c.mu.Unlock() }
-
-func (c *connID) get() uint32 { c.mu.Lock(); defer c.mu.Unlock(); return c.id }
-
-// installIDDialer makes mc's connections report the server's connection id from the handshake
-// packet. A backend on a custom network registered with mysql.RegisterDialContext keeps its
-// dialer; its server sessions ask SELECT CONNECTION_ID() instead.
-func installIDDialer(mc *mysql.Config) {
-	inner := mc.DialFunc
-	if inner == nil {
-		switch mc.Net {
-		case "tcp", "tcp4", "tcp6", "unix", "":
-		default:
-			return
-		}
-		inner = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}
-	}
-	mc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := inner(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		id, ok := ctx.Value(connIDKey{}).(*connID)
-		if !ok {
-			return c, nil
-		}
-		hc := &handshakeConn{Conn: c, id: id}
-		if _, ok := c.(syscall.Conn); ok {
-			// go-sql-driver's liveness check of an idle connection needs the raw socket.
-			return &handshakeSysConn{hc}, nil
-		}
-		return hc, nil
-	}
-}
-
-// handshakeSysConn is a handshakeConn over a socket, which go-sql-driver's idle liveness
-// check (CheckConnLiveness) reads directly.
-type handshakeSysConn struct{ *handshakeConn }
-
-// SyscallConn implements syscall.Conn.
-func (c *handshakeSysConn) SyscallConn() (syscall.RawConn, error) {
-	return c.Conn.(syscall.Conn).SyscallConn()
-}
-
-// handshakeConn watches the first packet from the server (the handshake) for the connection
-// id, then only forwards.
-type handshakeConn struct {
-	net.Conn
-	id   *connID
-	head []byte
-	done bool
-}
-
-// Read implements net.Conn.
-func (c *handshakeConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if !c.done && n > 0 {
-		c.head = append(c.head, p[:n]...)
-		c.parse()
-	}
-	return n, err
-}
-
-// parse reads the connection id of a HandshakeV10 packet: 4-byte header, protocol version
-// 10, NUL-terminated server version, then the 4-byte little-endian connection id.
-func (c *handshakeConn) parse() {
-	const header = 4
-	if len(c.head) < header+1 {
-		return
-	}
-	if c.head[header] != 10 {
-		c.done, c.head = true, nil
-		return
-	}
-	for i := header + 1; i < len(c.head); i++ {
-		if c.head[i] == 0 {
-			if len(c.head) >= i+5 {
-				c.id.set(binary.LittleEndian.Uint32(c.head[i+1 : i+5]))
-				c.done, c.head = true, nil
-			}
-			return
-		}
-	}
-	if len(c.head) > 512 { // no version terminator: not a handshake we understand
-		c.done, c.head = true, nil
 	}
 }
 

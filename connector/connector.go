@@ -10,7 +10,6 @@ package connector
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -30,8 +29,7 @@ type Connector struct {
 	cfg      *config.Config
 	backends map[string]*backend
 	router   *routing.Router
-	meta     *metadata.Cache
-	metaDB   *sql.DB
+	meta     *shardMetadata // nil without time-sharded tables
 	logger   *slog.Logger
 	events   *events // state changes: logged and reported to the observer
 	// autocommit is the autocommit a server session of the default backend starts with: off
@@ -75,12 +73,22 @@ func WithMetadataSource(src metadata.Source) Option {
 // WithDriver sets what Driver returns; package driver passes itself.
 func WithDriver(d driver.Driver) Option { return func(o *options) { o.driver = d } }
 
-// New validates cfg and builds a Connector. It opens no server session; when time-sharded
-// tables are configured it loads the shard metadata once and fails if that fails.
+// New validates cfg and builds a Connector. It does no network I/O: server sessions open when
+// a statement needs them, and the shard metadata of time-sharded tables is loaded by the first
+// statement that names one, within that statement's context. Its errors never show a configured
+// password.
 func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if cfg == nil {
 		return nil, errors.New("obroute: nil config")
 	}
+	c, err := newConnector(cfg, opts...)
+	if err != nil {
+		return nil, config.ScrubError(err, cfg.Secrets())
+	}
+	return c, nil
+}
+
+func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -90,13 +98,15 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
+	} else {
+		o.logger = scrubbing(o.logger, cfg.Secrets())
 	}
-	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer}, stats: newStats(), driver: o.driver}
+	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats(), driver: o.driver}
 	var err error
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
 	}
-	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.CachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
+	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
 		if err != nil {
@@ -107,16 +117,13 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 		rc.Backends = append(rc.Backends, routing.Backend{Name: b.Name, Role: b.Role})
 	}
 	if len(cfg.TimeTables) > 0 {
-		if err := c.openMetadata(&o); err != nil {
-			c.Close()
-			return nil, err
-		}
 		loc, err := dataLocation(cfg)
 		if err != nil {
 			c.Close()
 			return nil, err
 		}
-		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock, Location: loc}
+		c.meta = c.newShardMetadata(&o)
+		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc}
 	}
 	router, err := routing.New(rc)
 	if err != nil {
@@ -125,35 +132,6 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c.router = router
 	return c, nil
-}
-
-func (c *Connector) openMetadata(o *options) error {
-	src := o.metaSource
-	if src == nil {
-		be := c.backends[c.cfg.Metadata.Backend]
-		c.metaDB = sql.OpenDB(be.connect)
-		src = metadata.NewSQLSource(c.metaDB, c.cfg.Metadata.Table)
-	}
-	cache, err := metadata.NewCache(src, metadata.CacheOptions{
-		Interval: time.Duration(c.cfg.Metadata.Refresh),
-		Logger:   c.logger,
-		OnRefresh: func(ev metadata.RefreshEvent) {
-			if ev.Err != nil && c.events.obs != nil { // the cache logs the failure itself
-				c.events.obs.OnStateChange(StateEvent{Kind: StateMetadataRefreshFailed, Time: time.Now(), Level: slog.LevelWarn,
-					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
-			}
-		},
-		Clock: o.clock,
-	})
-	if err != nil {
-		if c.metaDB != nil {
-			c.metaDB.Close()
-		}
-		return fmt.Errorf("obroute: loading shard metadata from %s.%s: %w", c.cfg.Metadata.Backend, c.cfg.Metadata.Table, err)
-	}
-	cache.Start()
-	c.meta = cache
-	return nil
 }
 
 // startAutocommit is the autocommit every server session starts with: off when the backend DSNs
@@ -222,26 +200,13 @@ func Open(cfg *config.Config, opts ...Option) (driver.Conn, error) {
 	return cs, nil
 }
 
-// Driver implements driver.Connector.
-func (c *Connector) Driver() driver.Driver {
-	if c.driver != nil {
-		return c.driver
-	}
-	return noDSNDriver{}
-}
-
 // Close implements io.Closer: it stops the metadata refresh. Client sessions are closed by
 // database/sql (db.Close closes them before it closes the connector).
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
 		defer c.closeBackends()
 		if c.meta != nil {
-			c.closeErr = c.meta.Close()
-		}
-		if c.metaDB != nil {
-			if err := c.metaDB.Close(); c.closeErr == nil {
-				c.closeErr = err
-			}
+			c.closeErr = c.meta.close()
 		}
 	})
 	return c.closeErr
@@ -253,18 +218,19 @@ func (c *Connector) Router() *routing.Router { return c.router }
 // Config returns the validated configuration. Do not modify it.
 func (c *Connector) Config() *config.Config { return c.cfg }
 
-// RefreshMetadata reloads the shard metadata now (a migration is followed at once). It is a
-// no-op without time-sharded tables.
+// RefreshMetadata reloads the shard metadata now (a migration is followed at once), or loads it
+// for the first time. It is a no-op without time-sharded tables.
 func (c *Connector) RefreshMetadata(ctx context.Context) error {
 	if c.meta == nil {
 		return nil
 	}
-	return c.meta.Refresh(ctx)
+	return c.meta.refresh(ctx)
 }
 
-// noDSNDriver is what Driver returns for a connector built with New outside package driver.
-type noDSNDriver struct{}
-
-func (noDSNDriver) Open(string) (driver.Conn, error) {
-	return nil, errors.New(`obroute: this connector was built with connector.New; open DSNs with sql.Open("obroute", dsn) after importing github.com/obroute/obroute/driver`)
+// loadMetadata loads the shard metadata, within ctx, if st needs it and it never was loaded.
+func (c *Connector) loadMetadata(ctx context.Context, st *routing.Statement) error {
+	if c.meta == nil || !c.meta.needs(st) {
+		return nil
+	}
+	return c.meta.ensure(ctx)
 }

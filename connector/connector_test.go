@@ -72,7 +72,7 @@ func TestSilentBackendMarkedDownDespiteImpatientCallers(t *testing.T) {
 		}
 		mu.Unlock()
 	}()
-	db, err := sql.Open("obroute", "obroute:backend.hot=root@tcp("+ln.Addr().String()+")/d;timeout.connect=1s;health.down_after=3")
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn=root@tcp("+ln.Addr().String()+")/d;timeouts.connect=1s;health.down_after=3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/routing"
 )
@@ -26,6 +27,9 @@ import (
 func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, args []driver.NamedValue) (driver.Rows, error) {
 	var lines []routing.ExplainLine
 	hints, err := cs.statementHints(ctx)
+	if err == nil {
+		err = cs.c.loadMetadata(ctx, st)
+	}
 	var plan *routing.Plan
 	if err == nil {
 		plan, err = cs.route(st, hints, args, true)
@@ -37,7 +41,7 @@ func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, arg
 	}
 	values := make([][]driver.Value, len(lines))
 	for i, l := range lines {
-		values[i] = []driver.Value{l.Section, l.Step, l.Detail}
+		values[i] = []driver.Value{l.Section, l.Step, config.Scrub(l.Detail, cs.c.events.secrets)}
 	}
 	return &valueRows{columns: routing.ExplainColumns, values: values}, nil
 }
@@ -70,11 +74,15 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*ro
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
+	if err := c.loadMetadata(ctx, st); err != nil {
+		return nil, err
+	}
 	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
 }
 
 // ExplainOptions are the options that render this connector's plans: backend addresses
-// (host:port, or SERVICE:name for a service backend), never credentials.
+// (host:port, or SERVICE:name for a service backend), never credentials. Pass rendered text
+// through ScrubText before it leaves the program, as EXPLAIN ROUTE does.
 func (c *Connector) ExplainOptions() routing.ExplainOptions {
 	return routing.ExplainOptions{Address: func(backend string) string {
 		if b := c.backends[backend]; b != nil {
@@ -83,6 +91,10 @@ func (c *Connector) ExplainOptions() routing.ExplainOptions {
 		return ""
 	}}
 }
+
+// ScrubText returns text without any password of the connector's configuration (config.Scrub):
+// for plans rendered from Explain, and anything else that may quote a DSN.
+func (c *Connector) ScrubText(text string) string { return config.Scrub(text, c.events.secrets) }
 
 // valueRows are rows obroute answers itself; every column is text.
 type valueRows struct {

@@ -42,8 +42,8 @@ func newExplainFixture(t *testing.T, opts ...connector.Option) *explainFixture {
 	t.Helper()
 	f := &explainFixture{addr: map[string]string{}, servers: map[string]*embedded.Server{}, log: &bytes.Buffer{}}
 	cfg := &config.Config{
-		Routes:       map[string]string{"audit_log": "cold"},
-		CachedServer: true,
+		Routes:             map[string]string{"audit_log": "cold"},
+		EnableCachedServer: true,
 		Shadow: &shadow.Rule{
 			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 			Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}},

@@ -14,12 +14,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/routing"
 )
 
-// ErrBackendDown: the backend failed config.Health.DownAfter times in a row and is being
-// probed in the background; statements for it fail at once instead of waiting for a timeout.
-// Retry later, or configure a replica (replica_of) to keep serving reads.
+// ErrBackendDown: the backend failed config.Health.DownAfter times in a row (when that is set)
+// and is being probed in the background; statements for it fail at once instead of waiting for
+// a timeout. Retry later, or configure a replica (replica_of) to keep serving reads.
 var ErrBackendDown = errors.New("obroute: backend is down")
 
 // probeTimeout bounds one probe of a down backend.
@@ -59,16 +60,18 @@ func isFailure(err error) bool {
 	return true
 }
 
-// failed counts a failure of the backend; enough in a row mark it down and start the probe.
+// failed counts a failure of the backend; enough in a row (health.down_after) mark it down and
+// start the probe.
 func (b *backend) failed(err error) {
 	if !isFailure(err) {
 		return
 	}
 	n := b.health.failures.Add(1)
 	b.health.mu.Lock()
-	b.health.lastErr = errorText(err)
+	b.health.lastErr = config.Scrub(errorText(err), b.events.secrets)
 	b.health.mu.Unlock()
-	if int(n) < b.cfg.Health.DownAfter || !b.health.down.CompareAndSwap(false, true) {
+	// health.down_after 0: never marked down, every statement tries the backend.
+	if b.cfg.Health.DownAfter == 0 || int(n) < b.cfg.Health.DownAfter || !b.health.down.CompareAndSwap(false, true) {
 		return
 	}
 	b.health.mu.Lock()
@@ -116,7 +119,7 @@ func (b *backend) probe() {
 			return
 		}
 		b.health.mu.Lock()
-		b.health.lastErr = errorText(err)
+		b.health.lastErr = config.Scrub(errorText(err), b.events.secrets)
 		b.health.mu.Unlock()
 		wait = min(2*wait, maxWait)
 		timer.Reset(wait)

@@ -83,8 +83,9 @@ func (c *Connector) observer() Observer { return c.events.obs }
 // events is where state changes go: each is logged once (info or warn) and reported to the
 // observer. The connector and its backends share one.
 type events struct {
-	logger *slog.Logger
-	obs    Observer
+	logger  *slog.Logger
+	obs     Observer
+	secrets []string // scrubbed from what the observer gets, as the logger does
 }
 
 // state logs a state change and reports it to the observer. attrs use the keys backend, addr,
@@ -94,8 +95,12 @@ func (e *events) state(ctx context.Context, kind StateKind, level slog.Level, ms
 	if e.obs == nil {
 		return
 	}
-	ev := StateEvent{Kind: kind, Time: time.Now(), Level: level, Message: msg, Attrs: attrs}
-	for _, a := range attrs {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = scrubAttr(a, e.secrets)
+	}
+	ev := StateEvent{Kind: kind, Time: time.Now(), Level: level, Message: msg, Attrs: clean}
+	for _, a := range clean {
 		switch a.Key {
 		case "backend":
 			ev.Backend = a.Value.String()

@@ -77,7 +77,7 @@ func TestIdleServerSessionsKilledAreReplaced(t *testing.T) {
 	hot.Exec(t, "CREATE DATABASE other")
 	for _, mode := range []string{"sql.Conn", "pool"} {
 		t.Run(mode, func(t *testing.T) {
-			db, c, closeCheck := resilient(t, "obroute:backend.hot="+hot.DSN)
+			db, c, closeCheck := resilient(t, "obroute:backends.hot.dsn="+hot.DSN)
 			ctx := context.Background()
 			var q interface {
 				ExecContext(context.Context, string, ...any) (sql.Result, error)
@@ -146,7 +146,7 @@ func TestBackendKilledDuringTransactions(t *testing.T) {
 	for _, b := range bs {
 		b.Exec(t, "CREATE TABLE items (tx INT, n INT, PRIMARY KEY (tx, n)) ENGINE=InnoDB")
 	}
-	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;backend.cold=%s;timeout.connect=2s;timeout.read=5s", hot.DSN, cold.DSN))
+	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;timeouts.connect=2s;timeouts.read=5s", hot.DSN, cold.DSN))
 	db.SetMaxOpenConns(100)
 	const txs, rowsPerTx = 100, 5
 	errs := make([]error, txs)
@@ -228,7 +228,7 @@ func TestBackendKilledDuringTransactions(t *testing.T) {
 func TestPausedBackendErrorsWithinBound(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
 	const connectTO, readTO = time.Second, 2 * time.Second
-	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;timeout.connect=%s;timeout.read=%s;timeout.write=%s", hot.DSN, connectTO, readTO, readTO))
+	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backends.hot.dsn=%s;timeouts.connect=%s;timeouts.read=%s;timeouts.write=%s;health.down_after=3", hot.DSN, connectTO, readTO, readTO))
 	const callers = 8
 	db.SetMaxOpenConns(callers)
 	run := func() (time.Duration, error) {
@@ -297,7 +297,7 @@ func TestPausedBackendErrorsWithinBound(t *testing.T) {
 // Done when 4: SELECT SLEEP(30) cancelled after 200 ms is gone from the processlist within 1 s.
 func TestCancelledQueryIsKilled(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
-	db, c, closeCheck := resilient(t, "obroute:backend.hot="+hot.DSN)
+	db, c, closeCheck := resilient(t, "obroute:backends.hot.dsn="+hot.DSN)
 	for i, tc := range []struct {
 		name string
 		run  func(ctx context.Context, sleep string) error
@@ -377,7 +377,7 @@ func TestServiceSwitchover(t *testing.T) {
 	}
 	west.Exec(t, "SET GLOBAL read_only = 1")
 	// fenced is writable but marked INVALID: it must never be used.
-	dsn := fmt.Sprintf("obroute:backend.hot=app@SERVICE:orders:app-pw@tcp(127.0.0.1:1)/test;service.orders=%s,%s;service.orders.invalid=%s;service.orders.interval=200ms",
+	dsn := fmt.Sprintf("obroute:backends.hot.dsn=app@SERVICE:orders:app-pw@tcp(127.0.0.1:1)/test;services.orders.candidates=%s,%s;services.orders.invalid=%s;services.orders.interval=200ms",
 		east.Addr, west.Addr, fenced.Addr)
 	db, c, closeCheck := resilient(t, dsn)
 	ctx := context.Background()
@@ -480,7 +480,7 @@ func TestServiceSwitchover(t *testing.T) {
 func TestReplicaServesReadsWhileDown(t *testing.T) {
 	bs := sqltest.MariaDB(t, "hot", "copy")
 	hot, cp := bs[0], bs[1]
-	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;backend.copy=%s;role.copy=replica;replica_of.copy=hot;health.down_after=1", hot.DSN, cp.DSN))
+	db, c, closeCheck := resilient(t, fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.copy.dsn=%s;backends.copy.role=replica;backends.copy.replica_of=hot;health.down_after=1", hot.DSN, cp.DSN))
 	port := func() (int, error) {
 		var p int
 		err := db.QueryRow("SELECT @@port").Scan(&p)
@@ -571,7 +571,7 @@ func firstError(errs []error) error {
 func TestCommitOutcomeUnderKill(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
 	hot.Exec(t, "CREATE TABLE items (tx INT, n INT, PRIMARY KEY (tx, n)) ENGINE=InnoDB")
-	db, _, closeCheck := resilient(t, fmt.Sprintf("obroute:backend.hot=%s;timeout.connect=2s;timeout.read=5s", hot.DSN))
+	db, _, closeCheck := resilient(t, fmt.Sprintf("obroute:backends.hot.dsn=%s;timeouts.connect=2s;timeouts.read=5s", hot.DSN))
 	const txs, rowsPerTx = 100, 5
 	db.SetMaxOpenConns(txs)
 	commitErrors := 0

@@ -36,7 +36,13 @@ type serverSession struct {
 	id    uint32
 	via   *mysqlTarget
 	epoch uint64
+	// watch tells a statement's own timeout from a dropped connection; nil when unwatched.
+	watch *connWatch
 }
+
+// errStatementTimeout is the cause logged for KILL QUERY of a statement that outlived its read or
+// write timeout.
+var errStatementTimeout = errors.New("the statement outlived its read or write timeout (timeouts.read, timeouts.write or the DSN's readTimeout, writeTimeout)")
 
 func newServerSession(b *backend, conn driver.Conn) *serverSession {
 	return &serverSession{backend: b, conn: conn, applied: map[string]string{}}
@@ -62,9 +68,10 @@ func (s *serverSession) addr() string {
 
 // markErr records whether err left the connection unusable, counts backend failures and
 // successes for the backend's health, and has the server stop a statement the application
-// abandoned: go-sql-driver closes the connection when a context ends in the middle of a
-// statement, so the server session is discarded, and KILL QUERY is sent on a side
-// connection so that the server stops working on it.
+// abandoned: go-sql-driver closes the connection when a context ends, or a read or write
+// timeout expires, in the middle of a statement, so the server session is discarded, and KILL
+// QUERY is sent on a side connection so that the server stops working on it. Neither is a
+// failure of the backend: only a connection it broke is.
 func (s *serverSession) markErr(err error) {
 	if err == nil {
 		s.backend.succeeded()
@@ -79,6 +86,10 @@ func (s *serverSession) markErr(err error) {
 	}
 	if !valid && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		s.backend.killQuery(s, err)
+		return
+	}
+	if s.broken && s.watch.deadlineHit() {
+		s.backend.killQuery(s, errStatementTimeout)
 		return
 	}
 	s.backend.failed(err)

@@ -37,7 +37,7 @@ func TestServiceProbeKeepsItsConnections(t *testing.T) {
 	}
 	west.Exec(t, "SET GLOBAL read_only = 1")
 	const interval, span = 200 * time.Millisecond, 30 * time.Second
-	dsn := fmt.Sprintf("obroute:backend.hot=app@SERVICE:orders:app-pw@tcp(127.0.0.1:1)/test;service.orders=%s,%s;service.orders.interval=%s",
+	dsn := fmt.Sprintf("obroute:backends.hot.dsn=app@SERVICE:orders:app-pw@tcp(127.0.0.1:1)/test;services.orders.candidates=%s,%s;services.orders.interval=%s",
 		east.Addr, west.Addr, interval)
 	db, _, closeCheck := resilient(t, dsn)
 	start := time.Now()

@@ -102,14 +102,12 @@ func (cs *clientSession) Prepare(query string) (driver.Stmt, error) {
 	return cs.PrepareContext(context.Background(), query)
 }
 
-// PrepareContext implements driver.ConnPrepareContext. The statement is analysed now; it is
-// prepared on a backend's server session when it first runs there, because its route can
-// depend on its arguments.
+// PrepareContext implements driver.ConnPrepareContext: see prepare.
 func (cs *clientSession) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if cs.unusable() {
 		return nil, driver.ErrBadConn
 	}
-	return &stmt{cs: cs, st: cs.c.router.Analyze(query)}, nil
+	return cs.prepare(ctx, query)
 }
 
 // Begin implements driver.Conn.
@@ -337,6 +335,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
+	if err == nil {
+		err = cs.c.loadMetadata(ctx, st)
+	}
 	var plan *routing.Plan
 	if err == nil {
 		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))

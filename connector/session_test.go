@@ -26,7 +26,7 @@ func twoBackends(t *testing.T) (db *sql.DB, hot, cold *sqltest.Backend) {
 		b.Exec(t, "CREATE TABLE audit_log (id INT PRIMARY KEY, note VARCHAR(64))")
 		b.Exec(t, "CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(64))")
 	}
-	dsn := fmt.Sprintf("obroute:backend.hot=%s;backend.cold=%s;route.audit_log=cold", hot.DSN, cold.DSN)
+	dsn := fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;routes.audit_log=cold", hot.DSN, cold.DSN)
 	db, err := sql.Open("obroute", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestLastStatementFunctionsFollowSession(t *testing.T) {
 
 func TestSQLX(t *testing.T) {
 	_, hot, cold := twoBackends(t)
-	db, err := sqlx.Open("obroute", fmt.Sprintf("obroute:backend.hot=%s;backend.cold=%s;route.audit_log=cold", hot.DSN, cold.DSN))
+	db, err := sqlx.Open("obroute", fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;routes.audit_log=cold", hot.DSN, cold.DSN))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ func shadowSetup(t *testing.T) (db *sql.DB, prod, shadows []*sqltest.Backend) {
 		b.Exec(t, "CREATE TABLE audit_log (id INT PRIMARY KEY, note VARCHAR(64))")
 		b.Exec(t, "CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(64))")
 	}
-	dsn := fmt.Sprintf("obroute:backend.hot=%s;backend.cold=%s;backend.shadow_hot=%s;role.shadow_hot=shadow;backend.shadow_cold=%s;role.shadow_cold=shadow;"+
-		"route.audit_log=cold;shadow.hot=shadow_hot;shadow.cold=shadow_cold", prod[0].DSN, prod[1].DSN, shadows[0].DSN, shadows[1].DSN)
+	dsn := fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;backends.shadow_hot.dsn=%s;backends.shadow_hot.role=shadow;backends.shadow_cold.dsn=%s;backends.shadow_cold.role=shadow;"+
+		"routes.audit_log=cold;shadow.mappings.hot.shadow=shadow_hot;shadow.mappings.cold.shadow=shadow_cold", prod[0].DSN, prod[1].DSN, shadows[0].DSN, shadows[1].DSN)
 	db, err := sql.Open("obroute", dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func refusingBackends(t *testing.T) (*sql.DB, *sqltest.Backend, *sqltest.Backend
 	hot.Exec(t, "CREATE DATABASE onlyhot")
 	hot.Exec(t, "GRANT ALL ON onlyhot.* TO app@'%'")
 	hot.Exec(t, "CREATE TABLE onlyhot.items (id INT PRIMARY KEY)")
-	dsn := fmt.Sprintf("obroute:backend.hot=app:app-pw@tcp(%s)/test;backend.cold=app:app-pw@tcp(%s)/test;route.audit_log=cold", hot.Addr, cold.Addr)
+	dsn := fmt.Sprintf("obroute:backends.hot.dsn=app:app-pw@tcp(%s)/test;backends.cold.dsn=app:app-pw@tcp(%s)/test;routes.audit_log=cold", hot.Addr, cold.Addr)
 	db, err := sql.Open("obroute", dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,58 @@ import (
 	"github.com/obroute/obroute/routing"
 )
 
-// stmt is a prepared statement of a client session. It is prepared on a server session the
-// first time it runs there, and that server-side statement is reused while both live.
+// stmt is a prepared statement of a client session. It is prepared at once on the backend it
+// routes to without arguments (see prepare), and on any other server session the first time it
+// runs there; each server-side statement is reused while both live.
 type stmt struct {
 	cs       *clientSession
 	st       *routing.Statement
 	prepared map[*serverSession]driver.Stmt
+	// serverInputs is the server's count of placeholders for a statement obroute could not
+	// parse, -1 when unknown.
+	serverInputs int
+}
+
+// prepare analyses query and prepares it on the backend where it routes, so that a statement the
+// server refuses fails at Prepare with the server's error, as with go-sql-driver. A route that
+// depends on the arguments (a time-sharded table's range), or that is not the statement's own
+// text on one backend, is left to the first execution. With a shadow rule configured, only
+// shadow traffic is prepared early: a statement prepared without a shadow hint may still be run
+// as shadow traffic, and shadow traffic never reaches production.
+func (cs *clientSession) prepare(ctx context.Context, query string) (driver.Stmt, error) {
+	s := &stmt{cs: cs, st: cs.c.router.Analyze(query), serverInputs: -1}
+	switch s.st.Kind {
+	case routing.KindBegin, routing.KindCommit, routing.KindRollback, routing.KindSet, routing.KindUse, routing.KindExplainRoute:
+		return s, nil // obroute runs these itself
+	}
+	if cs.tx.lost || s.st.HintErr != nil {
+		return s, nil // refused when run
+	}
+	hints, err := cs.statementHints(ctx)
+	if err != nil {
+		return s, nil
+	}
+	plan, err := cs.route(s.st, hints, nil, false)
+	if err != nil || len(plan.Targets) != 1 || plan.Targets[0].SQL != s.st.SQL || cs.c.cfg.Shadow != nil && !plan.Shadow {
+		return s, nil
+	}
+	ss, err := cs.server(ctx, cs.readBackend(plan, plan.Targets[0].Backend))
+	if err == nil {
+		err = cs.sync(ctx, ss)
+	}
+	if err == nil {
+		var p driver.Stmt
+		if p, err = ss.conn.(driver.ConnPrepareContext).PrepareContext(ctx, s.st.SQL); err == nil {
+			s.prepared = map[*serverSession]driver.Stmt{ss: p}
+			if s.st.ParseErr != nil {
+				s.serverInputs = p.NumInput()
+			}
+			return s, nil
+		}
+		ss.markErr(err)
+		cs.dropBroken(ss)
+	}
+	return nil, cs.keepSession(err)
 }
 
 var (
@@ -21,11 +67,12 @@ var (
 	_ driver.StmtQueryContext = (*stmt)(nil)
 )
 
-// NumInput implements driver.Stmt: the number of ? placeholders, -1 when the statement could
-// not be parsed (database/sql then leaves the count to the server).
+// NumInput implements driver.Stmt: the number of ? placeholders; for a statement obroute could
+// not parse, the server's count when it was prepared at once, else -1 (database/sql then leaves
+// the count to the server).
 func (s *stmt) NumInput() int {
 	if s.st.ParseErr != nil || s.st.Kind == routing.KindExplainRoute {
-		return -1
+		return s.serverInputs
 	}
 	return s.st.Params
 }

@@ -1,17 +1,65 @@
 #!/usr/bin/env bash
-# The test command of README.md: sets up what the tests need on a fresh machine, then runs
-# every test with the race detector. Tests that need a real MariaDB fail (not skip) here.
-set -euo pipefail
+# The test command of README.md: finds or starts the MariaDB the tests share (.ci/mariadb.sh, which
+# never changes an existing server), then runs every check, each step timed:
+#   gofmt and go vet; go test -race ./... (package by package as each finishes, through
+#   internal/testprogress); the test suites of go-sql-driver, sqlx and GORM through obroute; the
+#   overhead benchmarks in short mode.
+# Every step runs even when an earlier one failed; the summary lists each step's result and time,
+# and the command fails when any step failed. Tests that need a real MariaDB fail (not skip) here.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/mariadb.sh                       # MariaDB on 127.0.0.1:3306 (installed if missing)
-export OBROUTE_REQUIRE_SERVERS=1          # a missing server is a failure, never a skip
+export OBROUTE_REQUIRE_SERVERS=1 # a missing server is a failure, never a skip
 # The differential tests draw a random seed when none is given; CI replays a fixed one so that
 # a landing never depends on luck. Run them with OBROUTE_DIFF_SEED unset to explore.
 export OBROUTE_DIFF_SEED=${OBROUTE_DIFF_SEED:-20261130}
-unformatted=$(gofmt -l $(git ls-files '*.go'))
-if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted"; exit 1; fi
-go vet ./...
-go test -race -count=1 -timeout 25m ./...
-bash scripts/mysql-parity.sh              # go-sql-driver's own tests with driver name obroute
-# The overhead benchmarks in short mode (a few iterations: they must run, figures are not judged).
-go test -run '^$' -bench . -benchtime 20x -benchmem ./bench/ | go run ./bench/cmd/report
+
+summary=()
+failed=0
+total_start=$SECONDS
+step() { # step NAME COMMAND…: runs one step, timed
+  local name=$1 start=$SECONDS
+  shift
+  echo
+  echo "=== $name"
+  if "$@"; then
+    summary+=("ok    $(printf '%5ds' $((SECONDS - start)))  $name")
+  else
+    summary+=("FAIL  $(printf '%5ds' $((SECONDS - start)))  $name")
+    failed=1
+  fi
+}
+
+mariadb_setup() {
+  OBROUTE_TEST_DSN=$(bash .ci/mariadb.sh) || return 1
+  export OBROUTE_TEST_DSN
+  echo "test server: ${OBROUTE_TEST_DSN/:*@/:***@}"
+}
+formatting() {
+  local unformatted
+  unformatted=$(gofmt -l $(git ls-files '*.go'))
+  [ -z "$unformatted" ] || { echo "gofmt needed: $unformatted"; return 1; }
+  go vet ./...
+}
+unit_tests() {
+  go test -race -count=1 -timeout 25m -json ./... | go run ./internal/testprogress
+}
+benchmarks() { # a few iterations: they must run, figures are not judged
+  go test -run '^$' -bench . -benchtime 20x -benchmem ./bench/ | go run ./bench/cmd/report
+}
+
+step "MariaDB (.ci/mariadb.sh)" mariadb_setup
+if [ "$failed" -ne 0 ]; then
+  echo "no test server: nothing else can run"
+  exit 1
+fi
+step "gofmt, go vet" formatting
+step "go test -race ./..." unit_tests
+step "go-sql-driver's suite through obroute (scripts/mysql-parity.sh)" bash scripts/mysql-parity.sh
+step "sqlx's suite through obroute (scripts/sqlx-parity.sh)" bash scripts/sqlx-parity.sh
+step "GORM's suite through obroute (scripts/gorm-parity.sh)" bash scripts/gorm-parity.sh
+step "benchmarks, short mode" benchmarks
+
+echo
+echo "=== summary ($((SECONDS - total_start))s in all)"
+printf '%s\n' "${summary[@]}"
+exit "$failed"

@@ -26,7 +26,7 @@
 // # Environment
 //
 //   - OBROUTE_TEST_DSN: the server [Shared] uses; default
-//     root@tcp(127.0.0.1:3306)/. .ci/mariadb.sh starts one there.
+//     root@tcp(127.0.0.1:3306)/. .ci/mariadb.sh finds or starts one and prints its DSN.
 //   - OBROUTE_REQUIRE_SERVERS=1: see below. CI sets it.
 //
 // # Skip or fail

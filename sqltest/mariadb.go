@@ -372,7 +372,34 @@ func (in *instance) pause() error {
 		return err
 	}
 	in.paused = true
+	waitStopped(in.cmd.Process.Pid)
 	return nil
+}
+
+// waitStopped waits (at most 2 s) until every thread of process pid is stopped, so that a paused
+// server answers nothing more once Pause returns: SIGSTOP reaches a busy process's threads
+// asynchronously. Without /proc (not Linux) it returns at once.
+func waitStopped(pid int) {
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(stats) == 0 {
+			return
+		}
+		running := false
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			// The state follows the parenthesised command name: "pid (comm) S …"; T is stopped.
+			if i := strings.LastIndexByte(string(b), ')'); err == nil && i+2 < len(b) && b[i+2] != 'T' {
+				running = true
+				break
+			}
+		}
+		if !running {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (in *instance) resume() error {

@@ -85,6 +85,15 @@ func Open(cfg *config.Config) (*Store, error) {
 	return s, nil
 }
 
+// connectTimeout bounds opening an operations connection when the backend's DSN sets no timeout.
+const connectTimeout = 5 * time.Second
+
+// statementAllowance is how long a statement routed before a metadata change is assumed to run
+// when neither a level budget nor a read timeout bounds statements (obroute migrate -wait sets
+// the whole wait instead). A statement still reading the moved table later is not answered
+// wrongly: the table is renamed away only once the statements holding it have finished.
+const statementAllowance = 30 * time.Second
+
 // openOps opens a backend with the session settings of operations.
 func openOps(mc *mysql.Config) (*sql.DB, error) {
 	c := mc.Clone()
@@ -95,7 +104,7 @@ func openOps(mc *mysql.Config) (*sql.DB, error) {
 	}
 	c.Params["time_zone"] = "'+00:00'"
 	if c.Timeout == 0 {
-		c.Timeout = config.DefaultConnectTimeout
+		c.Timeout = connectTimeout
 	}
 	c.ReadTimeout = max(c.ReadTimeout, 10*time.Minute)
 	if err := c.Apply(mysql.Charset("utf8mb4", "")); err != nil {
@@ -122,7 +131,7 @@ func settleTime(cfg *config.Config) time.Duration {
 	if stmt == 0 {
 		stmt = time.Duration(cfg.Timeouts.Read)
 		if stmt == 0 {
-			stmt = config.DefaultReadTimeout
+			stmt = statementAllowance
 		}
 	}
 	return time.Duration(cfg.Metadata.Refresh) + metadata.DefaultLoadTimeout + stmt

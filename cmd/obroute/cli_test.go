@@ -102,7 +102,7 @@ func TestExplainCommand(t *testing.T) {
 	cfg := configFile(t, dsn)
 	csvFile := writeFile(t, "shards.csv", metadataCSV)
 	yamlFile := writeFile(t, "shards.yaml", metadataYAML)
-	obDSN := fmt.Sprintf("obroute:backend.hot=%s;backend.cold=%s;route.audit_log=cold;time.orders.shard_key=order_time;time.orders.hot_months=2", dsn["hot"], dsn["cold"])
+	obDSN := fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;routes.audit_log=cold;time_tables.orders.shard_key=order_time;time_tables.orders.hot_window.months=2", dsn["hot"], dsn["cold"])
 
 	staticRoute := fmt.Sprintf(`Route Prompts
   [INFO] Will route to backend cold by the route of table audit_log
@@ -142,7 +142,7 @@ Route Plan
 		{name: "refused", code: 1, prefix: true, stderr: "obroute explain: the statement would be refused (level_violation)\n",
 			args: []string{"explain", "-config", cfg, "-metadata", csvFile, "-now", "2025-03-15", "/*+ OBROUTE(query_level=L1) */ SELECT id FROM orders WHERE order_time >= '2024-12-20'"},
 			want: "Route Prompts\n  [ERROR] Will not route: obroute: query level violated"},
-		{name: "no configuration", code: 1, stderr: "obroute explain: no configuration: give -config obroute.yaml or -dsn 'obroute:backend.hot=…'\n",
+		{name: "no configuration", code: 1, stderr: "obroute explain: no configuration: give -config obroute.yaml or -dsn 'obroute:backends.hot.dsn=…'\n",
 			args: []string{"explain", "SELECT 1"}},
 		{name: "no statement", code: 1, stderr: "obroute explain: give exactly one SQL statement (quoted), got 0 arguments; see obroute help explain\n",
 			args: []string{"explain", "-config", cfg}},

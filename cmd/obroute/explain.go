@@ -29,7 +29,7 @@ Usage:
 
 Flags:
   -config FILE     obroute YAML configuration
-  -dsn DSN         obroute DSN (obroute:backend.hot=…;…), instead of -config
+  -dsn DSN         obroute DSN (obroute:backends.hot.dsn=…;…), instead of -config
   -metadata FILE   shard metadata as CSV (header table_name,min_time,max_time,is_hot[,location])
                    or YAML (a list of {table_name, min_time, max_time, is_hot, location});
                    default: read the configured metadata table from its backend
@@ -87,12 +87,20 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if st.Kind == routing.KindExplainRoute {
 			st = st.Explained
 		}
-		if werr := routing.WriteExplain(stdout, routing.ExplainRefused(st, err, c.ExplainOptions())); werr != nil {
+		if werr := routing.WriteExplain(stdout, scrubbed(c, routing.ExplainRefused(st, err, c.ExplainOptions()))); werr != nil {
 			return werr
 		}
 		return fmt.Errorf("the statement would be refused (%s)", routing.RefusalReason(err))
 	}
-	return routing.WriteExplain(stdout, plan.Explain(c.ExplainOptions()))
+	return routing.WriteExplain(stdout, scrubbed(c, plan.Explain(c.ExplainOptions())))
+}
+
+// scrubbed returns lines without any password of c's configuration.
+func scrubbed(c *connector.Connector, lines []routing.ExplainLine) []routing.ExplainLine {
+	for i := range lines {
+		lines[i].Detail = c.ScrubText(lines[i].Detail)
+	}
+	return lines
 }
 
 // loadConfig reads the configuration from exactly one of a YAML file and a DSN.
@@ -105,7 +113,7 @@ func loadConfig(file, dsn string) (*config.Config, error) {
 	case dsn != "":
 		return config.ParseDSN(dsn)
 	}
-	return nil, errors.New("no configuration: give -config obroute.yaml or -dsn 'obroute:backend.hot=…'")
+	return nil, errors.New("no configuration: give -config obroute.yaml or -dsn 'obroute:backends.hot.dsn=…'")
 }
 
 // parseNow reads the -now flag: a date, a date and time (UTC) or RFC 3339.

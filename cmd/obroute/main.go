@@ -50,7 +50,7 @@ Run 'obroute help COMMAND' for a command's flags and an example.
 
 Examples:
   obroute demo
-  obroute explain -dsn 'obroute:backend.hot=app@tcp(10.0.0.1:3306)/shop;route.audit_log=hot' "SELECT * FROM audit_log"
+  obroute explain -dsn 'obroute:backends.hot.dsn=app@tcp(10.0.0.1:3306)/shop;routes.audit_log=hot' "SELECT * FROM audit_log"
   obroute metadata mark-hot -dsn 'app:pw@tcp(10.0.0.1:3306)/shop' -hot-months 2
   obroute metadata verify -config obroute.yaml
   obroute migrate -config obroute.yaml orders_202501

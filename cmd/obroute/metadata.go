@@ -53,7 +53,7 @@ Usage:
 
 Flags:
   -config FILE     obroute YAML configuration (backends, time_tables, metadata)
-  -dsn DSN         obroute DSN (obroute:backend.hot=…;time.orders.shard_key=…); for mark-hot
+  -dsn DSN         obroute DSN (obroute:backends.hot.dsn=…;time_tables.orders.shard_key=…); for mark-hot
                    with -hot-days/-hot-months, the go-sql-driver DSN of the backend holding
                    the metadata table (user:password@tcp(host:3306)/db)
   -table NAME      prepare: only this time table; mark-hot -dsn: the metadata table, "table"

@@ -1,0 +1,67 @@
+package connector
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// Reaching the Connector from database/sql
+//
+// A handle opened with sql.Open("obroute", dsn) hides its Connector; FromDB and FromConn give it
+// back, for Stats, Explain, RefreshMetadata and the rest:
+//
+//	db, _ := sql.Open("obroute", dsn)
+//	c, err := connector.FromDB(db)
+//	fmt.Println(c.Stats().Routes)
+
+// ErrNotObroute: the handle was not opened with obroute (its driver is another one).
+var ErrNotObroute = errors.New("obroute: the handle's driver is not obroute")
+
+// FromDB returns the Connector behind db, a handle opened with sql.Open("obroute", …) or
+// sql.OpenDB(c). It takes no connection from the pool and does no I/O.
+func FromDB(db *sql.DB) (*Connector, error) {
+	if d, ok := db.Driver().(boundDriver); ok {
+		return d.c, nil
+	}
+	return nil, fmt.Errorf("%w (it is %T)", ErrNotObroute, db.Driver())
+}
+
+// FromConn returns the Connector behind conn, a connection of an obroute handle. It does no I/O.
+func FromConn(conn *sql.Conn) (*Connector, error) {
+	var c *Connector
+	err := conn.Raw(func(dc any) error {
+		cs, ok := dc.(*clientSession)
+		if !ok {
+			return fmt.Errorf("%w (its connection is %T)", ErrNotObroute, dc)
+		}
+		c = cs.c
+		return nil
+	})
+	return c, err
+}
+
+// Driver implements driver.Connector. The driver it returns carries the connector, which is how
+// FromDB finds it.
+func (c *Connector) Driver() driver.Driver {
+	inner := c.driver
+	if inner == nil {
+		inner = noDSNDriver{}
+	}
+	return boundDriver{Driver: inner, c: c}
+}
+
+// boundDriver is the driver of one connector: package driver's (or noDSNDriver), plus the
+// connector it was asked of.
+type boundDriver struct {
+	driver.Driver
+	c *Connector
+}
+
+// noDSNDriver is the driver of a connector built with New outside package driver.
+type noDSNDriver struct{}
+
+func (noDSNDriver) Open(string) (driver.Conn, error) {
+	return nil, errors.New(`obroute: this connector was built with connector.New; open DSNs with sql.Open("obroute", dsn) after importing github.com/obroute/obroute/driver`)
+}

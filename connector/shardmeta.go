@@ -1,0 +1,172 @@
+package connector
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/obroute/obroute/metadata"
+	"github.com/obroute/obroute/routing"
+)
+
+// ErrMetadataUnavailable: the shard metadata could not be loaded for the first time, so a
+// statement on a time-sharded table cannot be routed. It wraps the cause; the next statement
+// that needs the metadata tries again.
+var ErrMetadataUnavailable = errors.New("obroute: shard metadata not loaded")
+
+// shardMetadata is the connector's shard metadata. Nothing is read when the connector is built:
+// the first statement that names a time-sharded table loads it, within that statement's
+// context; after that first load it is refreshed in the background and readers never wait.
+type shardMetadata struct {
+	src   metadata.Source
+	opts  metadata.CacheOptions
+	where string // backend.table, for errors
+	db    *sql.DB
+	// tables are the time-sharded logical tables, lower case: the statements that need it.
+	tables map[string]bool
+
+	cache atomic.Pointer[metadata.Cache]
+	// turn admits one first load at a time; a caller waiting for it stops when its context ends.
+	turn   chan struct{}
+	mu     sync.Mutex
+	closed bool
+}
+
+// newShardMetadata prepares the metadata of c; it does no I/O.
+func (c *Connector) newShardMetadata(o *options) *shardMetadata {
+	m := &shardMetadata{
+		src:    o.metaSource,
+		where:  c.cfg.Metadata.Backend + "." + c.cfg.Metadata.Table,
+		tables: map[string]bool{},
+		turn:   make(chan struct{}, 1),
+	}
+	if m.src == nil {
+		m.db = sql.OpenDB(c.backends[c.cfg.Metadata.Backend].connect) // opens nothing yet
+		m.src = metadata.NewSQLSource(m.db, c.cfg.Metadata.Table)
+	}
+	for _, t := range c.cfg.TimeTables {
+		m.tables[strings.ToLower(t.Table)] = true
+	}
+	m.opts = metadata.CacheOptions{
+		Interval: time.Duration(c.cfg.Metadata.Refresh),
+		Logger:   c.logger,
+		OnRefresh: func(ev metadata.RefreshEvent) {
+			if ev.Err != nil && c.events.obs != nil { // the cache logs the failure itself
+				c.events.obs.OnStateChange(StateEvent{Kind: StateMetadataRefreshFailed, Time: time.Now(), Level: slog.LevelWarn,
+					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
+			}
+		},
+		Clock: o.clock,
+	}
+	return m
+}
+
+// snapshot returns the current snapshot, nil before the first load (the router then refuses).
+func (m *shardMetadata) snapshot() *metadata.Snapshot {
+	if cache := m.cache.Load(); cache != nil {
+		return cache.Snapshot()
+	}
+	return nil
+}
+
+// needs reports whether routing st reads the shard metadata: it names a time-sharded table.
+func (m *shardMetadata) needs(st *routing.Statement) bool {
+	for _, t := range st.Tables {
+		if m.tables[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// ensure loads the metadata if it never was, within ctx.
+func (m *shardMetadata) ensure(ctx context.Context) error {
+	if m.cache.Load() != nil {
+		return nil
+	}
+	select {
+	case m.turn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for the first load from %s: %w", ErrMetadataUnavailable, m.where, ctx.Err())
+	}
+	defer func() { <-m.turn }()
+	if m.cache.Load() != nil { // loaded while this caller waited
+		return nil
+	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: the connector is closed", ErrMetadataUnavailable)
+	}
+	src := &boundSource{Source: m.src, first: ctx}
+	cache, err := metadata.NewCache(src, m.opts)
+	src.first = nil // background refreshes and RefreshMetadata run under their own contexts
+	if err != nil {
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the cache speaks of a refresh keeping the last snapshot: there is none
+		}
+		return fmt.Errorf("%w: loading it from %s for the first time failed (this statement names a time-sharded table and cannot be routed without it; the next one tries again): %w",
+			ErrMetadataUnavailable, m.where, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		cache.Close()
+		return fmt.Errorf("%w: the connector is closed", ErrMetadataUnavailable)
+	}
+	m.cache.Store(cache)
+	cache.Start()
+	return nil
+}
+
+// refresh reloads the metadata now; the first load if there was none.
+func (m *shardMetadata) refresh(ctx context.Context) error {
+	if cache := m.cache.Load(); cache != nil {
+		return cache.Refresh(ctx)
+	}
+	return m.ensure(ctx)
+}
+
+// close stops the background refresh and closes the metadata handle.
+func (m *shardMetadata) close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	var err error
+	if cache := m.cache.Load(); cache != nil {
+		err = cache.Close()
+	}
+	if m.db != nil {
+		if cerr := m.db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// boundSource is a Source whose first load runs within the context of the statement that
+// needs it as well as the cache's own (metadata.NewCache loads under a background context with
+// its load timeout).
+type boundSource struct {
+	metadata.Source
+	first context.Context // nil after the first load
+}
+
+// Load implements metadata.Source.
+func (s *boundSource) Load(ctx context.Context) ([]metadata.Table, error) {
+	if s.first == nil {
+		return s.Source.Load(ctx)
+	}
+	both, cancel := context.WithCancel(s.first)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	return s.Source.Load(both)
+}

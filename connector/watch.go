@@ -1,0 +1,139 @@
+package connector
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// connWatchKey carries a *connWatch to the dialer through the context of Connect.
+type connWatchKey struct{}
+
+// connWatch is what obroute learns from watching one server session's socket: the connection id
+// the server announces in its handshake (for KILL QUERY), and whether a read or write ran out of
+// its deadline. go-sql-driver reports a read timeout as ErrInvalidConn, like a connection the
+// server dropped; the watch tells the two apart, because a statement that outlives its own read
+// timeout says nothing about the backend, while a dropped connection does.
+type connWatch struct {
+	mu sync.Mutex
+	id uint32
+	// timedOut is set when a read or write of the connection hit its deadline.
+	timedOut atomic.Bool
+}
+
+func (w *connWatch) setID(id uint32) { w.mu.Lock(); w.id = id; w.mu.Unlock() }
+
+func (w *connWatch) connID() uint32 { w.mu.Lock(); defer w.mu.Unlock(); return w.id }
+
+// deadlineHit reports whether the connection's last failure was a read or write deadline: the
+// statement's own read or write timeout.
+func (w *connWatch) deadlineHit() bool { return w != nil && w.timedOut.Load() }
+
+// installWatchDialer makes mc's connections report to their connWatch. A backend on a custom
+// network registered with mysql.RegisterDialContext keeps its dialer unwatched; its server
+// sessions ask SELECT CONNECTION_ID() instead, and a read timeout there counts as a failure of
+// the backend.
+func installWatchDialer(mc *mysql.Config) {
+	inner := mc.DialFunc
+	if inner == nil {
+		switch mc.Net {
+		case "tcp", "tcp4", "tcp6", "unix", "":
+		default:
+			return
+		}
+		inner = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	mc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := inner(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		w, ok := ctx.Value(connWatchKey{}).(*connWatch)
+		if !ok {
+			return c, nil
+		}
+		wc := &watchedConn{Conn: c, watch: w}
+		if _, ok := c.(syscall.Conn); ok {
+			// go-sql-driver's liveness check of an idle connection needs the raw socket.
+			return &watchedSysConn{wc}, nil
+		}
+		return wc, nil
+	}
+}
+
+// watchedSysConn is a watchedConn over a socket, which go-sql-driver's idle liveness check
+// (CheckConnLiveness) reads directly.
+type watchedSysConn struct{ *watchedConn }
+
+// SyscallConn implements syscall.Conn.
+func (c *watchedSysConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
+// watchedConn reads the connection id out of the first packet from the server (the handshake)
+// and notes deadlines that expire; otherwise it only forwards.
+type watchedConn struct {
+	net.Conn
+	watch *connWatch
+	head  []byte
+	done  bool
+}
+
+// Read implements net.Conn.
+func (c *watchedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.done && n > 0 {
+		c.head = append(c.head, p[:n]...)
+		c.parse()
+	}
+	c.note(err)
+	return n, err
+}
+
+// Write implements net.Conn.
+func (c *watchedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.note(err)
+	return n, err
+}
+
+func (c *watchedConn) note(err error) {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		c.watch.timedOut.Store(true)
+	}
+}
+
+// parse reads the connection id of a HandshakeV10 packet: 4-byte header, protocol version
+// 10, NUL-terminated server version, then the 4-byte little-endian connection id.
+func (c *watchedConn) parse() {
+	const header = 4
+	if len(c.head) < header+1 {
+		return
+	}
+	if c.head[header] != 10 {
+		c.done, c.head = true, nil
+		return
+	}
+	for i := header + 1; i < len(c.head); i++ {
+		if c.head[i] == 0 {
+			if len(c.head) >= i+5 {
+				c.watch.setID(binary.LittleEndian.Uint32(c.head[i+1 : i+5]))
+				c.done, c.head = true, nil
+			}
+			return
+		}
+	}
+	if len(c.head) > 512 { // no version terminator: not a handshake we understand
+		c.done, c.head = true, nil
+	}
+}
