@@ -30,6 +30,7 @@ const (
 	pClamp           // the clamp predicate: the table's span on the shard key
 	pLimit           // a LIMIT row count computed per execution
 	pRows            // the VALUES rows of an INSERT
+	pClock           // a clock function, sent as the statement's instant (text: kind, precision)
 )
 
 type piece struct {
@@ -55,6 +56,7 @@ const (
 type printer struct {
 	logical string // lower case; "" prints every table as it is
 	rows    bool   // print VALUES as the rows marker
+	clock   bool   // print clock functions (NOW(), …) as clock markers
 	typed   map[*sqlparser.SQLVal]string
 	// rollup is the GROUP BY printed with WITH ROLLUP, which the parser does not read.
 	rollup sqlparser.GroupBy
@@ -82,6 +84,10 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			buf.WriteByte('\'')
 			buf.Write(n.Val)
 			buf.WriteByte('\'')
+			return
+		}
+	case *sqlparser.FuncExpr:
+		if p.clock && n != nil && writeClockMark(buf, n) {
 			return
 		}
 	case sqlparser.TableName:
@@ -179,6 +185,11 @@ func splitTemplate(s string, args []int) template {
 		if i > 0 {
 			t.pieces = append(t.pieces, piece{kind: pText, text: s[:i]})
 		}
+		if s[i+1] == clockMark[1] {
+			t.pieces = append(t.pieces, piece{kind: pClock, text: s[i+2 : i+4]})
+			s = s[i+4:]
+			continue
+		}
 		var k pieceKind
 		switch s[i+1] {
 		case 'T':
@@ -208,6 +219,7 @@ type leg struct {
 	empty    bool      // no table overlaps the range: the clamp is false
 	limit    int64     // computed LIMIT row count
 	rows     []template
+	clock    *stmtClock // the statement's instant, for its clock functions
 }
 
 // clampLen is an upper bound of the clamp predicate's length beyond names.
@@ -235,10 +247,10 @@ func (t *template) render(b *strings.Builder, l *leg) {
 				if j > 0 {
 					b.WriteString(", ")
 				}
-				for _, rp := range l.rows[j].pieces {
-					b.WriteString(rp.text)
-				}
+				l.rows[j].render(b, l)
 			}
+		case pClock:
+			l.clock.write(b, pc.text)
 		}
 	}
 }

@@ -1,0 +1,195 @@
+package routing
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// The clock functions of a statement on a time-sharded table (NOW(), CURDATE(),
+// UTC_TIMESTAMP(), …) are evaluated once, by obroute, at its clock's instant when the statement
+// is routed: the range is folded with that instant, and every sub-query is sent it as a literal
+// in place of the function, so that routing and every hot and cold part agree on "now", to the
+// microsecond. NOW() is the instant's wall clock in the client session's time zone: the one it
+// set with SET time_zone, else the backends' default (TimeConfig.TimeZone). A zone obroute
+// cannot read (SYSTEM on a server whose system zone is not UTC, a name Go's zone database does
+// not know) is unknown: NOW() is then folded as any wall clock within 14 hours of UTC (the range
+// widens), and the sub-queries are sent the instant for the server to convert:
+// CONVERT_TZ(TIMESTAMP '<UTC>', '+00:00', @@session.time_zone).
+
+// zones caches the locations of named time zones (nil: Go does not know the name).
+var zones sync.Map
+
+// zoneOf returns the location of a time_zone value as MySQL writes it: an offset '+08:00' or
+// '-5:30', SYSTEM, or a named zone; nil when unknown.
+func (t *timeRouter) zoneOf(name string) *time.Location {
+	switch {
+	case name == "":
+		return nil
+	case strings.EqualFold(name, "system"):
+		return t.cfg.SystemTimeZone
+	case name[0] == '+' || name[0] == '-':
+		return offsetZone(name)
+	}
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		loc = nil
+	}
+	zones.Store(name, loc)
+	return loc
+}
+
+// offsetZone reads '+hh:mm' (one or two digits each) as a fixed zone; nil when malformed.
+func offsetZone(s string) *time.Location {
+	h, m, ok := strings.Cut(s[1:], ":")
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || len(h) > 2 || len(m) > 2 || h[0] == '+' || m[0] == '+' || hh > 14 || mm > 59 {
+		return nil
+	}
+	secs := hh*3600 + mm*60
+	if s[0] == '-' {
+		secs = -secs
+	}
+	return time.FixedZone(s, secs)
+}
+
+// clockFor returns the statement's clock: the instant at and the client session's time zone.
+func (t *timeRouter) clockFor(at time.Time, sess *SessionState) stmtClock {
+	name := t.cfg.TimeZone
+	if sess != nil && sess.TimeZone != "" {
+		name = sess.TimeZone
+	}
+	return stmtClock{at: at.UTC(), zone: t.zoneOf(name), name: name}
+}
+
+// Literal returns the value the assignment gives when it is one string or number literal, as
+// written (letter case kept): "Asia/Shanghai" for time_zone = 'Asia/Shanghai'.
+func (v SessionVar) Literal() (string, bool) {
+	toks, ok := lex(v.Assignment)
+	if !ok {
+		return "", false
+	}
+	for i, tk := range toks {
+		if tk.kind == tokPunct && (tk.text == "=" || tk.text == ":=") {
+			if i+2 != len(toks) {
+				return "", false
+			}
+			switch val := toks[i+1]; val.kind {
+			case tokString:
+				return val.val, true
+			case tokNumber:
+				return val.text, true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// clockMark is the marker of a clock function in a printed statement, followed by the
+// function's kind and its precision digit.
+const clockMark = "\x00K"
+
+// writeClockMark prints f as a clock marker when it is a clock function of the statement.
+func writeClockMark(buf *sqlparser.TrackedBuffer, f *sqlparser.FuncExpr) bool {
+	clock, prec, ok := clockCall(f)
+	if !ok {
+		return false
+	}
+	buf.WriteString(clockMark)
+	buf.WriteByte(clock)
+	buf.WriteByte(byte('0' + prec))
+	return true
+}
+
+// hasClock reports whether e calls a clock function (outside subqueries too).
+func hasClock(e sqlparser.SQLNode) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if f, ok := n.(*sqlparser.FuncExpr); ok && f != nil {
+			if _, _, ok := clockCall(f); ok {
+				found = true
+			}
+		}
+		return !found, nil
+	}, e)
+	return found
+}
+
+// write writes the literal a clock function (code: its kind and precision digit) stands for in
+// a sub-query: TIMESTAMP '…', DATE '…' or TIME '…' with the function's precision, or, in a
+// session time zone obroute does not know, the instant converted by the server.
+func (k *stmtClock) write(b *strings.Builder, code string) {
+	var buf [96]byte
+	b.Write(k.appendLiteral(buf[:0], code[0], int(code[1]-'0')))
+}
+
+func (k *stmtClock) appendLiteral(b []byte, clock byte, prec int) []byte {
+	at := k.at.UTC().Truncate(precisionUnit(prec))
+	if clock == clockUnix {
+		return strconv.AppendInt(b, at.Unix(), 10)
+	}
+	utc := clock == clockUTC || clock == clockUTCDate || clock == clockUTCTime
+	if !utc && k.zone == nil {
+		if clock != clockNow {
+			b = append(b, "cast("...)
+		}
+		b = append(b, "convert_tz(TIMESTAMP'"...)
+		b = appendDatetime(b, at, prec)
+		b = append(b, "', '+00:00', @@session.time_zone)"...)
+		switch clock {
+		case clockDate:
+			b = append(b, " as date)"...)
+		case clockTime:
+			b = append(b, " as time("...)
+			b = append(b, byte('0'+prec), ')', ')')
+		}
+		return b
+	}
+	w := at
+	if !utc {
+		w = wallUTC(at.In(k.zone))
+	}
+	switch clock {
+	case clockDate, clockUTCDate:
+		b = appendDate(append(b, "DATE'"...), w)
+	case clockTime, clockUTCTime:
+		b = appendTimeOfDay(append(b, "TIME'"...), w, prec)
+	default:
+		b = appendDatetime(append(b, "TIMESTAMP'"...), w, prec)
+	}
+	return append(b, '\'')
+}
+
+// appendDatetime writes t as 'YYYY-MM-DD hh:mm:ss' with exactly prec fractional digits.
+func appendDatetime(b []byte, t time.Time, prec int) []byte {
+	return appendTimeOfDay(append(appendDate(b, t), ' '), t, prec)
+}
+
+// appendDate writes t's date as YYYY-MM-DD.
+func appendDate(b []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
+// appendTimeOfDay writes t's time of day as hh:mm:ss with exactly prec fractional digits.
+func appendTimeOfDay(b []byte, t time.Time, prec int) []byte {
+	h, mi, s := t.Clock()
+	b = append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10))
+	if prec > 0 {
+		b = append(b, '.')
+		us := t.Nanosecond() / 1000
+		for div := 100000; prec > 0; div, prec = div/10, prec-1 {
+			b = append(b, byte('0'+us/div%10))
+		}
+	}
+	return b
+}
