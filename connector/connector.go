@@ -117,6 +117,7 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 			return nil, err
 		}
 		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock, Location: loc}
+		rc.Time.TimeZone, rc.Time.SystemTimeZone = c.defaultTimeZone()
 	}
 	router, err := routing.New(rc)
 	if err != nil {
