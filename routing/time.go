@@ -840,6 +840,9 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			Args: ts.whole.appendArgs(nil, in.Args, &l)}
 	}
 	p.Prompts = append(p.Prompts, fmt.Sprintf("INSERT of %d row(s) into %s: routed by %s to %d table(s)", len(ip.keys), ts.table.Table, ts.table.ShardKey, len(tables)))
+	if in.Explain {
+		explainFolding(p, ts, ec)
+	}
 	if !coldTarget {
 		p.Prompts = append(p.Prompts, "did not touch the history store")
 	}

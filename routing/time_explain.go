@@ -59,14 +59,13 @@ func explainFolding(p *Plan, ts *timeStatement, ec *evalCtx) {
 	}
 	var b []byte
 	b = append(b, "statement clock "...)
-	b = appendDatetime(b, k.at, 6)
-	b = append(b, " UTC, one instant for the range and every sub-query: NOW() is sent as "...)
-	b = k.appendLiteral(b, clockNow, 6)
-	b = append(b, " (to its precision), CURDATE() as "...)
+	b = appendTime(b, k.at)
+	b = append(b, " UTC, read once for the range and sent to every sub-query: NOW() as "...)
+	b = k.appendLiteral(b, clockNow, 0)
+	b = append(b, ", CURDATE() as "...)
 	b = k.appendLiteral(b, clockDate, 0)
-	b = append(b, ", UTC_TIMESTAMP() as "...)
-	b = k.appendLiteral(b, clockUTC, 0)
-	b = append(b, ", in time zone "...)
+	b = append(b, " (time zone "...)
 	b = append(b, k.zoneLabel()...)
+	b = append(b, ')')
 	p.Prompts = append(p.Prompts, string(b))
 }
