@@ -472,29 +472,37 @@ func argValue(c *evalCtx, i int) (tval, error) {
 		return tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(c.args))
 	}
 	var d datetimeValue
-	what := ""
 	switch v := c.args[i].Value.(type) {
 	case nil:
 		return tval{null: true}, nil
 	case time.Time:
 		return exactly(v.UTC()), nil
 	case string:
-		d, what = readDatetimeString(v), strconv.Quote(v)
+		d = readDatetimeString(v)
 	case []byte:
-		d, what = readDatetimeString(string(v)), strconv.Quote(string(v))
+		d = readDatetimeString(string(v))
 	case int64:
-		d, what = readDatetimeDecimal(strconv.FormatInt(v, 10)), strconv.FormatInt(v, 10)
+		d = readDatetimeDecimal(strconv.FormatInt(v, 10))
 	case int:
-		d, what = readDatetimeDecimal(strconv.Itoa(v)), strconv.Itoa(v)
+		d = readDatetimeDecimal(strconv.Itoa(v))
 	case uint64:
-		d, what = readDatetimeDecimal(strconv.FormatUint(v, 10)), strconv.FormatUint(v, 10)
-	default:
-		what = fmt.Sprintf("a %T", v)
+		d = readDatetimeDecimal(strconv.FormatUint(v, 10))
 	}
 	if d.ok {
 		return tval{lo: d.lo, hi: d.hi}, nil
 	}
 	if c.notes != nil {
+		var what string
+		switch v := c.args[i].Value.(type) {
+		case string:
+			what = strconv.Quote(v)
+		case []byte:
+			what = strconv.Quote(string(v))
+		case int64, int, uint64:
+			what = fmt.Sprint(v)
+		default:
+			what = fmt.Sprintf("a %T", v)
+		}
 		c.notes.add(&c.notes.widened, fmt.Sprintf("argument %d (%s) is not a valid date and time; pass a time.Time or 'YYYY-MM-DD hh:mm:ss'", i+1, what))
 	}
 	return unknownValue, nil

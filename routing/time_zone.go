@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -20,8 +21,14 @@ import (
 // widens), and the sub-queries are sent the instant for the server to convert:
 // CONVERT_TZ(TIMESTAMP '<UTC>', '+00:00', @@session.time_zone).
 
-// zones caches the locations of named time zones (nil: Go does not know the name).
-var zones sync.Map
+// zones caches the locations of time zone names (nil: unknown); zoneCount bounds it, since the
+// names come from the application's SET statements.
+var (
+	zones     sync.Map
+	zoneCount atomic.Int32
+)
+
+const maxZones = 1024
 
 // zoneOf returns the location of a time_zone value as MySQL writes it: an offset '+08:00' or
 // '-5:30', SYSTEM, or a named zone; nil when unknown.
@@ -31,17 +38,19 @@ func (t *timeRouter) zoneOf(name string) *time.Location {
 		return nil
 	case strings.EqualFold(name, "system"):
 		return t.cfg.SystemTimeZone
-	case name[0] == '+' || name[0] == '-':
-		return offsetZone(name)
 	}
 	if loc, ok := zones.Load(name); ok {
 		return loc.(*time.Location)
 	}
-	loc, err := time.LoadLocation(name)
-	if err != nil || name == "Local" {
-		loc = nil
+	var loc *time.Location
+	if name[0] == '+' || name[0] == '-' {
+		loc = offsetZone(name)
+	} else if l, err := time.LoadLocation(name); err == nil && name != "Local" {
+		loc = l
 	}
-	zones.Store(name, loc)
+	if zoneCount.Add(1) <= maxZones {
+		zones.Store(name, loc)
+	}
 	return loc
 }
 
