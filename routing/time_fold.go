@@ -389,26 +389,19 @@ func (x *texpr) count(c *evalCtx) (n int64, neg bool, cv tval, err error) {
 	if x.arg >= len(c.args) {
 		return 0, false, tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(c.args))
 	}
-	ok := true
+	// database/sql passes integers as int64, and uint64 beyond int64 through NamedValueChecker.
+	ok := false
 	switch v := c.args[x.arg].Value.(type) {
 	case nil:
 		return 0, false, tval{null: true}, nil
 	case int64:
-		n = v
-	case int:
-		n = int64(v)
-	case int32:
-		n = int64(v)
-	case uint32:
-		n = int64(v)
+		n, ok = v, true
 	case uint64:
 		n, ok = int64(v), v <= 1<<62
 	case string:
 		var perr error
 		n, perr = strconv.ParseInt(v, 10, 64)
 		ok = perr == nil
-	default:
-		ok = false
 	}
 	if !ok || n == math.MinInt64 {
 		if c.notes != nil {
@@ -465,8 +458,8 @@ func dateOf(t time.Time) time.Time {
 
 // argValue reads the i-th argument as the server compares it with a DATETIME column:
 // time.Time exactly (as wall clock in the backends' loc, see rangeArgs), a string or []byte by
-// the rules of string literals, an integer by the rules of numbers, NULL as NULL. Anything else
-// is not read.
+// the rules of string literals, an integer (int64, uint64: what database/sql passes) by the
+// rules of numbers, NULL as NULL. Anything else is not read.
 func argValue(c *evalCtx, i int) (tval, error) {
 	if i >= len(c.args) {
 		return tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(c.args))
@@ -483,8 +476,6 @@ func argValue(c *evalCtx, i int) (tval, error) {
 		d = readDatetimeString(string(v))
 	case int64:
 		d = readDatetimeDecimal(strconv.FormatInt(v, 10))
-	case int:
-		d = readDatetimeDecimal(strconv.Itoa(v))
 	case uint64:
 		d = readDatetimeDecimal(strconv.FormatUint(v, 10))
 	}
@@ -498,7 +489,7 @@ func argValue(c *evalCtx, i int) (tval, error) {
 			what = strconv.Quote(v)
 		case []byte:
 			what = strconv.Quote(string(v))
-		case int64, int, uint64:
+		case int64, uint64:
 			what = fmt.Sprint(v)
 		default:
 			what = fmt.Sprintf("a %T", v)

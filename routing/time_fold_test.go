@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/obroute/obroute/sqltest"
 )
 
 // foldClock is the statement clock of the folding tests.
@@ -74,7 +72,7 @@ func TestFoldedRanges(t *testing.T) {
 		{"", "order_time >= now() - interval (1) day", nil, "[2026-11-29 10:00:00, +inf)"},
 		{"", "order_time >= now() - interval ? day", args(int64(7)), "[2026-11-23 10:00:00, +inf)"},
 		{"", "order_time >= now() - interval ? day", args("7"), "[2026-11-23 10:00:00, +inf)"},
-		{"", "order_time >= date_add(now(), interval -? month)", args(2), "[2026-09-30 10:00:00, +inf)"},
+		{"", "order_time >= date_add(now(), interval -? month)", args(int64(2)), "[2026-09-30 10:00:00, +inf)"},
 		{"", "order_time >= now() - interval ? day", args(nil), "(empty)"},
 		// Constant conversions.
 		{"", "order_time >= cast('2026-09-01' as datetime)", nil, "[2026-09-01 00:00:00, +inf)"},
@@ -168,13 +166,8 @@ var foldedExprs = []struct{ tz, expr string }{
 // TestFoldingOnMariaDB folds each of foldedExprs and asks MariaDB for the same expression, with
 // its clock at the same instant (SET TIMESTAMP) and the same session time zone.
 func TestFoldingOnMariaDB(t *testing.T) {
-	db := sqltest.Shared(t, "fold")[0].DB
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := probeSession(t, "fold")
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET timestamp = %d.%06d", foldClock.Unix(), foldClock.Nanosecond()/1000)); err != nil {
 		t.Fatal(err)
 	}

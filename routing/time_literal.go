@@ -143,19 +143,8 @@ func readDatetimeString(s string) datetimeValue {
 
 // set stores the k-th part (0 year, 1 month, 2 day, 4 hour, 5 minute, 6 second) and counts it.
 func (f *datetimeFields) set(k, v int) {
-	switch k {
-	case 0:
-		f.year = v
-	case 1:
-		f.month = v
-	case 2:
-		f.day = v
-	case 4:
-		f.hour = v
-	case 5:
-		f.minute = v
-	case 6:
-		f.second = v
+	if p := [...]*int{&f.year, &f.month, &f.day, nil, &f.hour, &f.minute, &f.second}[k]; p != nil {
+		*p = v
 	}
 	f.fields++
 }

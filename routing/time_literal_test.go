@@ -150,19 +150,8 @@ func checkLiteral(t *testing.T, c literalCase, v datetimeValue) {
 // MariaDB: each value read compares equal (or between its two values) with the literal, and a
 // value not read makes the server warn exactly when the table says so.
 func TestDatetimeLiteralsOnMariaDB(t *testing.T) {
-	db := sqltest.Shared(t, "lit")[0].DB
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	// Warnings are reset only by statements that use a table: every probe reads this one.
-	for _, q := range []string{"CREATE TEMPORARY TABLE one (x INT)", "INSERT INTO one VALUES (1)"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conn := probeSession(t, "lit")
 	check := func(c literalCase, lit string) {
 		t.Helper()
 		if c.lo == "0000-00-00" {
@@ -197,6 +186,25 @@ func TestDatetimeLiteralsOnMariaDB(t *testing.T) {
 	for _, c := range numberLiterals {
 		check(c, c.in)
 	}
+}
+
+// probeSession returns one session of MariaDB (a fresh database on the shared server) with a
+// one-row table one: warnings are reset only by statements that read a table, so every probe
+// reads this one.
+func probeSession(t *testing.T, name string) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := sqltest.Shared(t, name)[0].DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, q := range []string{"CREATE TEMPORARY TABLE one (x INT)", "INSERT INTO one VALUES (1)"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
 }
 
 // with6 writes a DATETIME literal body with six fractional digits, so that the TIMESTAMP
@@ -239,18 +247,8 @@ func warnings(t *testing.T, conn *sql.Conn, notes ...bool) int {
 // obroute reads against MariaDB: the server compares it equal to the value read (or between
 // the two values of a long fraction), without a warning.
 func TestDatetimeStringsAgreeWithMariaDB(t *testing.T) {
-	db := sqltest.Shared(t, "litfuzz")[0].DB
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, q := range []string{"CREATE TEMPORARY TABLE one (x INT)", "INSERT INTO one VALUES (1)"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conn := probeSession(t, "litfuzz")
 	rng := rand.New(rand.NewPCG(11, 13))
 	digits := func(n int) string {
 		b := make([]byte, n)
