@@ -20,6 +20,7 @@ type template struct {
 	// rowsAt is the number of args printed before the rows marker (INSERT only).
 	rowsAt int
 	size   int
+	clocks int // clock pieces, each rendered as a literal of up to clockLen bytes
 }
 
 type pieceKind uint8
@@ -187,6 +188,7 @@ func splitTemplate(s string, args []int) template {
 		}
 		if s[i+1] == clockMark[1] {
 			t.pieces = append(t.pieces, piece{kind: pClock, text: s[i+2 : i+4]})
+			t.clocks++
 			s = s[i+4:]
 			continue
 		}
@@ -226,7 +228,7 @@ type leg struct {
 const clampLen = 96
 
 func (t *template) estimate(l *leg) int {
-	return t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen
+	return t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen + t.clocks*clockLen
 }
 
 // render appends the template filled for l.

@@ -102,6 +102,9 @@ func (v SessionVar) Literal() (string, bool) {
 	return "", false
 }
 
+// clockLen bounds the length of the literal a clock function is sent as.
+const clockLen = 96
+
 // clockMark is the marker of a clock function in a printed statement, followed by the
 // function's kind and its precision digit.
 const clockMark = "\x00K"
@@ -136,7 +139,7 @@ func hasClock(e sqlparser.SQLNode) bool {
 // a sub-query: TIMESTAMP '…', DATE '…' or TIME '…' with the function's precision, or, in a
 // session time zone obroute does not know, the instant converted by the server.
 func (k *stmtClock) write(b *strings.Builder, code string) {
-	var buf [96]byte
+	var buf [clockLen]byte
 	b.Write(k.appendLiteral(buf[:0], code[0], int(code[1]-'0')))
 }
 
