@@ -138,13 +138,18 @@ func (g *RangeGenerator) cond(args *[]any) (string, string) {
 	case 14:
 		return "in", fmt.Sprintf("NOT (%s NOT IN (%s, %s))", k, g.literal(a, args), g.literal(b, args))
 	default:
-		// A bound obroute cannot read exactly (an invalid date MariaDB still compares) beside
-		// one it reads: the range widens on that side, the rows stay the same.
-		bad := fmt.Sprintf("'%04d-02-30'", a.Year())
-		if g.rng.IntN(2) == 0 {
-			return "widened", fmt.Sprintf("%s >= %s AND %s < %s", k, bad, k, hi())
+		// A bound obroute cannot read exactly beside one it reads: an invalid date MariaDB still
+		// compares, trailing characters, STR_TO_DATE, SYSDATE() (every row of the data is before
+		// the machine's clock). The range widens on that side; the rows stay the same.
+		switch g.rng.IntN(4) {
+		case 0:
+			return "widened", fmt.Sprintf("%s >= '%04d-02-30' AND %s < %s", k, a.Year(), k, hi())
+		case 1:
+			return "widened", fmt.Sprintf("%s > %s AND %s <= '%04d-%02d-%02d 10:00:00abc'", k, lo(), k, b.Year(), b.Month(), b.Day())
+		case 2:
+			return "widened", fmt.Sprintf("%s >= STR_TO_DATE('%02d/%02d/%04d', '%%d/%%m/%%Y') AND %s < %s", k, a.Day(), a.Month(), a.Year(), k, hi())
 		}
-		return "widened", fmt.Sprintf("%s > %s AND %s <= '%04d-%02d-%02d 10:00:00abc'", k, lo(), k, b.Year(), b.Month(), b.Day())
+		return "widened", fmt.Sprintf("%s >= %s AND %s < SYSDATE()", k, lo(), k)
 	}
 }
 
@@ -160,13 +165,29 @@ func (g *RangeGenerator) point() time.Time {
 
 // bound renders a time as one of the forms a range is written in.
 func (g *RangeGenerator) bound(t time.Time, args *[]any) string {
-	switch g.rng.IntN(3) {
-	case 0:
+	switch g.rng.IntN(7) {
+	case 0, 1:
 		return g.relative(t, args)
-	case 1:
+	case 2, 3:
 		return g.constant(t, args)
+	case 4:
+		return g.monthEnd(t)
 	}
 	return g.literal(t, args)
+}
+
+// monthEnd writes a time near t as calendar arithmetic from the last day of a month, where
+// adding months ends on the last day of a shorter month: '2024-10-31' - INTERVAL 1 MONTH is
+// 2024-09-30.
+func (g *RangeGenerator) monthEnd(t time.Time) string {
+	g.forms["relative"] = true
+	n := 1 + g.rng.IntN(3)
+	end := time.Date(t.Year(), t.Month()+time.Month(n)+1, 0, 0, 0, 0, 0, time.UTC) // last day, n months on
+	unit, count := "MONTH", n
+	if n == 3 && g.rng.IntN(2) == 0 {
+		unit, count = "QUARTER", 1
+	}
+	return fmt.Sprintf("'%s' - INTERVAL %d %s", end.Format(time.DateOnly), count, unit)
 }
 
 // units of INTERVAL, with their length for choosing a count near a target time.
