@@ -15,6 +15,10 @@ func FuzzTimeRoute(f *testing.F) {
 		"date(order_time) = '2025-03-15'",
 		"order_time <> ? and order_time > timestamp '2024-12-31 23:59:59'",
 		"o.order_time >= date '2025-02-30'",
+		"order_time >= now() - interval 7 day and order_time < curdate() + interval ? month",
+		"order_time between date_sub(utc_timestamp(6), interval 3 week) and timestampadd(hour, 2, now())",
+		"not (order_time < 20250101 or status = 'paid') and order_time < cast(? as datetime(3))",
+		"order_time in (20250301120000.5, '25/3/1', adddate(curdate(), -1)) or order_time <=> ?",
 	} {
 		f.Add(s, "2025-01-15 08:00:00")
 	}
