@@ -59,8 +59,11 @@ func (n *foldNotes) add(list *[]string, s string) {
 
 // eval folds x.
 func (x *texpr) eval(c *evalCtx) (tval, error) {
+	if c.notes == nil {
+		return x.fold(c)
+	}
 	v, err := x.fold(c)
-	if err == nil && c.notes != nil && x.text != "" && !v.unknown {
+	if err == nil && x.text != "" && !v.unknown {
 		switch {
 		case v.null:
 			c.notes.add(&c.notes.folded, x.text+" = NULL")

@@ -32,8 +32,9 @@ func FuzzTimeRoute(f *testing.F) {
 	})
 }
 
-// FuzzReadDatetime reads arbitrary strings as DATETIME literals: never a panic, and a value
-// read prints back as a literal read as the same value.
+// FuzzReadDatetime reads arbitrary strings as DATETIME literals: never a panic, the usual forms
+// read the same at fixed positions as by the general rules, and a value read prints back as a
+// literal read as the same value.
 func FuzzReadDatetime(f *testing.F) {
 	for _, s := range []string{"2025-03-01", "2025-03-01 10:00:00", "2025-03-01 10:00:00.123456", "2025-02-30", "2025-13-01",
 		"2025-03-01T10:00:00", "9999-12-31 23:59:59", "20250301", "250301", "20250301101500.5", "2025/3/1 1:2:3", " 25-03-01 ",
@@ -42,6 +43,13 @@ func FuzzReadDatetime(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v := readDatetimeString(s)
+		// The usual forms are read at fixed positions; the general reading (which a leading space
+		// sends s to) must agree.
+		if c, ok := readCanonical(s); ok {
+			if g := readDatetimeString(" " + s); g != c {
+				t.Fatalf("%q: fixed positions read %+v, the general reading %+v", s, c, g)
+			}
+		}
 		if !v.ok || v.lo.Year() < 1000 {
 			return
 		}

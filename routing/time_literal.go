@@ -47,6 +47,9 @@ type datetimeFields struct {
 // ('25-03-01': 2000-2069, 1970-1999), digits alone ('20250301', '250301', '20250301101500',
 // '20250301T101500', with a fraction after 12 or more digits), and leading and trailing spaces.
 func readDatetimeString(s string) datetimeValue {
+	if v, ok := readCanonical(s); ok {
+		return v
+	}
 	// find_body: leading spaces, no sign, trailing spaces (anything else trailing is garbage).
 	i := 0
 	for i < len(s) && isSpace(s[i]) {
@@ -141,6 +144,46 @@ func readDatetimeString(s string) datetimeValue {
 	return f.value()
 }
 
+// readCanonical reads the usual forms 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm:ss' and
+// 'YYYY-MM-DD hh:mm:ss.f' (up to six digits) at fixed positions, which the general reading
+// would read the same; ok is false for any other string.
+func readCanonical(s string) (datetimeValue, bool) {
+	n := len(s)
+	if n != 10 && (n < 19 || n == 20 || n > 26) || s[4] != '-' || s[7] != '-' ||
+		n > 10 && (s[10] != ' ' || s[13] != ':' || s[16] != ':') || n > 19 && s[19] != '.' {
+		return datetimeValue{}, false
+	}
+	var f datetimeFields
+	ok := digitsAt(s, 0, 4, &f.year) && digitsAt(s, 5, 7, &f.month) && digitsAt(s, 8, 10, &f.day)
+	if n > 10 {
+		ok = ok && digitsAt(s, 11, 13, &f.hour) && digitsAt(s, 14, 16, &f.minute) && digitsAt(s, 17, 19, &f.second)
+	}
+	if n > 19 {
+		ok = ok && digitsAt(s, 20, n, &f.usec)
+		for i := n; i < 26; i++ {
+			f.usec *= 10
+		}
+	}
+	if !ok {
+		return datetimeValue{}, false
+	}
+	zero := f.year == 0 && f.month == 0 && f.day == 0 && f.hour == 0 && f.minute == 0 && f.second == 0 && f.usec == 0
+	return f.checked(zero), true
+}
+
+// digitsAt reads s[from:to], all digits, into v.
+func digitsAt(s string, from, to int, v *int) bool {
+	n := 0
+	for i := from; i < to; i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	*v = n
+	return true
+}
+
 // set stores the k-th part (0 year, 1 month, 2 day, 4 hour, 5 minute, 6 second) and counts it.
 func (f *datetimeFields) set(k, v int) {
 	if p := [...]*int{&f.year, &f.month, &f.day, nil, &f.hour, &f.minute, &f.second}[k]; p != nil {
@@ -183,9 +226,12 @@ func (f *datetimeFields) checked(zero bool) datetimeValue {
 	return v
 }
 
-// daysIn returns the number of days of a month of the proleptic Gregorian calendar.
+// daysIn returns the number of days of a month (1-12) of the proleptic Gregorian calendar.
 func daysIn(year, month int) int {
-	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
+	}
+	return int("\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f"[month-1])
 }
 
 // fieldParser reads the parts of a DATETIME string.
