@@ -118,6 +118,7 @@ func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 		}
 		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.Snapshot, Clock: o.clock, Location: loc}
 		rc.Time.TimeZone, rc.Time.SystemTimeZone = c.defaultTimeZone()
+		rc.Time.LoadZone = time.LoadLocation
 	}
 	router, err := routing.New(rc)
 	if err != nil {

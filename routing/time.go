@@ -38,6 +38,9 @@ type TimeConfig struct {
 	TimeZone string `yaml:"-"`
 	// SystemTimeZone is the zone "SYSTEM" stands for on the backends; nil means unknown.
 	SystemTimeZone *time.Location `yaml:"-"`
+	// LoadZone returns the location of a named time zone ("Asia/Shanghai"), as
+	// time.LoadLocation does; nil leaves named zones unknown. Routing calls it once per name.
+	LoadZone func(name string) (*time.Location, error) `yaml:"-"`
 }
 
 // TimeTable configures one time-sharded logical table. Its physical tables are the metadata
@@ -132,6 +135,7 @@ type timeRouter struct {
 	longer map[*TimeTable][]string
 	// hot, cold are the first backends of role hot and cold: where tables without a location live.
 	hot, cold string
+	zones     zoneCache // the session time zones met
 }
 
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with

@@ -12,12 +12,12 @@ import (
 // foldClock is the statement clock of the folding tests.
 var foldClock = time.Date(2026, 11, 30, 10, 0, 0, 654321000, time.UTC)
 
-// foldFixture is the standard fixture with the clock at foldClock and the backends' default
-// time zone SYSTEM, which is UTC.
+// foldFixture is the standard fixture with the clock at foldClock, the backends' default time
+// zone SYSTEM, which is UTC, and named zones from Go's zone database.
 func foldFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixtureWith(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15", func(c *TimeConfig) {
-		c.TimeZone, c.SystemTimeZone = "SYSTEM", time.UTC
+		c.TimeZone, c.SystemTimeZone, c.LoadZone = "SYSTEM", time.UTC, time.LoadLocation
 	})
 	f.now = foldClock
 	return f

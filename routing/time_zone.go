@@ -16,22 +16,22 @@ import (
 // in place of the function, so that routing and every hot and cold part agree on "now", to the
 // microsecond. NOW() is the instant's wall clock in the client session's time zone: the one it
 // set with SET time_zone, else the backends' default (TimeConfig.TimeZone). A zone obroute
-// cannot read (SYSTEM on a server whose system zone is not UTC, a name Go's zone database does
+// cannot read (SYSTEM on a server whose system zone is not UTC, a name TimeConfig.LoadZone does
 // not know) is unknown: NOW() is then folded as any wall clock within 14 hours of UTC (the range
 // widens), and the sub-queries are sent the instant for the server to convert:
 // CONVERT_TZ(TIMESTAMP '<UTC>', '+00:00', @@session.time_zone).
 
-// zones caches the locations of time zone names (nil: unknown); zoneCount bounds it, since the
-// names come from the application's SET statements.
-var (
-	zones     sync.Map
-	zoneCount atomic.Int32
-)
+// zoneCache holds the locations of the time zone names a router has met (nil: unknown),
+// bounded since the names come from the application's SET statements.
+type zoneCache struct {
+	m sync.Map
+	n atomic.Int32
+}
 
 const maxZones = 1024
 
 // zoneOf returns the location of a time_zone value as MySQL writes it: an offset '+08:00' or
-// '-5:30', SYSTEM, or a named zone; nil when unknown.
+// '-5:30', SYSTEM, or a named zone (TimeConfig.LoadZone); nil when unknown.
 func (t *timeRouter) zoneOf(name string) *time.Location {
 	switch {
 	case name == "":
@@ -39,17 +39,19 @@ func (t *timeRouter) zoneOf(name string) *time.Location {
 	case strings.EqualFold(name, "system"):
 		return t.cfg.SystemTimeZone
 	}
-	if loc, ok := zones.Load(name); ok {
+	if loc, ok := t.zones.m.Load(name); ok {
 		return loc.(*time.Location)
 	}
 	var loc *time.Location
 	if name[0] == '+' || name[0] == '-' {
 		loc = offsetZone(name)
-	} else if l, err := time.LoadLocation(name); err == nil && name != "Local" {
-		loc = l
+	} else if t.cfg.LoadZone != nil && name != "Local" {
+		if l, err := t.cfg.LoadZone(name); err == nil {
+			loc = l
+		}
 	}
-	if zoneCount.Add(1) <= maxZones {
-		zones.Store(name, loc)
+	if t.zones.n.Add(1) <= maxZones {
+		t.zones.m.Store(name, loc)
 	}
 	return loc
 }
