@@ -123,7 +123,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 			return nil, err
 		}
 		c.meta = c.newShardMetadata(&o)
-		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc}
+		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
 	}
 	router, err := routing.New(rc)
 	if err != nil {
@@ -131,6 +131,11 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 		return nil, err
 	}
 	c.router = router
+	if c.meta != nil && c.meta.db != nil {
+		c.meta.firstLoad = func(ctx context.Context) {
+			router.SetDefaultTimeZone(defaultTimeZone(ctx, c.meta.db))
+		}
+	}
 	return c, nil
 }
 

@@ -51,6 +51,8 @@ type clientSession struct {
 	broken bool
 	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
 	ownsConnector bool
+	// zoneMemo is the last time_zone assignment read and the zone it gives (timezone.go).
+	zoneMemo [2]string
 }
 
 type txState struct {
@@ -391,7 +393,9 @@ func (cs *clientSession) noRowsResult(res driver.Result, wantRows bool) (driver.
 // plan's prompts.
 func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
 	rs := &cs.routing
-	rs.TempTables = cs.tempTablesOf(cs.shadowByHints(st, hints))
+	shadow := cs.shadowByHints(st, hints)
+	rs.TempTables = cs.tempTablesOf(shadow)
+	rs.TimeZone = cs.timeZone(shadow)
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow

@@ -30,6 +30,9 @@ type shardMetadata struct {
 	db    *sql.DB
 	// tables are the time-sharded logical tables, lower case: the statements that need it.
 	tables map[string]bool
+	// firstLoad, when set, runs after the first successful load, within the same statement's
+	// context: it reads back the backends' default time zone (left unknown if that fails).
+	firstLoad func(ctx context.Context)
 
 	cache atomic.Pointer[metadata.Cache]
 	// turn admits one first load at a time; a caller waiting for it stops when its context ends.
@@ -114,6 +117,9 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: loading it from %s for the first time failed (this statement names a time-sharded table and cannot be routed without it; the next one tries again): %w",
 			ErrMetadataUnavailable, m.where, err)
+	}
+	if m.firstLoad != nil {
+		m.firstLoad(ctx)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

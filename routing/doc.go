@@ -18,7 +18,11 @@
 //     (RETURNING, LIMIT ROWS EXAMINED, WITH ROLLUP) are set aside first, and the statement is
 //     read without them.
 //  4. Time-sharded tables: the shard-key range, the shard metadata and the hot window
-//     (USE_PARTITION_LOCATION_LOOKUP), possibly split into hot and cold sub-queries.
+//     (USE_PARTITION_LOCATION_LOOKUP), possibly split into hot and cold sub-queries. The range
+//     is read as the server reads it: literals in MySQL's DATETIME formats and numbers
+//     (time_literal.go), constant time expressions folded at the statement's clock in the
+//     client session's time zone (time_fold.go, time_zone.go), NOT in three-valued logic
+//     (time_range.go); a value not read exactly widens the range, never narrows it.
 //  5. Static table routes (which a transaction bound elsewhere cannot take: refused), then the
 //     default backend (USE_ROUTE_POLICY).
 //

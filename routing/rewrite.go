@@ -20,6 +20,7 @@ type template struct {
 	// rowsAt is the number of args printed before the rows marker (INSERT only).
 	rowsAt int
 	size   int
+	clocks int // clock pieces, each rendered as a literal of up to clockLen bytes
 }
 
 type pieceKind uint8
@@ -30,6 +31,7 @@ const (
 	pClamp           // the clamp predicate: the table's span on the shard key
 	pLimit           // a LIMIT row count computed per execution
 	pRows            // the VALUES rows of an INSERT
+	pClock           // a clock function, sent as the statement's instant (text: kind, precision)
 )
 
 type piece struct {
@@ -55,6 +57,7 @@ const (
 type printer struct {
 	logical string // lower case; "" prints every table as it is
 	rows    bool   // print VALUES as the rows marker
+	clock   bool   // print clock functions (NOW(), …) as clock markers
 	typed   map[*sqlparser.SQLVal]string
 	// rollup is the GROUP BY printed with WITH ROLLUP, which the parser does not read.
 	rollup sqlparser.GroupBy
@@ -82,6 +85,10 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			buf.WriteByte('\'')
 			buf.Write(n.Val)
 			buf.WriteByte('\'')
+			return
+		}
+	case *sqlparser.FuncExpr:
+		if p.clock && n != nil && writeClockMark(buf, n) {
 			return
 		}
 	case sqlparser.TableName:
@@ -179,6 +186,12 @@ func splitTemplate(s string, args []int) template {
 		if i > 0 {
 			t.pieces = append(t.pieces, piece{kind: pText, text: s[:i]})
 		}
+		if s[i+1] == clockMark[1] {
+			t.pieces = append(t.pieces, piece{kind: pClock, text: s[i+2 : i+4]})
+			t.clocks++
+			s = s[i+4:]
+			continue
+		}
 		var k pieceKind
 		switch s[i+1] {
 		case 'T':
@@ -209,13 +222,14 @@ type leg struct {
 	empty    bool      // no table overlaps the range: the clamp is false
 	limit    int64     // computed LIMIT row count
 	rows     []template
+	clock    *stmtClock // the statement's instant, for its clock functions
 }
 
 // clampLen is an upper bound of the clamp predicate's length beyond names.
 const clampLen = 96
 
 func (t *template) estimate(l *leg) int {
-	return t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen
+	return t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen + t.clocks*clockLen
 }
 
 // render appends the template filled for l.
@@ -236,10 +250,10 @@ func (t *template) render(b *strings.Builder, l *leg) {
 				if j > 0 {
 					b.WriteString(", ")
 				}
-				for _, rp := range l.rows[j].pieces {
-					b.WriteString(rp.text)
-				}
+				l.rows[j].render(b, l)
 			}
+		case pClock:
+			l.clock.write(b, pc.text)
 		}
 	}
 }

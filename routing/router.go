@@ -57,6 +57,9 @@ type SessionState struct {
 	LastBackend string
 	// TempTables maps each session temporary table (lower case) to the backend holding it.
 	TempTables map[string]string
+	// TimeZone is the time_zone the client session set (SessionVar.Literal of its last
+	// SET time_zone), "" when it set none. NOW() and CURDATE() are read in it.
+	TimeZone string
 }
 
 // Input is one statement to route.

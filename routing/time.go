@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/obroute/obroute/hint"
@@ -30,6 +31,17 @@ type TimeConfig struct {
 	// hot-window boundary and the default range: both are computed from the clock's instant
 	// seen in Location, whatever the clock's own time zone.
 	Location *time.Location `yaml:"-"`
+	// TimeZone is the time_zone of a server session that has not set one, as the server names
+	// it ("+08:00", "SYSTEM", "Asia/Shanghai"): the backends' default. NOW(), CURDATE() and the
+	// like are read in it unless the client session set its own (SessionState.TimeZone). ""
+	// means unknown: they are then read as any wall clock within 14 hours of UTC. The
+	// connector reads it back from the metadata backend when it starts.
+	TimeZone string `yaml:"-"`
+	// SystemTimeZone is the zone "SYSTEM" stands for on the backends; nil means unknown.
+	SystemTimeZone *time.Location `yaml:"-"`
+	// LoadZone returns the location of a named time zone ("Asia/Shanghai"), as
+	// time.LoadLocation does; nil leaves named zones unknown. Routing calls it once per name.
+	LoadZone func(name string) (*time.Location, error) `yaml:"-"`
 }
 
 // TimeTable configures one time-sharded logical table. Its physical tables are the metadata
@@ -124,6 +136,10 @@ type timeRouter struct {
 	longer map[*TimeTable][]string
 	// hot, cold are the first backends of role hot and cold: where tables without a location live.
 	hot, cold string
+	zones     zoneCache // the session time zones met
+	// defaultZone replaces TimeConfig.TimeZone and SystemTimeZone once the connector has read
+	// them back from a backend (SetDefaultTimeZone); nil until then.
+	defaultZone atomic.Pointer[defaultZone]
 }
 
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with
@@ -138,6 +154,7 @@ type timeStatement struct {
 	qualSQL string
 	rng     *rangeNode
 	conj    bool     // rng is conjunctive: evaluated without allocating
+	clocked bool     // the statement calls a clock function (NOW(), CURDATE(), …)
 	whole   template // the statement itself, table and clamp marked
 	merge   *mergePlan
 	// mergeErr is why the statement cannot be split; it is reported only when it must be.
@@ -151,8 +168,8 @@ type timeStatement struct {
 
 // insertPlan routes the rows of an INSERT.
 type insertPlan struct {
-	rows   []template  // each row printed alone, with its arguments
-	keys   []timeValue // each row's shard-key value
+	rows   []template // each row printed alone, with its arguments
+	keys   []*texpr   // each row's shard-key value
 	keyCol int
 }
 
@@ -254,13 +271,20 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if len(all) == 0 {
 		return fmt.Errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
 	}
-	// The clock as wall clock of the shard-key times: the window counts their calendar.
-	now := t.wall(t.now())
+	// One reading of the clock for the whole statement: the hot window, the clock functions
+	// folded in the range and the instant sent to every sub-query. As wall clock of the
+	// shard-key times, the window counts their calendar.
+	instant := t.now()
+	now := t.wall(instant)
 	boundary := ts.table.Window.Boundary(now)
 	p.Type = UsePartitionLocationLookup
-	rargs := t.rangeArgs(in.Args)
+	clock := t.clockFor(instant, in.Session)
+	ec := evalCtx{args: t.rangeArgs(in.Args), key: ts.key, clock: &clock}
+	if in.Explain {
+		ec.notes = &foldNotes{}
+	}
 	if ts.insert != nil {
-		return t.routeInsert(p, st, ts, hints, in, rargs, all, boundary)
+		return t.routeInsert(p, st, ts, hints, in, &ec, all, boundary)
 	}
 	// The shard-key range.
 	var (
@@ -270,11 +294,11 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	)
 	if ts.conj {
 		span = everything
-		if err := ts.rng.evalConj(&span, rargs, ts.key); err != nil {
+		if err := ts.rng.evalConj(&span, &ec); err != nil {
 			return err
 		}
 	} else {
-		s, _, err := ts.rng.eval(rargs, ts.key)
+		s, _, err := ts.rng.eval(&ec)
 		if err != nil {
 			return err
 		}
@@ -284,6 +308,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if span.unbounded() {
 		if ts.table.DefaultRange <= 0 {
 			why := ts.rng.whyUnbounded()
+			if u := unreadRange(ts.rng, &ec); u != "" {
+				why = "a value compared with " + ts.table.ShardKey + " cannot be read exactly: " + u
+			}
 			switch {
 			case why != "":
 			case ts.rng.op == rAll:
@@ -396,11 +423,12 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if open >= 0 {
 		openName = all[open].Name
 	}
-	if err := t.buildTargets(p, ts, in.Args, tables, locs, openName, emptyRange, coldAll); err != nil {
+	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, emptyRange, coldAll); err != nil {
 		return err
 	}
 	if in.Explain {
 		t.explain(p, ts, span, boundary, locs, emptyRange, defaulted, allHot && !coldTarget)
+		explainFolding(p, ts, &ec)
 	}
 	return nil
 }
@@ -521,8 +549,8 @@ func wallUTC(t time.Time) time.Time {
 // buildTargets renders the sub-queries: one per table for writes, one statement per backend
 // (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
 // (metadata.OpenAbove), "" if none.
-func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, tables []metadata.Table, locs []string, open string, empty, coldAll bool) error {
-	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty}
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, empty, coldAll bool) error {
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty, clock: clock}
 	names := make([]string, len(tables))
 	for i := range tables {
 		names[i] = tables[i].Name
@@ -740,26 +768,40 @@ func appendInt(b []byte, n int64) []byte {
 }
 
 // routeInsert routes each row of an INSERT to the table that covers its shard-key value.
-func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, rargs []driver.NamedValue, all []metadata.Table, boundary time.Time) error {
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, ec *evalCtx, all []metadata.Table, boundary time.Time) error {
 	ip := ts.insert
 	owner := make([]int, len(ip.keys)) // row → index in all
-	for r, v := range ip.keys {
-		tm, ok, err := v.get(rargs, ts.key)
+	for r, x := range ip.keys {
+		v, err := x.eval(ec)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		switch {
+		case v.null:
 			return fmt.Errorf("%w: row %d of the INSERT into %s has a NULL %s; every row needs a time to find its table", ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey)
+		case v.unknown:
+			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value obroute cannot read (%s); give a 'YYYY-MM-DD hh:mm:ss' literal, a time.Time argument or NOW()",
+				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, unreadNote(x, ec))
+		}
+		// A fraction is stored truncated or rounded, by the column's precision and the SQL mode:
+		// the row's table must hold every value it may become.
+		last := v.hi
+		if !last.Equal(last.Truncate(time.Second)) {
+			last = last.Truncate(time.Second).Add(time.Second)
 		}
 		owner[r] = -1
 		for i := len(all) - 1; i >= 0; i-- { // the newest covering table wins
-			if covers(&all[i], tm) {
+			if covers(&all[i], v.lo) {
 				owner[r] = i
 				break
 			}
 		}
 		if owner[r] < 0 {
-			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(tm), r+1)
+			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
+		}
+		if !covers(&all[owner[r]], last) {
+			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction the column may round, or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET time_zone first",
+				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), all[owner[r]].Name)
 		}
 	}
 	var tables []metadata.Table
@@ -804,7 +846,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 	p.Budget = ts.table.Budgets.of(p.Level)
 	p.Targets = make([]Target, len(tables))
 	for i := range tables {
-		l := leg{table: tables[i].Name, rows: rowsOf[i]}
+		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock}
 		cold := t.router.roles[locs[i]] == RoleCold
 		var b strings.Builder
 		if cold {
@@ -815,6 +857,9 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			Args: ts.whole.appendArgs(nil, in.Args, &l)}
 	}
 	p.Prompts = append(p.Prompts, fmt.Sprintf("INSERT of %d row(s) into %s: routed by %s to %d table(s)", len(ip.keys), ts.table.Table, ts.table.ShardKey, len(tables)))
+	if in.Explain {
+		explainFolding(p, ts, ec)
+	}
 	if !coldTarget {
 		p.Prompts = append(p.Prompts, "did not touch the history store")
 	}

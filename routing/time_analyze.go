@@ -55,8 +55,8 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	if len(uses) > 1 {
 		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
 	}
-	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey)}
-	pr := &printer{logical: logical, typed: p.typed}
+	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey), clocked: hasClock(p.ast)}
+	pr := &printer{logical: logical, typed: p.typed, clock: true}
 	var (
 		where sqlparser.Expr
 		err   error
@@ -288,12 +288,9 @@ func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *pr
 		if keyCol >= len(row) {
 			return nil, fmt.Errorf("%w: row %d of the INSERT has no value for %s", ErrNoTimeRange, i+1, cfg.ShardKey)
 		}
-		v, ok, err := c.value(row[keyCol])
-		if err != nil {
-			return nil, err
-		}
+		v, ok := c.constant(row[keyCol])
 		if !ok {
-			return nil, fmt.Errorf("%w: row %d gives %s as %s; give a literal or a ? argument so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, nodeText(row[keyCol]))
+			return nil, fmt.Errorf("%w: row %d gives %s as %s; give a literal, a ? argument or a constant time expression such as NOW() so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, nodeText(row[keyCol]))
 		}
 		ip.keys = append(ip.keys, v)
 		ip.rows = append(ip.rows, p.print(row))

@@ -36,6 +36,21 @@ func BenchmarkRouteTimeHotOnly(b *testing.B) {
 	}
 }
 
+// BenchmarkRouteTimeNow routes a relative range, NOW() - INTERVAL 7 DAY folded in the session's
+// time zone, with NOW() sent to the sub-query as the statement's instant.
+func BenchmarkRouteTimeNow(b *testing.B) {
+	f := standard(b)
+	const q = "SELECT id, amount FROM orders WHERE order_time >= NOW() - INTERVAL 7 DAY AND user_id = ?"
+	a := args(42)
+	sess := &SessionState{TimeZone: "+08:00"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.r.Route(Input{Statement: f.r.Analyze(q), Args: a, Session: sess}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkParseCacheTemplates runs a template workload: 50 statement templates with ?
 // arguments, picked at random with varying arguments, as an application does. It reports the
 // parse-cache hit rate (target ≥ 99 %).

@@ -9,9 +9,13 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
-// day parses "2006-01-02" or "2006-01-02 15:04:05" as UTC for test tables.
+// day parses "2006-01-02" or "2006-01-02 15:04:05[.999999]" as UTC for test tables.
 func day(s string) time.Time {
-	t, err := parseTime(s)
+	layout := time.DateOnly
+	if len(s) > len(layout) {
+		layout = "2006-01-02 15:04:05.999999"
+	}
+	t, err := time.ParseInLocation(layout, s, time.UTC)
 	if err != nil {
 		panic(err)
 	}

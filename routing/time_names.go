@@ -51,7 +51,7 @@ func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
 		case text == "" || len(text) > maxAliasLen, isStringLiteral(text):
 			// A string literal is named by its value, however it is written.
 			continue
-		case text == printed && !avg:
+		case text == printed && !avg && !hasClock(ae.Expr): // a clock function is sent as a literal
 			continue
 		}
 		if out == nil {

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,193 +8,6 @@ import (
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
-
-// bound is one end of an interval of shard-key values; an unset bound is infinite.
-type bound struct {
-	t    time.Time
-	set  bool
-	incl bool
-}
-
-// interval is a set of shard-key values between two bounds.
-type interval struct{ lo, hi bound }
-
-// everything is the interval of all non-NULL shard-key values.
-var everything = interval{}
-
-func (iv interval) empty() bool {
-	if !iv.lo.set || !iv.hi.set {
-		return false
-	}
-	c := iv.lo.t.Compare(iv.hi.t)
-	return c > 0 || c == 0 && !(iv.lo.incl && iv.hi.incl)
-}
-
-func (iv interval) unbounded() bool { return !iv.lo.set && !iv.hi.set }
-
-// raiseLo narrows the lower bound to b when b is tighter.
-func (iv *interval) raiseLo(b bound) {
-	if !iv.lo.set {
-		iv.lo = b
-		return
-	}
-	c := b.t.Compare(iv.lo.t)
-	if c > 0 || c == 0 && !b.incl {
-		iv.lo = b
-	}
-}
-
-// lowerHi narrows the upper bound to b when b is tighter.
-func (iv *interval) lowerHi(b bound) {
-	if !iv.hi.set {
-		iv.hi = b
-		return
-	}
-	c := b.t.Compare(iv.hi.t)
-	if c < 0 || c == 0 && !b.incl {
-		iv.hi = b
-	}
-}
-
-func (iv interval) intersect(o interval) interval {
-	if o.lo.set {
-		iv.raiseLo(o.lo)
-	}
-	if o.hi.set {
-		iv.lowerHi(o.hi)
-	}
-	return iv
-}
-
-// String writes the interval in mathematical notation with DATETIME values.
-func (iv interval) String() string { return string(appendInterval(nil, iv)) }
-
-func appendInterval(b []byte, iv interval) []byte {
-	if iv.lo.set && iv.lo.incl {
-		b = append(b, '[')
-	} else {
-		b = append(b, '(')
-	}
-	if iv.lo.set {
-		b = appendTime(b, iv.lo.t)
-	} else {
-		b = append(b, "-inf"...)
-	}
-	b = append(b, ", "...)
-	if iv.hi.set {
-		b = appendTime(b, iv.hi.t)
-	} else {
-		b = append(b, "+inf"...)
-	}
-	if iv.hi.set && iv.hi.incl {
-		return append(b, ']')
-	}
-	return append(b, ')')
-}
-
-// rangeSet is a sorted list of disjoint, non-empty intervals.
-type rangeSet []interval
-
-func (s rangeSet) String() string {
-	if len(s) == 0 {
-		return "(empty)"
-	}
-	parts := make([]string, len(s))
-	for i, iv := range s {
-		parts[i] = iv.String()
-	}
-	return strings.Join(parts, " ∪ ")
-}
-
-// lowBefore orders lower bounds: an infinite bound first, then by time, inclusive before exclusive.
-func lowBefore(a, b bound) int {
-	switch {
-	case !a.set && !b.set:
-		return 0
-	case !a.set:
-		return -1
-	case !b.set:
-		return 1
-	}
-	if c := a.t.Compare(b.t); c != 0 {
-		return c
-	}
-	switch {
-	case a.incl == b.incl:
-		return 0
-	case a.incl:
-		return -1
-	}
-	return 1
-}
-
-// touches reports whether interval b, starting at or after a's start, overlaps or adjoins a.
-func touches(a, b interval) bool {
-	if !a.hi.set || !b.lo.set {
-		return true
-	}
-	c := b.lo.t.Compare(a.hi.t)
-	return c < 0 || c == 0 && (a.hi.incl || b.lo.incl)
-}
-
-// normalize sorts, drops empty intervals and merges overlapping ones.
-func normalize(s rangeSet) rangeSet {
-	s = slices.DeleteFunc(s, interval.empty)
-	slices.SortFunc(s, func(a, b interval) int { return lowBefore(a.lo, b.lo) })
-	out := s[:0]
-	for _, iv := range s {
-		if n := len(out); n > 0 && touches(out[n-1], iv) {
-			last := &out[n-1]
-			if last.hi.set && (!iv.hi.set || iv.hi.t.After(last.hi.t) || iv.hi.t.Equal(last.hi.t) && iv.hi.incl) {
-				last.hi = iv.hi
-			}
-			continue
-		}
-		out = append(out, iv)
-	}
-	return out
-}
-
-func union(a, b rangeSet) rangeSet {
-	return normalize(append(slices.Clip(a), b...))
-}
-
-func intersect(a, b rangeSet) rangeSet {
-	var out rangeSet
-	for _, x := range a {
-		for _, y := range b {
-			if iv := x.intersect(y); !iv.empty() {
-				out = append(out, iv)
-			}
-		}
-	}
-	return normalize(out)
-}
-
-// complement returns the non-NULL values outside s.
-func complement(s rangeSet) rangeSet {
-	var out rangeSet
-	cur := bound{}
-	for _, iv := range s {
-		if iv.lo.set {
-			out = append(out, interval{lo: cur, hi: bound{t: iv.lo.t, set: true, incl: !iv.lo.incl}})
-		}
-		if !iv.hi.set {
-			return normalize(out)
-		}
-		cur = bound{t: iv.hi.t, set: true, incl: !iv.hi.incl}
-	}
-	out = append(out, interval{lo: cur})
-	return normalize(out)
-}
-
-// span is the smallest interval holding the whole set.
-func (s rangeSet) span() interval {
-	if len(s) == 0 {
-		return interval{lo: bound{set: true}, hi: bound{set: true}} // empty
-	}
-	return interval{lo: s[0].lo, hi: s[len(s)-1].hi}
-}
 
 // rangeOp is the kind of a node of a compiled shard-key condition.
 type rangeOp uint8
@@ -211,18 +23,13 @@ const (
 	rBetween                // key BETWEEN values[0] AND values[1]
 )
 
-// timeValue is a constant of a condition: a literal read at analysis, or the i-th argument.
-type timeValue struct {
-	arg int // index of the ? argument, -1 for a literal
-	t   time.Time
-}
-
 // rangeNode is a shard-key condition compiled from WHERE/ON once per statement text; evaluating
-// it with the arguments gives the set of shard-key values the statement can read.
+// it with the arguments and the statement's clock gives the set of shard-key values the
+// statement can read.
 type rangeNode struct {
 	op   rangeOp
 	cmp  string // rCmp: the comparison operator, with the key on the left
-	vals []timeValue
+	vals []*texpr
 	kids []*rangeNode
 	// why explains an rAll node that stops the range (for the ErrNoTimeRange message).
 	why string
@@ -287,12 +94,11 @@ func (c *rangeCompiler) wrapsKey(e sqlparser.Expr) bool {
 }
 
 func (c *rangeCompiler) functionError(e sqlparser.Expr) error {
-	return fmt.Errorf("%w: %s wraps the shard key %s, which defeats routing and the index; compare the column itself with a range, e.g. %s >= '2025-03-15' AND %s < '2025-03-16' instead of DATE(%s) = '2025-03-15'",
-		ErrShardKeyFunction, nodeText(e), c.key, c.key, c.key, c.key)
+	return fmt.Errorf("%w: %s wraps the shard key %s, which defeats routing and the index; compare the column itself with a range, e.g. %s >= '2025-03-15' AND %s < '2025-03-16' instead of DATE(%s) = '2025-03-15', or %s >= NOW() - INTERVAL 7 DAY instead of %s + INTERVAL 7 DAY >= NOW()",
+		ErrShardKeyFunction, nodeText(e), c.key, c.key, c.key, c.key, c.key, c.key)
 }
 
-// compile turns a condition into a range node. It fails only for a function on the shard key
-// or an unreadable time literal.
+// compile turns a condition into a range node. It fails only for a function on the shard key.
 func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 	switch x := e.(type) {
 	case nil:
@@ -317,18 +123,12 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 		if !c.isKey(x.Left) {
 			return c.opaque(e, x.Left, x.From, x.To)
 		}
-		from, okF, err := c.value(x.From)
-		if err != nil {
-			return nil, err
-		}
-		to, okT, err := c.value(x.To)
-		if err != nil {
-			return nil, err
-		}
+		from, okF := c.constant(x.From)
+		to, okT := c.constant(x.To)
 		if !okF || !okT {
 			return c.opaque(e, x.From, x.To)
 		}
-		n := &rangeNode{op: rBetween, vals: []timeValue{from, to}}
+		n := &rangeNode{op: rBetween, vals: []*texpr{from, to}}
 		if x.Operator == sqlparser.NotBetweenStr {
 			n = &rangeNode{op: rNot, kids: []*rangeNode{n}}
 		}
@@ -366,7 +166,7 @@ func (c *rangeCompiler) opaque(e sqlparser.Expr, parts ...sqlparser.Expr) (*rang
 	}
 	why := ""
 	if c.mentionsKey(e) {
-		why = fmt.Sprintf("the condition %s on %s is not a comparison with a literal or ? argument", nodeText(e), c.key)
+		why = fmt.Sprintf("the condition %s on %s is not a comparison with a literal, a ? argument or a constant time expression obroute folds (NOW(), CURDATE(), INTERVAL arithmetic, CAST)", nodeText(e), c.key)
 	}
 	return &rangeNode{op: rAll, why: why}, nil
 }
@@ -401,10 +201,7 @@ func (c *rangeCompiler) comparison(x *sqlparser.ComparisonExpr) (*rangeNode, err
 			n.op = rNotIn
 		}
 		for _, v := range tuple {
-			tv, ok, err := c.value(v)
-			if err != nil {
-				return nil, err
-			}
+			tv, ok := c.constant(v)
 			if !ok {
 				return c.opaque(x, tuple...)
 			}
@@ -425,248 +222,173 @@ func (c *rangeCompiler) comparison(x *sqlparser.ComparisonExpr) (*rangeNode, err
 	if !c.isKey(left) {
 		return c.opaque(x, x.Left, x.Right)
 	}
-	tv, ok, err := c.value(right)
-	if err != nil {
-		return nil, err
-	}
+	tv, ok := c.constant(right)
 	if !ok {
 		return c.opaque(x, right)
 	}
-	return &rangeNode{op: rCmp, cmp: op, vals: []timeValue{tv}}, nil
+	return &rangeNode{op: rCmp, cmp: op, vals: []*texpr{tv}}, nil
 }
 
-// value reads a literal or ? argument compared with the key; ok is false for anything else.
-func (c *rangeCompiler) value(e sqlparser.Expr) (timeValue, bool, error) {
-	v, ok := unparen(e).(*sqlparser.SQLVal)
-	if !ok {
-		return timeValue{}, false, nil
-	}
-	switch v.Type {
-	case sqlparser.ValArg:
-		i := argIndex(string(v.Val))
-		if i < 0 {
-			return timeValue{}, false, nil
-		}
-		return timeValue{arg: i}, true, nil
-	case sqlparser.StrVal:
-		if c.typed[v] == "time" { // TIME '10:00' is no point in time
-			return timeValue{}, false, nil
-		}
-		t, err := parseTime(string(v.Val))
-		if err != nil {
-			return timeValue{}, false, fmt.Errorf("%w: the literal '%s' compared with %s: %v", ErrBadTimeValue, v.Val, c.key, err)
-		}
-		return timeValue{arg: -1, t: t}, true, nil
-	}
-	return timeValue{}, false, nil
-}
+// emptyInterval holds no value.
+var emptyInterval = interval{lo: bound{set: true}, hi: bound{set: true}}
 
-// timeLayouts are the literal forms accepted for the shard key, tried in order.
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04",
-}
-
-// parseTime reads a DATE or DATETIME literal as a UTC wall-clock time (as shard metadata is
-// read). A date alone means midnight, which is what MySQL compares with a DATETIME column.
-func parseTime(s string) (time.Time, error) {
-	if t, ok := parseTimeFast(s); ok {
-		return t, nil
-	}
-	s = strings.TrimSpace(s)
-	for _, layout := range timeLayouts {
-		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("write it as 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss[.ffffff]'")
-}
-
-// argTime reads a bound argument as a shard-key time. NULL gives ok=false.
-func argTime(args []driver.NamedValue, i int, key string) (t time.Time, ok bool, err error) {
-	if i >= len(args) {
-		return time.Time{}, false, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(args))
-	}
-	switch v := args[i].Value.(type) {
-	case nil:
-		return time.Time{}, false, nil
-	case time.Time:
-		return v.UTC(), true, nil
-	case string:
-		t, err := parseTime(v)
-		if err != nil {
-			return time.Time{}, false, fmt.Errorf("%w: argument %d (%q) for %s: %v", ErrBadTimeValue, i+1, v, key, err)
-		}
-		return t, true, nil
-	case []byte:
-		t, err := parseTime(string(v))
-		if err != nil {
-			return time.Time{}, false, fmt.Errorf("%w: argument %d (%q) for %s: %v", ErrBadTimeValue, i+1, v, key, err)
-		}
-		return t, true, nil
-	default:
-		return time.Time{}, false, fmt.Errorf("%w: argument %d for %s is a %T; pass a time.Time or a 'YYYY-MM-DD hh:mm:ss' string", ErrBadTimeValue, i+1, key, v)
-	}
-}
-
-func (v timeValue) get(args []driver.NamedValue, key string) (time.Time, bool, error) {
-	if v.arg < 0 {
-		return v.t, true, nil
-	}
-	return argTime(args, v.arg, key)
-}
-
-// evalConj narrows iv by a conjunctive node without allocating; a comparison with NULL, never
-// true, makes iv empty.
-func (n *rangeNode) evalConj(iv *interval, args []driver.NamedValue, key string) error {
+// evalConj narrows iv by a conjunctive node without allocating: a comparison with NULL, never
+// true, makes iv empty; a value not read leaves iv as it is (the range widens).
+func (n *rangeNode) evalConj(iv *interval, c *evalCtx) error {
 	switch n.op {
 	case rAll:
 	case rAnd:
 		for _, k := range n.kids {
-			if err := k.evalConj(iv, args, key); err != nil {
+			if err := k.evalConj(iv, c); err != nil {
 				return err
 			}
 		}
 	case rCmp:
-		t, ok, err := n.vals[0].get(args, key)
+		v, err := n.vals[0].eval(c)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			*iv = interval{lo: bound{set: true}, hi: bound{set: true}}
-			return nil
-		}
-		b := bound{t: t, set: true, incl: n.cmp != sqlparser.LessThanStr && n.cmp != sqlparser.GreaterThanStr}
-		switch n.cmp {
-		case sqlparser.EqualStr:
-			iv.raiseLo(b)
-			iv.lowerHi(b)
-		case sqlparser.LessThanStr, sqlparser.LessEqualStr:
-			iv.lowerHi(b)
-		case sqlparser.GreaterThanStr, sqlparser.GreaterEqualStr:
-			iv.raiseLo(b)
-		}
+		narrow(iv, n.cmp, v)
 	case rBetween:
-		from, okF, err := n.vals[0].get(args, key)
+		from, err := n.vals[0].eval(c)
 		if err != nil {
 			return err
 		}
-		to, okT, err := n.vals[1].get(args, key)
+		to, err := n.vals[1].eval(c)
 		if err != nil {
 			return err
 		}
-		if !okF || !okT {
-			*iv = interval{lo: bound{set: true}, hi: bound{set: true}}
-			return nil
-		}
-		iv.raiseLo(bound{t: from, set: true, incl: true})
-		iv.lowerHi(bound{t: to, set: true, incl: true})
+		narrow(iv, sqlparser.GreaterEqualStr, from)
+		narrow(iv, sqlparser.LessEqualStr, to)
 	}
 	return nil
 }
 
-// eval evaluates any node into a set of intervals. exact reports that the set is exactly the
-// key values for which the condition is true (so NOT may complement it); otherwise the set is a
-// superset, which is always safe to read.
-func (n *rangeNode) eval(args []driver.NamedValue, key string) (s rangeSet, exact bool, err error) {
-	all := rangeSet{everything}
-	none := rangeSet{}
-	switch n.op {
-	case rAll:
-		return all, false, nil
-	case rAnd, rOr:
-		s, exact = all, true
-		if n.op == rOr {
-			s = none
-		}
-		for _, k := range n.kids {
-			ks, kx, err := k.eval(args, key)
-			if err != nil {
-				return nil, false, err
-			}
-			if n.op == rAnd {
-				s = intersect(s, ks)
-			} else {
-				s = union(s, ks)
-			}
-			exact = exact && kx
-		}
-		return s, exact, nil
-	case rNot:
-		ks, kx, err := n.kids[0].eval(args, key)
-		if err != nil {
-			return nil, false, err
-		}
-		if !kx {
-			return all, false, nil
-		}
-		return complement(ks), true, nil
-	case rIn, rNotIn:
-		var pts rangeSet
-		exact = true
-		for _, v := range n.vals {
-			t, ok, err := v.get(args, key)
-			if err != nil {
-				return nil, false, err
-			}
-			if !ok { // a NULL in the list: IN may still match the others, NOT IN never holds
-				if n.op == rNotIn {
-					return none, false, nil
-				}
-				exact = false
-				continue
-			}
-			b := bound{t: t, set: true, incl: true}
-			pts = append(pts, interval{lo: b, hi: b})
-		}
-		pts = normalize(pts)
-		if n.op == rNotIn {
-			return complement(pts), true, nil
-		}
-		return pts, exact, nil
-	case rCmp:
-		t, ok, err := n.vals[0].get(args, key)
-		if err != nil {
-			return nil, false, err
-		}
-		if !ok {
-			if n.cmp == sqlparser.NullSafeEqualStr { // key <=> NULL is key IS NULL: no range
-				return all, false, nil
-			}
-			return none, false, nil
-		}
-		b := bound{t: t, set: true, incl: true}
-		x := bound{t: t, set: true}
-		switch n.cmp {
-		case sqlparser.EqualStr, sqlparser.NullSafeEqualStr:
-			return rangeSet{{lo: b, hi: b}}, true, nil
-		case sqlparser.NotEqualStr:
-			return rangeSet{{hi: x}, {lo: x}}, true, nil
-		case sqlparser.LessThanStr:
-			return rangeSet{{hi: x}}, true, nil
-		case sqlparser.LessEqualStr:
-			return rangeSet{{hi: b}}, true, nil
-		case sqlparser.GreaterThanStr:
-			return rangeSet{{lo: x}}, true, nil
-		case sqlparser.GreaterEqualStr:
-			return rangeSet{{lo: b}}, true, nil
-		}
-	case rBetween:
-		iv := everything
-		if err := n.evalConj(&iv, args, key); err != nil {
-			return nil, false, err
-		}
-		if iv.empty() {
-			return none, !iv.lo.t.IsZero() || !iv.hi.t.IsZero(), nil
-		}
-		return rangeSet{iv}, true, nil
+// narrow intersects iv with the key values for which key <op> v may be true.
+func narrow(iv *interval, op string, v tval) {
+	switch {
+	case v.unknown:
+		return
+	case v.null:
+		*iv = emptyInterval
+		return
 	}
-	return all, false, nil
+	switch op {
+	case sqlparser.EqualStr:
+		iv.raiseLo(bound{t: v.lo, set: true, incl: true})
+		iv.lowerHi(bound{t: v.hi, set: true, incl: true})
+	case sqlparser.LessThanStr, sqlparser.LessEqualStr:
+		iv.lowerHi(bound{t: v.hi, set: true, incl: op == sqlparser.LessEqualStr})
+	case sqlparser.GreaterThanStr, sqlparser.GreaterEqualStr:
+		iv.raiseLo(bound{t: v.lo, set: true, incl: op == sqlparser.GreaterEqualStr})
+	}
 }
 
-// why returns the first explanation of an unbounded condition in the tree.
+// eval evaluates any node in three-valued logic: t holds every key value for which the
+// condition may be TRUE, f every one for which it may be FALSE (a value for which it is NULL
+// is in neither). NOT swaps them, so NOT (key < a OR status = 'paid') reads key >= a: a
+// condition that does not bound the key may be TRUE and FALSE for every value, and a value not
+// read exactly bounds t and f on the safe side. The rows of t are a superset of the rows the
+// condition selects.
+func (n *rangeNode) eval(c *evalCtx) (t, f rangeSet, err error) {
+	all := rangeSet{everything}
+	switch n.op {
+	case rAll:
+		return all, all, nil
+	case rAnd, rOr:
+		t, f = all, nil
+		if n.op == rOr {
+			t, f = nil, all
+		}
+		for _, k := range n.kids {
+			kt, kf, err := k.eval(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			if n.op == rAnd {
+				t, f = intersect(t, kt), union(f, kf)
+			} else {
+				t, f = union(t, kt), intersect(f, kf)
+			}
+		}
+		return t, f, nil
+	case rNot:
+		kt, kf, err := n.kids[0].eval(c)
+		return kf, kt, err
+	case rCmp:
+		v, err := n.vals[0].eval(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, f = compareSets(n.cmp, v)
+		return t, f, nil
+	case rBetween:
+		from, err := n.vals[0].eval(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		to, err := n.vals[1].eval(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		t1, f1 := compareSets(sqlparser.GreaterEqualStr, from)
+		t2, f2 := compareSets(sqlparser.LessEqualStr, to)
+		return intersect(t1, t2), union(f1, f2), nil
+	case rIn, rNotIn:
+		t, f = nil, all
+		for _, x := range n.vals {
+			v, err := x.eval(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			vt, vf := compareSets(sqlparser.EqualStr, v)
+			t, f = union(t, vt), intersect(f, vf)
+		}
+		if n.op == rNotIn {
+			return f, t, nil
+		}
+		return t, f, nil
+	}
+	return all, all, nil
+}
+
+// compareSets returns the key values for which key <op> v may be TRUE and those for which it
+// may be FALSE. v somewhere in [lo, hi] bounds each on its safe side: key < v may be true below
+// hi and false from lo on.
+func compareSets(op string, v tval) (t, f rangeSet) {
+	all := rangeSet{everything}
+	switch {
+	case v.unknown:
+		return all, all
+	case v.null:
+		if op == sqlparser.NullSafeEqualStr { // key <=> NULL is key IS NULL: false for any value
+			return nil, all
+		}
+		return nil, nil
+	}
+	at := func(tm time.Time, incl bool) bound { return bound{t: tm, set: true, incl: incl} }
+	switch op {
+	case sqlparser.LessThanStr:
+		return rangeSet{{hi: at(v.hi, false)}}, rangeSet{{lo: at(v.lo, true)}}
+	case sqlparser.LessEqualStr:
+		return rangeSet{{hi: at(v.hi, true)}}, rangeSet{{lo: at(v.lo, false)}}
+	case sqlparser.GreaterThanStr:
+		return rangeSet{{lo: at(v.lo, false)}}, rangeSet{{hi: at(v.hi, true)}}
+	case sqlparser.GreaterEqualStr:
+		return rangeSet{{lo: at(v.lo, true)}}, rangeSet{{hi: at(v.hi, false)}}
+	}
+	eq := rangeSet{{lo: at(v.lo, true), hi: at(v.hi, true)}}
+	ne := all
+	if v.lo.Equal(v.hi) {
+		ne = rangeSet{{hi: at(v.lo, false)}, {lo: at(v.lo, false)}}
+	}
+	if op == sqlparser.NotEqualStr {
+		return ne, eq
+	}
+	return eq, ne // = and <=> with a value
+}
+
+// whyUnbounded returns the first explanation of an unbounded condition in the tree.
 func (n *rangeNode) whyUnbounded() string {
 	if n.why != "" {
 		return n.why
@@ -703,61 +425,4 @@ func appendTime(b []byte, t time.Time) []byte {
 		}
 	}
 	return b
-}
-
-// parseTimeFast reads 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm:ss' and 'YYYY-MM-DD hh:mm:ss.ffffff'
-// without the generic layout machinery.
-func parseTimeFast(s string) (time.Time, bool) {
-	num := func(p string) (int, bool) {
-		n := 0
-		for i := 0; i < len(p); i++ {
-			c := p[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	if len(s) != 10 && len(s) < 19 || s[4] != '-' || s[7] != '-' {
-		return time.Time{}, false
-	}
-	y, ok1 := num(s[0:4])
-	mo, ok2 := num(s[5:7])
-	d, ok3 := num(s[8:10])
-	if !ok1 || !ok2 || !ok3 || mo < 1 || mo > 12 || d < 1 || d > 31 {
-		return time.Time{}, false
-	}
-	var h, mi, sec, ns int
-	if len(s) > 10 {
-		if s[10] != ' ' || s[13] != ':' || s[16] != ':' {
-			return time.Time{}, false
-		}
-		var ok4, ok5, ok6 bool
-		h, ok4 = num(s[11:13])
-		mi, ok5 = num(s[14:16])
-		sec, ok6 = num(s[17:19])
-		if !ok4 || !ok5 || !ok6 || h > 23 || mi > 59 || sec > 59 {
-			return time.Time{}, false
-		}
-		if len(s) > 19 {
-			frac := s[20:]
-			if s[19] != '.' || len(frac) == 0 || len(frac) > 9 {
-				return time.Time{}, false
-			}
-			f, ok := num(frac)
-			if !ok {
-				return time.Time{}, false
-			}
-			for i := len(frac); i < 9; i++ {
-				f *= 10
-			}
-			ns = f
-		}
-	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
-	if t.Day() != d { // 2025-02-30 and the like
-		return time.Time{}, false
-	}
-	return t, true
 }

@@ -20,7 +20,12 @@ type result struct {
 	rows        [][]any
 }
 
-func query(ctx context.Context, db *sql.DB, q string, args ...any) (result, error) {
+// queryer runs a query: a *sql.DB, a *sql.Conn (one session) or a *sql.Stmt's owner.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func query(ctx context.Context, db queryer, q string, args ...any) (result, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return result{}, err
@@ -59,11 +64,16 @@ type mismatch struct {
 
 // diff runs q on the reference and through obroute and returns their differences.
 func (c *cluster) diff(ctx context.Context, q difftest.Query) []mismatch {
-	want, err := query(ctx, c.refDB, q.SQL, q.Args...)
+	return diffOn(ctx, c.refDB, c.db, q)
+}
+
+// diffOn runs q on the reference ref and through obroute (db) and returns their differences.
+func diffOn(ctx context.Context, ref, db queryer, q difftest.Query) []mismatch {
+	want, err := query(ctx, ref, q.SQL, q.Args...)
 	if err != nil {
 		return []mismatch{{"query", fmt.Errorf("reference: %w", err)}}
 	}
-	got, err := query(ctx, c.db, q.SQL, q.Args...)
+	got, err := query(ctx, db, q.SQL, q.Args...)
 	if err != nil {
 		return []mismatch{{"query", fmt.Errorf("obroute: %w", err)}}
 	}
@@ -150,6 +160,7 @@ func TestDifferential(t *testing.T) {
 	})
 	t.Run("hot-only", func(t *testing.T) { testHotOnly(t, c) })
 	t.Run("refusals", func(t *testing.T) { testRefusals(t, c) })
+	t.Run("ranges", func(t *testing.T) { testRanges(t, c, seed+3) })
 }
 
 // testHotOnly is issue 4 DW2: a range entirely inside the hot window sends nothing to the cold

@@ -5,6 +5,10 @@
 // aggregates, GROUP BY, HAVING, DISTINCT), and a comparison of result sets as multisets or in
 // order.
 //
+// RangeGenerator draws the time ranges BI tools and people write (relative to NOW() and
+// CURDATE(), constant CASTs, every DATETIME literal format and numbers, NOT, ? arguments), to be
+// run with the same NOW() on both sides.
+//
 // A differential test loads the whole data set into one reference table and the monthly split
 // into the hot and cold backends, runs every generated query through obroute and directly on
 // the reference table, and compares. Everything is derived from one seed, which the test

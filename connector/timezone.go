@@ -1,0 +1,82 @@
+package connector
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/obroute/obroute/routing"
+)
+
+// The client session's time zone decides what NOW() and CURDATE() mean in a statement on a
+// time-sharded table, which obroute folds into the statement's range and sends to every
+// sub-query as one instant (routing/time_zone.go). The zone is the one the client session set
+// with SET time_zone, else the backends' default, read back from the metadata backend with the
+// first load of the shard metadata (within the first statement that needs it).
+
+// timeZone returns the time_zone the client session set for production traffic, or for shadow
+// traffic when shadow traffic set its own; "" when it set none.
+func (cs *clientSession) timeZone(shadow bool) string {
+	if shadow {
+		if v := cs.shadowState.variable("time_zone"); v != nil {
+			return cs.zoneOf(v)
+		}
+	}
+	if v := cs.state.variable("time_zone"); v != nil {
+		return cs.zoneOf(v)
+	}
+	return ""
+}
+
+// zoneOf reads the zone a time_zone assignment gives, remembering the last one read.
+func (cs *clientSession) zoneOf(v *routing.SessionVar) string {
+	if cs.zoneMemo[0] != v.Assignment {
+		z, _ := v.Literal()
+		cs.zoneMemo = [2]string{v.Assignment, z}
+	}
+	return cs.zoneMemo[1]
+}
+
+// variable returns the layer's assignment of the variable name, nil when it has none.
+func (st *sessionState) variable(name string) *routing.SessionVar {
+	for i := range st.vars {
+		if st.vars[i].Name == name {
+			return &st.vars[i]
+		}
+	}
+	return nil
+}
+
+// utcNames are the names a server gives its system time zone when it is UTC.
+var utcNames = map[string]bool{"UTC": true, "GMT": true, "Etc/UTC": true, "Etc/GMT": true, "UCT": true, "Universal": true, "Zulu": true}
+
+// defaultTimeZone reads back, on a server session of the metadata backend, the time zone
+// a server session starts with (the global time_zone, or the DSN's time_zone parameter) and
+// what SYSTEM means there. A named zone whose offset now differs from Go's zone database, or a
+// system zone other than UTC, is left unknown (""/nil): routing then widens NOW() by the
+// largest offset instead of guessing. A change of the backends' global time_zone needs a
+// restart of the connector.
+func defaultTimeZone(ctx context.Context, db *sql.DB) (name string, system *time.Location) {
+	var sys string
+	var offset int64
+	err := db.QueryRowContext(ctx, "SELECT @@session.time_zone, @@system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").Scan(&name, &sys, &offset)
+	if err != nil {
+		return "", nil
+	}
+	if utcNames[sys] && offset == 0 {
+		system = time.UTC
+	}
+	switch {
+	case strings.EqualFold(name, "system"), name == "", name[0] == '+' || name[0] == '-':
+		return name, system
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return "", system
+	}
+	if _, off := time.Now().In(loc).Zone(); int64(off) != offset {
+		return "", system
+	}
+	return name, system
+}
