@@ -15,7 +15,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/merge"
 	"github.com/obroute/obroute/routing"
 )
 
@@ -414,12 +413,11 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	var res driver.Result
 	var rows driver.Rows
 	var err error
-	if len(plan.Targets) == 1 {
+	if len(plan.Targets) == 1 && plan.Merge != nil && wantRows {
+		// One backend, several tables: the legs of its UNION ALL still need merging.
+		rows, err = cs.queryUnion(ctx, plan, prep)
+	} else if len(plan.Targets) == 1 {
 		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
-		if err == nil && rows != nil && plan.Merge != nil {
-			// One backend, several tables: the legs of its UNION ALL still need merging.
-			rows, err = merge.New(*plan.Merge, []driver.Rows{rows})
-		}
 	} else if wantRows {
 		rows, err = cs.queryTargets(ctx, plan)
 	} else {

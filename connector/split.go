@@ -32,6 +32,89 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		servers[i] = s
 	}
+	probe := func() ([]merge.ColumnType, error) {
+		t, _ := plan.TypesProbe()
+		for i, pt := range plan.Targets {
+			if pt.Backend == t.Backend {
+				return probeTypes(ctx, servers[i], t)
+			}
+		}
+		return nil, fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
+	}
+	var probed []merge.ColumnType
+	if needsTypes(plan) && plan.Types.Empty(time.Now()) {
+		var err error
+		if probed, err = probe(); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		results, cancel, err := cs.fanOut(ctx, plan, servers)
+		if err != nil {
+			return nil, err
+		}
+		spec, ok := mergeSpec(plan, results, probed)
+		if !ok {
+			// The UNIONs' types changed (a session setting, an argument's type, a table's
+			// definition): read one server's types again and run the statement with them.
+			for _, r := range results {
+				r.Close()
+			}
+			cancel()
+			if probed, err = probe(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		merged, err := merge.New(spec, results)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		return wrapRows(merged, func() error { cancel(); return nil }), nil
+	}
+}
+
+// queryUnion runs a split query whose tables all live on one backend (one UNION ALL) and
+// merges its legs.
+func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, prep *stmt) (driver.Rows, error) {
+	probe := func() ([]merge.ColumnType, error) {
+		t, _ := plan.TypesProbe()
+		s, err := cs.server(ctx, cs.readBackend(plan, t.Backend))
+		if err != nil {
+			return nil, err
+		}
+		if err := cs.sync(ctx, s); err != nil {
+			return nil, err
+		}
+		return probeTypes(ctx, s, t)
+	}
+	var probed []merge.ColumnType
+	if needsTypes(plan) && plan.Types.Empty(time.Now()) {
+		var err error
+		if probed, err = probe(); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+		if err != nil {
+			return nil, err
+		}
+		spec, ok := mergeSpec(plan, []driver.Rows{rows}, probed)
+		if !ok {
+			rows.Close()
+			if probed, err = probe(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return merge.New(spec, []driver.Rows{rows})
+	}
+}
+
+// fanOut runs each target on its server session concurrently; cancel ends their context.
+func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession) ([]driver.Rows, context.CancelFunc, error) {
 	qctx, cancel := context.WithCancel(ctx)
 	results := make([]driver.Rows, len(plan.Targets))
 	errs := make([]error, len(plan.Targets))
@@ -56,18 +139,61 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 			cs.dropBroken(servers[i])
 		}
 		cancel()
-		return nil, firstError(errs)
+		return nil, nil, firstError(errs)
 	}
-	spec := merge.Spec{Limit: -1}
-	if plan.Merge != nil {
-		spec = *plan.Merge
+	return results, cancel, nil
+}
+
+// needsTypes reports whether a split SELECT has no sub-query over a single table, whose column
+// types would be one server's by construction: each combines tables with UNION ALL.
+func needsTypes(plan *routing.Plan) bool {
+	if plan.Types == nil {
+		return false
 	}
-	merged, err := merge.New(spec, results)
+	for _, t := range plan.Targets {
+		if len(t.Tables) == 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeSpec returns the plan's merge spec with the source of the column types one server
+// reports: a sub-query over one table, or the types read by a probe (probed, remembered for
+// the UNIONs' types) or remembered earlier. ok is false when the UNIONs' types are new: the
+// caller reads one server's types and runs the statement again.
+func mergeSpec(plan *routing.Plan, results []driver.Rows, probed []merge.ColumnType) (merge.Spec, bool) {
+	spec := *plan.Merge
+	if !needsTypes(plan) {
+		for i, t := range plan.Targets {
+			if len(t.Tables) == 1 {
+				spec.TypesFrom = i
+				break
+			}
+		}
+		return spec, true
+	}
+	now := time.Now()
+	union := merge.ReadColumnTypes(results[0])
+	if probed != nil {
+		plan.Types.Store(union, probed, now)
+		spec.ColumnTypes = probed
+		return spec, true
+	}
+	one, ok := plan.Types.Lookup(union, now)
+	spec.ColumnTypes = one
+	return spec, ok
+}
+
+// probeTypes runs the statement that reads the column types one server reports (see
+// routing.Plan.TypesProbe) on s.
+func probeTypes(ctx context.Context, s *serverSession, t routing.Target) ([]merge.ColumnType, error) {
+	rows, err := s.query(ctx, t.SQL, t.Args, false)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	return wrapRows(merged, func() error { cancel(); return nil }), nil
+	types := merge.ReadColumnTypes(rows)
+	return types, rows.Close()
 }
 
 func firstError(errs []error) error {

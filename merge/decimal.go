@@ -7,13 +7,6 @@ import (
 	"strconv"
 )
 
-// maxDecimalScale is MySQL's DECIMAL_MAX_SCALE.
-const maxDecimalScale = 30
-
-// avgScaleIncrement is MySQL's default div_precision_increment, the scale
-// AVG adds to its argument's.
-const avgScaleIncrement = 4
-
 // decSum is an exact decimal accumulator: value = unscaled / 10^scale. It
 // stays in an int64 until that would overflow, then moves to a big.Int.
 type decSum struct {
@@ -176,23 +169,72 @@ func appendScaled(buf, digits []byte, scale int) []byte {
 	return append(buf, digits[len(digits)-scale:]...)
 }
 
-// appendAvg appends sum/count as MySQL's AVG of a DECIMAL prints it: scale
-// of the sum + 4 (at most 30), rounded half away from zero.
-func appendAvg(buf []byte, sum *decSum, count int64) []byte {
-	scale := min(sum.scale+avgScaleIncrement, maxDecimalScale)
-	n := sum.unscaled()
-	n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale-sum.scale)), nil))
+// pow10Big returns 10^n.
+func pow10Big(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// roundQuo returns n / d at scale digits as an unscaled integer: truncated when trunc is set,
+// else rounded half away from zero, as the server rounds a DECIMAL for display. n is unscaled
+// at scale from; d > 0.
+func roundQuo(n *big.Int, from int, d *big.Int, scale int, trunc bool) *big.Int {
+	n = new(big.Int).Set(n)
+	if scale >= from {
+		n.Mul(n, pow10Big(scale-from))
+	} else {
+		d = new(big.Int).Mul(d, pow10Big(from-scale))
+	}
 	neg := n.Sign() < 0
 	n.Abs(n)
-	c := big.NewInt(count)
-	q, r := new(big.Int).QuoRem(n, c, new(big.Int))
-	if r.Lsh(r, 1).Cmp(c) >= 0 {
+	q, r := new(big.Int).QuoRem(n, d, new(big.Int))
+	if !trunc && r.Lsh(r, 1).Cmp(d) >= 0 {
 		q.Add(q, big.NewInt(1))
 	}
-	if neg && q.Sign() != 0 {
+	if neg {
 		q.Neg(q)
 	}
+	return q
+}
+
+// appendRounded appends the sum at scale digits, rounded half away from zero: a DECIMAL result
+// as the server prints it.
+func (d *decSum) appendRounded(buf []byte, scale int) []byte {
+	q := roundQuo(d.unscaled(), d.scale, big.NewInt(1), scale, false)
 	return appendScaled(buf, q.Append(nil, 10), scale)
+}
+
+// appendAvg appends sum/count at scale digits: truncated when trunc is set, else rounded half
+// away from zero.
+func appendAvg(buf []byte, sum *decSum, count int64, scale int, trunc bool) []byte {
+	q := roundQuo(sum.unscaled(), sum.scale, big.NewInt(count), scale, trunc)
+	return appendScaled(buf, q.Append(nil, 10), scale)
+}
+
+// ceil9 rounds n up to a whole number of the server's 9-digit decimal words.
+func ceil9(n int) int { return (n + 8) / 9 * 9 }
+
+// avgTruncates says how the server turns the exact quotient sum/count into an AVG of scale
+// digits, given the sessions' div_precision_increment and what the argument is made of.
+//
+// The server divides in 9-digit words: the quotient keeps F = ceil9(f + incr) fraction digits,
+// f being the fraction digits the sum carries, and drops the rest; it then rounds those F
+// digits half up to the scale. When F > scale the result is the exact quotient rounded; when F
+// = scale it is the quotient truncated. f is the argument's scale for a column and at least
+// that for arithmetic (so F > scale whenever scale is not a whole number of words); for
+// anything else f may be smaller and only F ≥ ceil9(incr) is known. What cannot be decided is
+// refused.
+func avgTruncates(scale, incr int, arg ArgKind) (bool, error) {
+	switch {
+	case incr < 0:
+		return false, notExactf("the sessions' div_precision_increment is not known")
+	case ceil9(incr) > scale:
+		return false, nil
+	case scale%9 != 0 && arg != ArgOther:
+		return false, nil
+	case arg == ArgColumn:
+		return scale%9 == 0, nil
+	}
+	return false, notExactf("with div_precision_increment = %d and a result of scale %d, the server's rounding of this AVG depends on digits its sub-queries do not show; select SUM and COUNT of the expression and divide in the application, or narrow the range to one table", incr, scale)
 }
 
 // appendDouble appends f as MySQL/MariaDB print a DOUBLE in the text

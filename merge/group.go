@@ -9,22 +9,31 @@ import (
 	"strconv"
 )
 
-// aggregator is one Aggregate with the comparison of its column.
+// aggregator is one Aggregate with what the result's type says about it.
 type aggregator struct {
 	Aggregate
-	kind Kind
+	cmp *comparer // MIN, MAX: the comparison of Column
+	// float: SUM or AVG of FLOAT/DOUBLE, summed as float64.
+	float bool
+	// scale is the result's scale (DECIMAL), when known (hasScale): the merged
+	// SUM or AVG is rounded to it as the server rounds its own.
+	scale    int
+	hasScale bool
 }
 
 // aggState is the running merge of one aggregate within one group.
 type aggState struct {
 	seen     bool         // a non-NULL partial was seen
 	goType   driver.Value // a sample of the first non-NULL partial's Go type, for the output
-	asFloat  bool         // SUM/AVG of FLOAT/DOUBLE: summed as float64
+	asFloat  bool         // summed as float64
 	sum      decSum
 	fsum     float64
 	count    int64
 	countTyp driver.Value // sample of the COUNT partial's Go type (COUNT, AVG)
+	incr     int          // AVG: the sessions' div_precision_increment; -1 until read
 	val      driver.Value // MIN/MAX so far (owned copy)
+	weight   []byte       // its weight (owned copy)
+	carry    []driver.Value
 }
 
 // group is one merged group: an owned copy of its first row plus its aggregates.
@@ -35,26 +44,43 @@ type group struct {
 
 // grouper holds what both the streaming and the hash GROUP BY need.
 type grouper struct {
-	keys   []int
-	kinds  []Kind
+	keys   []*comparer
+	width  int
 	aggs   []aggregator
 	aggCol []bool // columns written by an aggregate
 }
 
-func newGrouper(spec *Spec, kinds []Kind) *grouper {
-	g := &grouper{keys: spec.GroupBy, kinds: kinds, aggCol: make([]bool, len(kinds))}
+func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
+	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
+	for _, k := range spec.GroupBy {
+		g.keys = append(g.keys, cols.cmp[k])
+	}
 	for _, a := range spec.Aggregates {
-		g.aggs = append(g.aggs, aggregator{a, kinds[a.Column]})
+		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
+		t := types[a.Column]
+		ag.float = cols.kinds[a.Column] == kindFloat
+		if cols.kinds[a.Column] == kindNumber && t.HasPrecisionScale {
+			ag.scale, ag.hasScale = int(t.Scale), true
+		}
+		g.aggs = append(g.aggs, ag)
 		g.aggCol[a.Column] = true
-		if a.Func == AggAvg {
-			g.aggCol[a.CountColumn] = true
+		for _, c := range []int{a.Sum, a.Exact, a.Count, a.Increment} {
+			if c != 0 {
+				g.aggCol[c] = true
+			}
+		}
+		for _, c := range a.Carry {
+			g.aggCol[c] = true
+		}
+		if w := ag.cmp.w; w != nil && (a.Func == AggMin || a.Func == AggMax) {
+			g.aggCol[w.weight] = true
 		}
 	}
 	return g
 }
 
 func (g *grouper) newGroup() *group {
-	return &group{row: make([]driver.Value, len(g.kinds)), aggs: make([]aggState, len(g.aggs))}
+	return &group{row: make([]driver.Value, g.width), aggs: make([]aggState, len(g.aggs))}
 }
 
 // start makes gr the group of row: copies its plain columns, resets and
@@ -68,8 +94,8 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 		gr.row[i] = copyValue(gr.row[i], v)
 	}
 	for i := range gr.aggs {
-		val := gr.aggs[i].val
-		gr.aggs[i] = aggState{val: val}
+		st := &gr.aggs[i]
+		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
 	}
 	return g.add(gr, row)
 }
@@ -77,7 +103,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 // sameKey reports whether row belongs to the group whose first row was gr.row.
 func (g *grouper) sameKey(gr *group, row []driver.Value) bool {
 	for _, c := range g.keys {
-		if compareValues(g.kinds[c], gr.row[c], row[c]) != 0 {
+		if c.compare(gr.row, row) != 0 {
 			return false
 		}
 	}
@@ -86,92 +112,154 @@ func (g *grouper) sameKey(gr *group, row []driver.Value) bool {
 
 // add merges the partial aggregates of row into gr.
 func (g *grouper) add(gr *group, row []driver.Value) error {
-	for i, a := range g.aggs {
+	for i := range g.aggs {
+		a := &g.aggs[i]
+		st := &gr.aggs[i]
+		var err error
+		switch a.Func {
+		case AggCount:
+			err = st.addCount(row[a.Column], a.Column)
+		case AggSum:
+			err = st.addSum(a, row, a.Column)
+		case AggAvg:
+			if err = st.addSum(a, row, a.Sum); err == nil {
+				err = st.addCount(row[a.Count], a.Count)
+			}
+			if err == nil {
+				err = st.readIncrement(row[a.Increment], a.Increment)
+			}
+		case AggMin, AggMax:
+			st.addMinMax(a, row)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addMinMax keeps the row's value when it beats the group's so far, with its weight and the
+// columns carried with it.
+func (st *aggState) addMinMax(a *aggregator, row []driver.Value) {
+	v := row[a.Column]
+	if v == nil {
+		return
+	}
+	var w driver.Value
+	if a.cmp.w != nil {
+		w = row[a.cmp.w.weight]
+	}
+	if st.seen {
+		var c int
+		if a.cmp.w != nil {
+			var cur driver.Value
+			if st.weight != nil {
+				cur = st.weight
+			}
+			c = a.cmp.w.comparePair(v, w, st.val, cur)
+		} else {
+			c = compareValues(a.cmp.kind, v, st.val)
+		}
+		if (a.Func == AggMin && c >= 0) || (a.Func == AggMax && c <= 0) {
+			return
+		}
+	}
+	st.seen = true
+	st.val = copyValue(st.val, v)
+	st.weight = st.weight[:0]
+	if b, ok := w.([]byte); ok {
+		st.weight = append(st.weight[:0:0], b...)
+	} else {
+		st.weight = nil
+	}
+	st.carry = st.carry[:0]
+	for _, c := range a.Carry {
+		st.carry = append(st.carry, copyValue(nil, row[c]))
+	}
+}
+
+// finish writes the merged aggregates into gr.row.
+func (g *grouper) finish(gr *group) error {
+	for i := range g.aggs {
+		a := &g.aggs[i]
 		st := &gr.aggs[i]
 		switch a.Func {
 		case AggCount:
-			if err := st.addCount(row[a.Column], a.Column); err != nil {
-				return err
-			}
+			gr.row[a.Column] = st.countValue()
 		case AggSum:
-			if err := st.addSum(a.kind, row[a.Column], a.Column); err != nil {
-				return err
-			}
+			gr.row[a.Column] = st.sumValue(a)
 		case AggAvg:
-			if err := st.addSum(a.kind, row[a.Column], a.Column); err != nil {
+			gr.row[a.Count] = st.countValue()
+			v, err := st.avgValue(a)
+			if err != nil {
 				return err
 			}
-			if err := st.addCount(row[a.CountColumn], a.CountColumn); err != nil {
-				return err
-			}
+			gr.row[a.Column] = v
 		case AggMin, AggMax:
-			v := row[a.Column]
-			if v == nil {
-				continue
-			}
-			c := 0
+			gr.row[a.Column] = nil
 			if st.seen {
-				c = compareValues(a.kind, v, st.val)
+				gr.row[a.Column] = st.val
 			}
-			if !st.seen || (a.Func == AggMin && c < 0) || (a.Func == AggMax && c > 0) {
-				st.val = copyValue(st.val, v)
-				st.seen = true
+			if a.cmp.w != nil {
+				gr.row[a.cmp.w.weight] = nil
+				if st.seen && st.weight != nil {
+					gr.row[a.cmp.w.weight] = st.weight
+				}
+			}
+			for j, c := range a.Carry {
+				gr.row[c] = nil
+				if st.seen && j < len(st.carry) {
+					gr.row[c] = st.carry[j]
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// finish writes the merged aggregates into gr.row.
-func (g *grouper) finish(gr *group) {
-	for i, a := range g.aggs {
-		st := &gr.aggs[i]
-		switch a.Func {
-		case AggCount:
-			gr.row[a.Column] = st.countValue()
-		case AggSum:
-			gr.row[a.Column] = st.sumValue()
-		case AggAvg:
-			gr.row[a.CountColumn] = st.countValue()
-			gr.row[a.Column] = st.avgValue()
-		case AggMin, AggMax:
-			if st.seen {
-				gr.row[a.Column] = st.val
-			} else {
-				gr.row[a.Column] = nil
-			}
-		}
-	}
-}
-
 func badValue(col int, what string, v driver.Value) error {
 	return fmt.Errorf("%w: column %d: %s partial %q (%T) is not a number", ErrBadValue, col, what, asBytes(v), v)
 }
 
-func (st *aggState) addCount(v driver.Value, col int) error {
-	var n int64
+// readInt reads a whole number partial: COUNT, div_precision_increment.
+func readInt(v driver.Value) (int64, bool) {
 	switch x := v.(type) {
-	case nil:
-		return nil
 	case int64:
-		n = x
+		return x, true
 	case uint64:
-		if x > math.MaxInt64 {
-			return badValue(col, "COUNT", v)
-		}
-		n = int64(x)
+		return int64(x), x <= math.MaxInt64
 	case []byte:
-		var err error
-		if n, err = strconv.ParseInt(string(x), 10, 64); err != nil {
-			return badValue(col, "COUNT", v)
-		}
-	default:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func (st *aggState) addCount(v driver.Value, col int) error {
+	if v == nil {
+		return nil
+	}
+	n, ok := readInt(v)
+	if !ok {
 		return badValue(col, "COUNT", v)
 	}
 	if st.countTyp == nil {
 		st.countTyp = v
 	}
 	st.count += n
+	return nil
+}
+
+// readIncrement reads the div_precision_increment of the server session a partial AVG came from.
+func (st *aggState) readIncrement(v driver.Value, col int) error {
+	n, ok := readInt(v)
+	if !ok || n < 0 {
+		return badValue(col, "div_precision_increment", v)
+	}
+	if st.incr >= 0 && int(n) != st.incr {
+		return notExactf("the sub-queries ran with different div_precision_increment (%d and %d); set it on every backend alike", st.incr, n)
+	}
+	st.incr = int(n)
 	return nil
 }
 
@@ -185,7 +273,10 @@ func (st *aggState) countValue() driver.Value {
 	return st.count
 }
 
-func (st *aggState) addSum(k Kind, v driver.Value, col int) error {
+// addSum adds the partial sum of row held in column raw (SUM's own column, AVG's hidden SUM),
+// or its exact form when the aggregate has one and the sum is not a float.
+func (st *aggState) addSum(a *aggregator, row []driver.Value, raw int) error {
+	v := row[raw]
 	if v == nil {
 		return nil
 	}
@@ -193,7 +284,7 @@ func (st *aggState) addSum(k Kind, v driver.Value, col int) error {
 		st.seen = true
 		st.goType = v
 		_, isFloat := toFloatType(v)
-		st.asFloat = k == KindFloat || isFloat
+		st.asFloat = a.float || isFloat
 	}
 	if !st.asFloat {
 		if _, isFloat := toFloatType(v); isFloat { // a float partial after exact ones
@@ -204,10 +295,17 @@ func (st *aggState) addSum(k Kind, v driver.Value, col int) error {
 	if st.asFloat {
 		f, ok := toFloat(v)
 		if !ok {
-			return badValue(col, "SUM", v)
+			return badValue(raw, "SUM", v)
 		}
 		st.fsum += f
 		return nil
+	}
+	if a.Exact != 0 {
+		e := row[a.Exact]
+		if e == nil {
+			return notExactf("a partial %s of column %d has more digits than DECIMAL(65,38) holds; select SUM and COUNT of a simpler expression, or narrow the range to one table", a.Func, a.Column+1)
+		}
+		v, raw = e, a.Exact
 	}
 	switch x := v.(type) {
 	case int64:
@@ -216,10 +314,10 @@ func (st *aggState) addSum(k Kind, v driver.Value, col int) error {
 		st.sum.addUint(x)
 	case []byte:
 		if !st.sum.addText(x) {
-			return badValue(col, "SUM", v)
+			return badValue(raw, "SUM", v)
 		}
 	default:
-		return badValue(col, "SUM", v)
+		return badValue(raw, "SUM", v)
 	}
 	return nil
 }
@@ -245,12 +343,15 @@ func (st *aggState) floatValue(f float64) driver.Value {
 	return appendDouble(nil, f)
 }
 
-func (st *aggState) sumValue() driver.Value {
+func (st *aggState) sumValue(a *aggregator) driver.Value {
 	if !st.seen {
 		return nil
 	}
 	if st.asFloat {
 		return st.floatValue(st.fsum)
+	}
+	if a.hasScale {
+		return st.sum.appendRounded(nil, a.scale)
 	}
 	switch st.goType.(type) {
 	case int64:
@@ -265,14 +366,21 @@ func (st *aggState) sumValue() driver.Value {
 	return st.sum.appendText(nil)
 }
 
-func (st *aggState) avgValue() driver.Value {
+func (st *aggState) avgValue(a *aggregator) (driver.Value, error) {
 	if !st.seen || st.count == 0 {
-		return nil
+		return nil, nil
 	}
 	if st.asFloat {
-		return st.floatValue(st.fsum / float64(st.count))
+		return st.floatValue(st.fsum / float64(st.count)), nil
 	}
-	return appendAvg(nil, &st.sum, st.count)
+	if !a.hasScale {
+		return nil, notExactf("AVG in column %d: the result's scale is not known", a.Column+1)
+	}
+	trunc, err := avgTruncates(a.scale, st.incr, a.Arg)
+	if err != nil {
+		return nil, fmt.Errorf("AVG in column %d: %w", a.Column+1, err)
+	}
+	return appendAvg(nil, &st.sum, st.count, a.scale, trunc), nil
 }
 
 // copyValue returns src, with a []byte copied into dst's buffer when it has one.
@@ -335,7 +443,9 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 			return nil, err
 		}
 	}
-	s.finish(s.cur)
+	if err := s.finish(s.cur); err != nil {
+		return nil, err
+	}
 	return s.cur.row, nil
 }
 
@@ -366,7 +476,7 @@ func (h *hashGroup) build() error {
 		}
 		key = key[:0]
 		for _, c := range h.keys {
-			key = appendKey(key, h.kinds[c], r[c])
+			key = c.appendKey(key, r)
 		}
 		if gr, ok := index[string(key)]; ok {
 			if err := h.add(gr, r); err != nil {
@@ -386,7 +496,9 @@ func (h *hashGroup) build() error {
 	}
 	kept := h.groups[:0]
 	for _, gr := range h.groups {
-		h.finish(gr)
+		if err := h.finish(gr); err != nil {
+			return err
+		}
 		if h.having == nil || keep(h.having, gr.row) {
 			kept = append(kept, gr)
 		}

@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +18,11 @@ func splitPlan(t *testing.T, sql string) (*Plan, error) {
 }
 
 const splitWhere = " where order_time >= '2024-12-01' and order_time < '2025-03-01'"
+
+// weightItem is the hidden weight column of e, as the n-th item of a leg.
+func weightItem(e string, n int) string {
+	return strings.Join(merge.WeightSQL(), e) + " as _obroute_" + strconv.Itoa(n)
+}
 
 func TestMergePlan(t *testing.T) {
 	cases := []struct {
@@ -33,53 +39,75 @@ func TestMergePlan(t *testing.T) {
 			spec: merge.Spec{Visible: 2, Limit: merge.NoLimit},
 		},
 		{
-			name: "order by selected and hidden columns, limit offset",
+			name: "order by selected and hidden columns, limit offset; the shard key needs no weight",
 			sql:  "select id, amount as a from orders" + splitWhere + " order by a desc, order_time limit 20, 10",
-			leg:  "select id, amount as a, order_time from orders_202412 where",
-			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 2}}, Offset: 20, Limit: 10},
+			leg:  "select id, amount as a, " + weightItem("amount", 3) + ", order_time as _obroute_4 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 3}}, Offset: 20, Limit: 10, Weights: []int{0, 2, 0, 0}},
 		},
 		{
 			name: "order by position",
 			sql:  "select id, amount from orders" + splitWhere + " order by 2, 1 desc limit 3",
-			leg:  "select id, amount from orders_202412 where",
-			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1}, {Column: 0, Desc: true}}, Limit: 3},
+			leg:  "select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1}, {Column: 0, Desc: true}}, Limit: 3, Weights: []int{3, 2, 0, 0}},
 		},
 		{
-			name: "aggregates without group",
+			name: "aggregates without group; AVG stays, with its SUM, COUNT and the session's div_precision_increment",
 			sql:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount) from orders" + splitWhere,
-			leg:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), sum(amount) as `avg(amount)`, count(amount) from orders_202412 where",
+			leg: "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount), " +
+				"sum(amount) as _obroute_7, count(amount) as _obroute_8, @@div_precision_increment as _obroute_9 from orders_202412 where",
 			spec: merge.Spec{Visible: 6, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
 				{Func: merge.AggCount, Column: 0}, {Func: merge.AggCount, Column: 1}, {Func: merge.AggSum, Column: 2},
-				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4}, {Func: merge.AggAvg, Column: 5, CountColumn: 6}}},
+				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4},
+				{Func: merge.AggAvg, Column: 5, Sum: 6, Count: 7, Increment: 8, Arg: merge.ArgColumn}}},
+		},
+		{
+			name: "SUM and AVG of a division: exact partial sums",
+			sql:  "select sum(amount/3), avg(amount/3) from orders" + splitWhere,
+			leg: "select sum(amount / 3) as `sum(amount/3)`, avg(amount / 3) as `avg(amount/3)`, " +
+				strings.Join(merge.ExactSumSQL(), "sum(amount / 3)") + " as _obroute_3, sum(amount / 3) as _obroute_4, count(amount / 3) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6, " + strings.Join(merge.ExactSumSQL(), "sum(amount / 3)") + " as _obroute_7 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
+				{Func: merge.AggSum, Column: 0, Exact: 2},
+				{Func: merge.AggAvg, Column: 1, Sum: 3, Count: 4, Increment: 5, Exact: 6, Arg: merge.ArgArithmetic}}},
 		},
 		{
 			name: "group by, having on a hidden aggregate, order by aggregate, limit not pushed",
 			sql:  "select user_id, sum(amount) as total from orders" + splitWhere + " group by user_id having count(*) > 2 and total >= 10.50 order by total desc, user_id limit 10",
-			leg:  "select user_id, sum(amount) as total, count(*) from orders_202412 where",
-			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: 10,
-				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggCount, Column: 2}},
-				Having:     merge.And(merge.Cmp(">", merge.Col(2), merge.Lit(int64(2))), merge.Cmp(">=", merge.Col(1), merge.Lit("10.50"))),
+			leg:  "select user_id, sum(amount) as total, " + weightItem("user_id", 3) + ", count(*) as _obroute_4 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: 10, Weights: []int{2, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggCount, Column: 3}},
+				Having:     merge.And(merge.Cmp(">", merge.Col(3), merge.Lit(int64(2))), merge.Cmp(">=", merge.Col(1), merge.Lit("10.50"))),
 				OrderBy:    []merge.OrderKey{{Column: 1, Desc: true}, {Column: 0}}},
 		},
 		{
 			name: "group by a column not selected is hidden",
 			sql:  "select count(*) from orders" + splitWhere + " group by status",
-			leg:  "select count(*), `status` from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
+			leg:  "select count(*), `status` as _obroute_2, " + weightItem("`status`", 3) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Weights: []int{0, 2, 0}, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
 		},
 		{
 			name: "having avg not selected",
 			sql:  "select status from orders" + splitWhere + " group by 1 having avg(amount) is not null",
-			leg:  "select `status`, sum(amount), count(amount) from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit,
-				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 1, CountColumn: 2}},
-				Having:     merge.Not(merge.IsNull(merge.Col(1)))},
+			leg: "select `status`, " + weightItem("`status`", 2) + ", avg(amount) as _obroute_3, sum(amount) as _obroute_4, count(amount) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6 from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{1, 0, 0, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 2, Sum: 3, Count: 4, Increment: 5, Arg: merge.ArgColumn}},
+				Having:     merge.Not(merge.IsNull(merge.Col(2)))},
+		},
+		{
+			name: "having on a group key and on MIN: computed by the sub-queries",
+			sql:  "select status, min(status) from orders" + splitWhere + " group by status having status <> 'new' and min(status) > ?",
+			leg: "select `status`, min(`status`) as `min(status)`, " + weightItem("min(`status`)", 3) + ", " + weightItem("`status`", 4) + ", " +
+				"`status` != 'new' and min(`status`) > ? as _obroute_5 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{3, 2, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggMin, Column: 1, Carry: []int{4}}},
+				Having:     merge.Col(4)},
 		},
 		{
 			name: "distinct with limit pushed",
 			sql:  "select distinct status from orders" + splitWhere + " order by status limit 4",
-			leg:  "select distinct `status` from orders_202412 where",
-			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4},
+			leg:  "select distinct `status`, " + weightItem("`status`", 2) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4, Weights: []int{1, 0}},
 		},
 		{
 			name: "count distinct shard key is exact",

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"database/sql/driver"
+	"strings"
 	"time"
 
 	"github.com/obroute/obroute/hint"
@@ -93,6 +94,9 @@ type Plan struct {
 	Targets []Target
 	// Merge says how the rows of several targets become one result; nil for one target.
 	Merge *merge.Spec
+	// Types is, for a split SELECT, where the column types one server reports for the
+	// statement are remembered across executions (see TypesProbe); nil otherwise.
+	Types *TypesCache
 	// Prompts explain the decision in plain words, for EXPLAIN ROUTE and debug logs; filled only
 	// when the Input asked for them (Input.Explain).
 	Prompts []string
@@ -101,6 +105,36 @@ type Plan struct {
 
 	explain bool      // Input.Explain: fill Prompts
 	one     [1]Target // backing array of Targets for a single-target plan
+	probe   typesProbe
+}
+
+// typesProbe is what TypesProbe renders: the sub-query of one table of a split SELECT.
+type typesProbe struct {
+	mp      *mergePlan
+	args    []driver.NamedValue
+	l       leg
+	backend string
+	cold    bool
+}
+
+// TypesProbe returns, for a split SELECT, a statement that returns no rows but the column
+// types one server reports for the statement: the sub-query of one of its tables with a false
+// clamp. ok is false for any other plan.
+func (p *Plan) TypesProbe() (t Target, ok bool) {
+	pr := &p.probe
+	if pr.mp == nil {
+		return Target{}, false
+	}
+	l := pr.l
+	l.probe = true
+	var b strings.Builder
+	b.Grow(pr.mp.legT.estimate(&l) + len(coldPrefix))
+	if pr.cold {
+		b.WriteString(coldPrefix)
+	}
+	pr.mp.legT.render(&b, &l)
+	args := pr.mp.legT.appendArgs(make([]driver.NamedValue, 0, pr.mp.legT.argCount(&l)), pr.args, &l)
+	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}, true
 }
 
 // Backends lists the distinct backends of the plan's targets, in target order.

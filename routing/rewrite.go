@@ -58,6 +58,10 @@ type printer struct {
 	typed   map[*sqlparser.SQLVal]string
 	// rollup is the GROUP BY printed with WITH ROLLUP, which the parser does not read.
 	rollup sqlparser.GroupBy
+	// snippets are the hidden columns of a merge leg written as SQL text, by marker name.
+	snippets map[string]snippet
+	// subst are columns (select aliases) printed as other expressions.
+	subst  map[*sqlparser.ColName]sqlparser.Expr
 	args   []int
 	rowsAt int
 }
@@ -102,6 +106,19 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			return
 		case limitColumn:
 			buf.WriteString(markLimit)
+			return
+		}
+		if sn, ok := p.snippets[n.Name.String()]; ok {
+			for i, piece := range sn.pieces {
+				if i > 0 {
+					buf.Myprintf("%v", sn.arg)
+				}
+				buf.WriteString(piece)
+			}
+			return
+		}
+		if e, ok := p.subst[n]; ok {
+			buf.Myprintf("(%v)", e)
 			return
 		}
 	case sqlparser.GroupBy:
@@ -205,8 +222,13 @@ type leg struct {
 	qual     string    // qualifier of the shard key in the clamp ("" = the physical table)
 	key      string    // shard-key column
 	min, max time.Time // the table's span
-	empty    bool      // no table overlaps the range: the clamp is false
-	limit    int64     // computed LIMIT row count
+	// empty: no table overlaps the range; the statement's own condition selects nothing from
+	// the table, which is asked for the columns only: the clamp is true, so that the server
+	// plans the statement (and types its columns) as one server holding every row would.
+	empty bool
+	// probe: the leg is asked for its column types only: the clamp is false.
+	probe bool
+	limit int64 // computed LIMIT row count
 	rows     []template
 }
 
@@ -247,8 +269,12 @@ func (t *template) render(b *strings.Builder, l *leg) {
 // key < max_time + 1s. max_time is a DATETIME, whole seconds, so rows with a fraction of its
 // last second (DATETIME(6) columns) belong to the table too.
 func writeClamp(b *strings.Builder, l *leg) {
-	if l.empty {
+	switch {
+	case l.probe:
 		b.WriteString("1 = 0")
+		return
+	case l.empty:
+		b.WriteString("1 = 1")
 		return
 	}
 	var buf [32]byte

@@ -310,7 +310,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	}
 	emptyRange := len(tables) == 0
 	if emptyRange {
-		// Nothing can match: ask the newest table with a false clamp, for the right columns.
+		// Nothing can match: ask the newest table, for the right columns (see leg.empty).
 		tables = all[len(all)-1:]
 	}
 	// Where each table lives, and what the range reaches.
@@ -550,6 +550,11 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	}
 	l.limit = addRows(spec.Offset, spec.Limit)
 	p.Merge = spec
+	if !mp.unionTypesExact {
+		p.Types = &mp.types
+		p.probe = typesProbe{mp: mp, args: args, l: l, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
+		p.probe.l.table, p.probe.l.min, p.probe.l.max = tables[0].Name, tables[0].Min, tables[0].Max
+	}
 	nb := 0
 	var order [8]int
 	first := order[:0]

@@ -98,6 +98,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			ts.mergeErr = err
 		} else {
 			mp.leg.Where = withClamp(mp.leg.Where)
+			pr.snippets, pr.subst = mp.snippets, mp.subst
 			mp.legT = pr.print(mp.leg)
 			mp.leg = nil // the template is all a route needs
 			ts.merge = mp

@@ -1,0 +1,200 @@
+package routing
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/merge"
+)
+
+// The merge repeats only what it can repeat exactly; everything that depends on a collation,
+// a session setting or digits the server does not show is computed by the sub-queries, in
+// hidden columns after the statement's own:
+//
+//   - the weight of every text value the merge compares (ORDER BY, GROUP BY, DISTINCT, MIN,
+//     MAX), as merge.WeightSQL writes it;
+//   - for SUM and AVG of an expression whose partial sums the server rounds for display (a
+//     division, a product, a function), the sum with every digit it keeps (merge.ExactSumSQL);
+//   - for AVG, the partial SUM and COUNT of its argument and the session's
+//     div_precision_increment; the AVG itself stays in its place, so that its column has the
+//     type one server gives it;
+//   - each HAVING condition on group keys and one MIN or MAX, evaluated by the server on each
+//     partial row and carried with the row whose value the merge keeps.
+
+// snippet is a hidden column written as SQL text around one expression: pieces joined by arg.
+type snippet struct {
+	pieces []string
+	arg    sqlparser.Expr
+}
+
+// snippetMarker is the column name that stands for a snippet in the leg until it is printed.
+const snippetMarker = "__obroute_snippet_"
+
+// snippetColumn appends a hidden column printed as pieces around arg and returns its index.
+func (p *mergePlanner) snippetColumn(pieces []string, arg sqlparser.Expr) int {
+	name := snippetMarker + strconv.Itoa(len(p.snippets)) + "__"
+	p.snippets[name] = snippet{pieces: pieces, arg: arg}
+	return p.helper(sqlparser.NewColName(name))
+}
+
+// weigh gives column col, which holds e, a weight column, unless e cannot be text. Equal
+// expressions share one.
+func (p *mergePlanner) weigh(col int, e sqlparser.Expr) {
+	if !p.mayBeText(e) {
+		return
+	}
+	k := exprKey(e)
+	w, ok := p.weights[k]
+	if !ok {
+		w = p.snippetColumn(merge.WeightSQL(), e)
+		p.weights[k] = w
+	}
+	p.weightOf[col] = w
+}
+
+// weightColumns is merge.Spec.Weights.
+func (p *mergePlanner) weightColumns() []int {
+	if len(p.weightOf) == 0 {
+		return nil
+	}
+	out := make([]int, len(p.leg.SelectExprs))
+	for c, w := range p.weightOf {
+		out[c] = w
+	}
+	return out
+}
+
+// columnExpr is the expression of leg column i, or e when i is not one.
+func (p *mergePlanner) columnExpr(i int, e sqlparser.Expr) sqlparser.Expr {
+	if i >= 0 && i < len(p.leg.SelectExprs) {
+		if ae, ok := p.leg.SelectExprs[i].(*sqlparser.AliasedExpr); ok {
+			return ae.Expr
+		}
+	}
+	return e
+}
+
+// mayBeText reports whether e may be a string: false only for what is a number or a time
+// whatever its operands are (the shard key, arithmetic, comparisons, COUNT, SUM, AVG).
+func (p *mergePlanner) mayBeText(e sqlparser.Expr) bool {
+	switch x := unparen(e).(type) {
+	case *sqlparser.ColName:
+		return x.Name.Lowered() != p.key
+	case *sqlparser.SQLVal:
+		return x.Type == sqlparser.StrVal || x.Type == sqlparser.ValArg
+	case *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.ComparisonExpr, *sqlparser.AndExpr, *sqlparser.OrExpr,
+		*sqlparser.NotExpr, *sqlparser.IsExpr:
+		return false
+	case *sqlparser.BinaryExpr:
+		return false // arithmetic and bit operators: numbers
+	case *sqlparser.UnaryExpr:
+		return x.Operator != sqlparser.UMinusStr && x.Operator != sqlparser.UPlusStr && x.Operator != sqlparser.TildaStr
+	case *sqlparser.FuncExpr:
+		switch x.Name.Lowered() {
+		case "count", "sum", "avg":
+			return false
+		case "min", "max":
+			if len(x.Exprs) == 1 {
+				if ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr); ok {
+					return p.mayBeText(ae.Expr)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// argKind says what an AVG's argument is made of.
+func argKind(e sqlparser.Expr) merge.ArgKind {
+	switch x := unparen(e).(type) {
+	case *sqlparser.ColName:
+		return merge.ArgColumn
+	case *sqlparser.SQLVal:
+		if x.Type == sqlparser.IntVal || x.Type == sqlparser.FloatVal {
+			return merge.ArgColumn
+		}
+	case *sqlparser.UnaryExpr:
+		if x.Operator == sqlparser.UMinusStr || x.Operator == sqlparser.UPlusStr {
+			return argKind(x.Expr)
+		}
+	case *sqlparser.BinaryExpr:
+		switch x.Operator {
+		case sqlparser.PlusStr, sqlparser.MinusStr, sqlparser.MultStr, sqlparser.DivStr:
+			if argKind(x.Left) != merge.ArgOther && argKind(x.Right) != merge.ArgOther {
+				return merge.ArgArithmetic
+			}
+		}
+	}
+	return merge.ArgOther
+}
+
+// sumsExactly reports whether the partial sums of e show every digit the server keeps: a
+// column or literal, or + and - of such (a product or a quotient keeps more digits than it
+// shows, and a function is not known to).
+func sumsExactly(e sqlparser.Expr) bool {
+	switch x := unparen(e).(type) {
+	case *sqlparser.UnaryExpr:
+		return (x.Operator == sqlparser.UMinusStr || x.Operator == sqlparser.UPlusStr) && sumsExactly(x.Expr)
+	case *sqlparser.BinaryExpr:
+		return (x.Operator == sqlparser.PlusStr || x.Operator == sqlparser.MinusStr) && sumsExactly(x.Left) && sumsExactly(x.Right)
+	}
+	return argKind(e) == merge.ArgColumn
+}
+
+// addAggregate records the aggregate e = f(arg) in column col and the hidden columns it needs.
+func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.Expr) {
+	a := merge.Aggregate{Func: f, Column: col}
+	switch f {
+	case merge.AggSum:
+		if !sumsExactly(arg) {
+			a.Exact = p.snippetColumn(merge.ExactSumSQL(), aggregateCall("sum", arg))
+		}
+	case merge.AggAvg:
+		a.Sum = p.helper(aggregateCall("sum", arg))
+		a.Count = p.helper(aggregateCall("count", arg))
+		if p.increment == 0 {
+			p.increment = p.snippetColumn([]string{"@@div_precision_increment"}, nil)
+		}
+		a.Increment = p.increment
+		a.Arg = argKind(arg)
+		if !sumsExactly(arg) {
+			a.Exact = p.snippetColumn(merge.ExactSumSQL(), aggregateCall("sum", arg))
+		}
+	case merge.AggMin, merge.AggMax:
+		p.weigh(col, e)
+	}
+	p.spec.Aggregates = append(p.spec.Aggregates, a)
+}
+
+// hiddenOrderKeys reports whether an ORDER BY key is not in the select list.
+func (p *mergePlanner) hiddenOrderKeys() bool {
+	for _, k := range p.spec.OrderBy {
+		if k.Column >= p.visible {
+			return true
+		}
+	}
+	return false
+}
+
+// unionTypesExact reports whether a UNION ALL of legs reports the types of one leg: every
+// visible column is a COUNT, or a SUM or AVG of a column, and no ORDER BY key is a column whose
+// order the types decide (an ENUM orders by its definition).
+func (p *mergePlanner) unionTypesExact() bool {
+	if p.visible == 0 {
+		return false
+	}
+	for _, se := range p.sel.SelectExprs {
+		f, arg, _ := p.aggregate(se.(*sqlparser.AliasedExpr).Expr)
+		if f != merge.AggCount && (f != merge.AggSum && f != merge.AggAvg || argKind(arg) != merge.ArgColumn) {
+			return false
+		}
+	}
+	for _, k := range p.spec.OrderBy {
+		if !slices.ContainsFunc(p.spec.Aggregates, func(a merge.Aggregate) bool { return a.Column == k.Column }) {
+			return false
+		}
+	}
+	return true
+}
