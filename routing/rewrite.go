@@ -229,7 +229,7 @@ type leg struct {
 	// probe: the leg is asked for its column types only: the clamp is false.
 	probe bool
 	limit int64 // computed LIMIT row count
-	rows     []template
+	rows  []template
 }
 
 // clampLen is an upper bound of the clamp predicate's length beyond names.
