@@ -353,6 +353,16 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	cs.c.stats.routes[plan.Class].Add(1)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
+	for retry := 0; errors.Is(err, errRetyped); retry++ {
+		// A split SELECT read its column types: routed again, it is rendered for them.
+		if retry == 2 {
+			err = fmt.Errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
+			break
+		}
+		if plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug)); err == nil {
+			res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
+		}
+	}
 	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err

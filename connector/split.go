@@ -13,6 +13,11 @@ import (
 	"github.com/obroute/obroute/routing"
 )
 
+// errRetyped is returned by the execution of a split SELECT that has just read the column
+// types one server reports for it (see routing.TypesCache): the statement is routed again, and
+// its sub-queries rendered for those types.
+var errRetyped = errors.New("obroute: internal: split statement's column types read, route it again")
+
 // queryTargets runs the targets of a split query concurrently, one per backend, and merges
 // their rows. The first error cancels the others.
 func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
@@ -32,85 +37,122 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		servers[i] = s
 	}
-	probe := func() ([]merge.ColumnType, error) {
+	probe := func() error {
 		t, _ := plan.TypesProbe()
 		for i, pt := range plan.Targets {
 			if pt.Backend == t.Backend {
-				return probeTypes(ctx, servers[i], t)
+				return learnTypes(ctx, servers[i], plan, t)
 			}
 		}
-		return nil, fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
+		return fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
 	}
-	var probed []merge.ColumnType
-	if needsTypes(plan) && plan.Types.Empty(time.Now()) {
-		var err error
-		if probed, err = probe(); err != nil {
+	if plan.TypesUnknown() {
+		if err := probe(); err != nil {
 			return nil, err
 		}
+		return nil, errRetyped
 	}
-	for {
-		results, cancel, err := cs.fanOut(ctx, plan, servers)
-		if err != nil {
+	results, cancel, err := cs.fanOut(ctx, plan, servers)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := mergeSpec(plan, results)
+	if !ok {
+		// The sub-queries' types are not those remembered (a session setting, an argument's
+		// type or a table's definition changed): read them again and run the statement anew.
+		for _, r := range results {
+			r.Close()
+		}
+		cancel()
+		if err := probe(); err != nil {
 			return nil, err
 		}
-		spec, ok := mergeSpec(plan, results, probed)
-		if !ok {
-			// The UNIONs' types changed (a session setting, an argument's type, a table's
-			// definition): read one server's types again and run the statement with them.
-			for _, r := range results {
-				r.Close()
-			}
-			cancel()
-			if probed, err = probe(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		merged, err := merge.New(spec, results)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		return wrapRows(merged, func() error { cancel(); return nil }), nil
+		return nil, errRetyped
 	}
+	merged, err := merge.New(spec, results)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return wrapRows(merged, func() error { cancel(); return nil }), nil
 }
 
 // queryUnion runs a split query whose tables all live on one backend (one UNION ALL) and
 // merges its legs.
 func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, prep *stmt) (driver.Rows, error) {
-	probe := func() ([]merge.ColumnType, error) {
+	probe := func() error {
 		t, _ := plan.TypesProbe()
 		s, err := cs.server(ctx, cs.readBackend(plan, t.Backend))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := cs.sync(ctx, s); err != nil {
-			return nil, err
+			return err
 		}
-		return probeTypes(ctx, s, t)
+		return learnTypes(ctx, s, plan, t)
 	}
-	var probed []merge.ColumnType
-	if needsTypes(plan) && plan.Types.Empty(time.Now()) {
-		var err error
-		if probed, err = probe(); err != nil {
+	if plan.TypesUnknown() {
+		if err := probe(); err != nil {
 			return nil, err
 		}
+		return nil, errRetyped
 	}
-	for {
-		_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
-		if err != nil {
+	_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := mergeSpec(plan, []driver.Rows{rows})
+	if !ok {
+		rows.Close()
+		if err := probe(); err != nil {
 			return nil, err
 		}
-		spec, ok := mergeSpec(plan, []driver.Rows{rows}, probed)
-		if !ok {
-			rows.Close()
-			if probed, err = probe(); err != nil {
-				return nil, err
+		return nil, errRetyped
+	}
+	return merge.New(spec, []driver.Rows{rows})
+}
+
+// learnTypes reads the column types one server reports for plan's statement with the probe t
+// on s and remembers them.
+func learnTypes(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target) error {
+	rows, err := s.query(ctx, t.SQL, t.Args, false)
+	if err != nil {
+		return err
+	}
+	types := merge.ReadColumnTypes(rows)
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	plan.Types.Store(nil, types)
+	return nil
+}
+
+// mergeSpec returns the plan's merge spec with the source of the column types one server
+// reports: a sub-query over one table (its types are one server's by construction), the UNION
+// itself when its types are one table's, or the types remembered for the UNIONs' types. ok is
+// false when the types are not those the sub-queries were rendered for: a column whose weight
+// was not asked for is text, or the UNIONs report types not seen before.
+func mergeSpec(plan *routing.Plan, results []driver.Rows) (merge.Spec, bool) {
+	spec := *plan.Merge
+	for _, c := range plan.SkippedWeights() {
+		for _, r := range results {
+			if n, ok := r.(driver.RowsColumnTypeDatabaseTypeName); ok && (merge.ColumnType{DatabaseTypeName: n.ColumnTypeDatabaseTypeName(c)}).IsText() {
+				return spec, false
 			}
-			continue
 		}
-		return merge.New(spec, []driver.Rows{rows})
 	}
+	for i, t := range plan.Targets {
+		if len(t.Tables) == 1 {
+			spec.TypesFrom = i
+			return spec, true
+		}
+	}
+	if plan.Types == nil || plan.UnionTypesExact() {
+		return spec, true
+	}
+	one, ok := plan.Types.Lookup(merge.ReadColumnTypes(results[0]))
+	spec.ColumnTypes = one
+	return spec, ok
 }
 
 // fanOut runs each target on its server session concurrently; cancel ends their context.
@@ -144,57 +186,8 @@ func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers
 	return results, cancel, nil
 }
 
-// needsTypes reports whether a split SELECT has no sub-query over a single table, whose column
-// types would be one server's by construction: each combines tables with UNION ALL.
-func needsTypes(plan *routing.Plan) bool {
-	if plan.Types == nil {
-		return false
-	}
-	for _, t := range plan.Targets {
-		if len(t.Tables) == 1 {
-			return false
-		}
-	}
-	return true
-}
 
-// mergeSpec returns the plan's merge spec with the source of the column types one server
-// reports: a sub-query over one table, or the types read by a probe (probed, remembered for
-// the UNIONs' types) or remembered earlier. ok is false when the UNIONs' types are new: the
-// caller reads one server's types and runs the statement again.
-func mergeSpec(plan *routing.Plan, results []driver.Rows, probed []merge.ColumnType) (merge.Spec, bool) {
-	spec := *plan.Merge
-	if !needsTypes(plan) {
-		for i, t := range plan.Targets {
-			if len(t.Tables) == 1 {
-				spec.TypesFrom = i
-				break
-			}
-		}
-		return spec, true
-	}
-	now := time.Now()
-	union := merge.ReadColumnTypes(results[0])
-	if probed != nil {
-		plan.Types.Store(union, probed, now)
-		spec.ColumnTypes = probed
-		return spec, true
-	}
-	one, ok := plan.Types.Lookup(union, now)
-	spec.ColumnTypes = one
-	return spec, ok
-}
 
-// probeTypes runs the statement that reads the column types one server reports (see
-// routing.Plan.TypesProbe) on s.
-func probeTypes(ctx context.Context, s *serverSession, t routing.Target) ([]merge.ColumnType, error) {
-	rows, err := s.query(ctx, t.SQL, t.Args, false)
-	if err != nil {
-		return nil, err
-	}
-	types := merge.ReadColumnTypes(rows)
-	return types, rows.Close()
-}
 
 func firstError(errs []error) error {
 	for _, err := range errs {

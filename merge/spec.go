@@ -76,6 +76,10 @@ type ColumnType struct {
 	ScanType reflect.Type
 }
 
+// IsText reports whether the merge compares values of the type as text, by a collation: with
+// their weights (see Spec.Weights).
+func (t ColumnType) IsText() bool { return kindOfType(t.DatabaseTypeName) == kindText }
+
 // OrderKey is one ORDER BY key: a column index and its direction.
 type OrderKey struct {
 	Column int

@@ -198,3 +198,29 @@ func (p *mergePlanner) unionTypesExact() bool {
 	}
 	return true
 }
+
+// derive says, for one server's column types, which weights the legs need: those of text
+// columns (and of columns whose type is not known).
+func (mp *mergePlan) derive(one []merge.ColumnType) typesDerived {
+	d := typesDerived{skip: make([]bool, len(mp.legT.snips)), spec: mp.spec}
+	d.spec.Weights = slices.Clone(mp.spec.Weights)
+	for i, sn := range mp.legT.snips {
+		cols, ok := mp.weightCols[sn.name]
+		if !ok {
+			continue // not a weight
+		}
+		text := false
+		for _, c := range cols {
+			text = text || c >= len(one) || one[c].DatabaseTypeName == "" || one[c].IsText()
+		}
+		if text {
+			continue
+		}
+		d.skip[i] = true
+		for _, c := range cols {
+			d.spec.Weights[c] = 0
+			d.skipped = append(d.skipped, c)
+		}
+	}
+	return d
+}

@@ -35,6 +35,8 @@ type mergePlan struct {
 	subst map[*sqlparser.ColName]sqlparser.Expr
 	// types remembers the column types of one server for this statement (see TypesCache).
 	types TypesCache
+	// weightCols maps each weight snippet to the columns it weighs.
+	weightCols map[string][]int
 	// unionTypesExact: a UNION ALL of legs reports the column types of one leg, as it does for
 	// COUNT, and SUM and AVG of a column; otherwise (an ENUM, a TEXT, some DECIMAL
 	// expressions) the UNION's types differ and one leg's are read and remembered.
@@ -157,6 +159,12 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	p.spec.Weights = p.weightColumns()
 	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1, snippets: p.snippets, subst: p.subst, unionTypesExact: p.unionTypesExact()}
+	mp.weightCols = map[string][]int{}
+	for c, w := range p.weightOf {
+		name := p.leg.SelectExprs[w].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()
+		mp.weightCols[name] = append(mp.weightCols[name], c)
+	}
+	mp.types.derive = mp.derive
 	switch {
 	case grouped && p.spec.StreamsGroups():
 		// The merge streams groups: legs and per-backend streams come sorted by the group keys.

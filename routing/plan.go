@@ -106,7 +106,27 @@ type Plan struct {
 	explain bool      // Input.Explain: fill Prompts
 	one     [1]Target // backing array of Targets for a single-target plan
 	probe   typesProbe
+	// typesUnknown: the sub-queries were rendered without knowing the column types (every
+	// weight asked for); skipped: the columns whose weights were not asked for.
+	typesUnknown    bool
+	skipped         []int
+	unionTypesExact bool
 }
+
+// TypesUnknown reports whether a split SELECT's sub-queries need the column types one server
+// reports before they run: to ask only for the weights of text columns, or because each
+// combines tables with UNION ALL whose types are not one server's. The caller reads them
+// (TypesProbe), stores them in Types and routes the statement again.
+func (p *Plan) TypesUnknown() bool { return p.typesUnknown }
+
+// SkippedWeights lists the columns whose weights the sub-queries were not asked for, their
+// types not being text; a sub-query that returns text in one of them shows that the types
+// changed.
+func (p *Plan) SkippedWeights() []int { return p.skipped }
+
+// UnionTypesExact reports whether a sub-query combining tables with UNION ALL reports the
+// column types one server reports (COUNT, and SUM and AVG of a column).
+func (p *Plan) UnionTypesExact() bool { return p.unionTypesExact }
 
 // typesProbe is what TypesProbe renders: the sub-query of one table of a split SELECT.
 type typesProbe struct {
@@ -127,6 +147,11 @@ func (p *Plan) TypesProbe() (t Target, ok bool) {
 	}
 	l := pr.l
 	l.probe = true
+	// The weights are not what the probe is for: none is asked for.
+	l.skip = make([]bool, len(pr.mp.legT.snips))
+	for i, sn := range pr.mp.legT.snips {
+		_, l.skip[i] = pr.mp.weightCols[sn.name]
+	}
 	var b strings.Builder
 	b.Grow(pr.mp.legT.estimate(&l) + len(coldPrefix))
 	if pr.cold {

@@ -20,6 +20,15 @@ type template struct {
 	// rowsAt is the number of args printed before the rows marker (INSERT only).
 	rowsAt int
 	size   int
+	// snips are the snippets (hidden columns of a merge leg written as SQL text) in the order
+	// they appear, each with the args printed inside it; a rendering may print NULL instead.
+	snips []snipSpan
+}
+
+// snipSpan is one snippet of a template: its marker name and its args, t.args[from:to].
+type snipSpan struct {
+	name     string
+	from, to int
 }
 
 type pieceKind uint8
@@ -30,6 +39,8 @@ const (
 	pClamp           // the clamp predicate: the table's span on the shard key
 	pLimit           // a LIMIT row count computed per execution
 	pRows            // the VALUES rows of an INSERT
+	pSnip            // the start of a snippet, up to the matching pSnipEnd
+	pSnipEnd         // the end of a snippet
 )
 
 type piece struct {
@@ -44,6 +55,8 @@ const (
 	markClamp = "\x00C"
 	markLimit = "\x00L"
 	markRows  = "\x00R"
+	markSnip  = "\x00S"
+	markEnd   = "\x00E"
 	// placeholder column names standing for the clamp and the computed LIMIT in an AST.
 	clampColumn = "__obroute_clamp__"
 	limitColumn = "__obroute_limit__"
@@ -64,6 +77,7 @@ type printer struct {
 	subst  map[*sqlparser.ColName]sqlparser.Expr
 	args   []int
 	rowsAt int
+	snips  []snipSpan
 }
 
 func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
@@ -109,12 +123,17 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			return
 		}
 		if sn, ok := p.snippets[n.Name.String()]; ok {
+			span := snipSpan{name: n.Name.String(), from: len(p.args)}
+			buf.WriteString(markSnip)
 			for i, piece := range sn.pieces {
 				if i > 0 {
 					buf.Myprintf("%v", sn.arg)
 				}
 				buf.WriteString(piece)
 			}
+			buf.WriteString(markEnd)
+			span.to = len(p.args)
+			p.snips = append(p.snips, span)
 			return
 		}
 		if e, ok := p.subst[n]; ok {
@@ -178,11 +197,12 @@ func (p *printer) values(buf *sqlparser.TrackedBuffer, n sqlparser.AliasedValues
 
 // print prints node into a template.
 func (p *printer) print(node sqlparser.SQLNode) template {
-	p.args = nil
+	p.args, p.snips = nil, nil
 	buf := sqlparser.NewTrackedBuffer(p.format)
 	p.format(buf, node)
 	t := splitTemplate(buf.String(), p.args)
 	t.rowsAt = p.rowsAt
+	t.snips = p.snips
 	return t
 }
 
@@ -206,6 +226,10 @@ func splitTemplate(s string, args []int) template {
 			k = pLimit
 		case 'R':
 			k = pRows
+		case 'S':
+			k = pSnip
+		case 'E':
+			k = pSnipEnd
 		}
 		t.pieces = append(t.pieces, piece{kind: k})
 		s = s[i+2:]
@@ -230,6 +254,9 @@ type leg struct {
 	probe bool
 	limit int64 // computed LIMIT row count
 	rows  []template
+	// skip[i] set: snippet i of the template is printed as NULL (a weight the merge does not
+	// need: its column is not text).
+	skip []bool
 }
 
 // clampLen is an upper bound of the clamp predicate's length beyond names.
@@ -241,8 +268,18 @@ func (t *template) estimate(l *leg) int {
 
 // render appends the template filled for l.
 func (t *template) render(b *strings.Builder, l *leg) {
-	for i := range t.pieces {
+	snip := 0
+	for i := 0; i < len(t.pieces); i++ {
 		switch pc := &t.pieces[i]; pc.kind {
+		case pSnip:
+			if snip < len(l.skip) && l.skip[snip] {
+				b.WriteString("NULL")
+				for t.pieces[i].kind != pSnipEnd {
+					i++
+				}
+			}
+			snip++
+		case pSnipEnd:
 		case pText:
 			b.WriteString(pc.text)
 		case pTable:
@@ -309,6 +346,18 @@ func (t *template) appendArgs(dst, args []driver.NamedValue, l *leg) []driver.Na
 			}
 			dst = append(dst, v)
 		}
+	}
+	if l != nil && len(l.skip) > 0 {
+		// The args of skipped snippets are not printed.
+		from := 0
+		for j, sn := range t.snips {
+			if j < len(l.skip) && l.skip[j] {
+				add(t.args[from:sn.from])
+				from = sn.to
+			}
+		}
+		add(t.args[from:])
+		return dst
 	}
 	if l == nil || len(l.rows) == 0 {
 		add(t.args)

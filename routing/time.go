@@ -537,8 +537,14 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	// SELECT across tables: legs grouped per backend, in order of first appearance.
 	mp := ts.merge
 	spec := &mp.spec
+	// With the column types known, only text columns are weighed (see TypesCache).
+	known := mp.types.known()
+	if known != nil {
+		spec, l.skip = &known.spec, known.skip
+		p.skipped = known.skipped
+	}
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
-		s := mp.spec
+		s := *spec
 		var err error
 		if s.Limit, err = argRowCount(args, mp.limitArg, s.Limit, "LIMIT"); err != nil {
 			return err
@@ -550,11 +556,10 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	}
 	l.limit = addRows(spec.Offset, spec.Limit)
 	p.Merge = spec
-	if !mp.unionTypesExact {
-		p.Types = &mp.types
-		p.probe = typesProbe{mp: mp, args: args, l: l, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
-		p.probe.l.table, p.probe.l.min, p.probe.l.max = tables[0].Name, tables[0].Min, tables[0].Max
-	}
+	p.Types, p.unionTypesExact = &mp.types, mp.unionTypesExact
+	allUnion := true
+	p.probe = typesProbe{mp: mp, args: args, l: l, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
+	p.probe.l.table, p.probe.l.min, p.probe.l.max = tables[0].Name, tables[0].Min, tables[0].Max
 	nb := 0
 	var order [8]int
 	first := order[:0]
@@ -622,7 +627,9 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 			}
 		}
 		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
+		allUnion = allUnion && n > 1
 	}
+	p.typesUnknown = known == nil && (len(mp.weightCols) > 0 || !mp.unionTypesExact && allUnion)
 	return nil
 }
 

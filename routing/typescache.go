@@ -9,67 +9,98 @@ import (
 )
 
 // TypesCache remembers, for one split SELECT, the column types one server reports for it
-// (read from a sub-query over one table) next to those the sub-queries that combine several
-// tables with UNION ALL report, which differ for some types (an ENUM becomes a VARCHAR, the
-// precision of some DECIMAL expressions drops). The types one server reports depend on the
-// tables' definitions, the session's settings and the arguments' types, all of which also show
-// in the UNION's types: an entry is used only for the UNION types it was read with, and only
-// for MaxAge. It is safe for concurrent use.
+// (read from a sub-query over one table: see Plan.TypesProbe). They decide which hidden
+// weights the sub-queries are asked for (only text columns need them) and, where every
+// sub-query combines several tables with UNION ALL, what the result reports: a UNION's types
+// differ from one table's for some types (an ENUM becomes a VARCHAR, a TEXT a MEDIUMTEXT, the
+// precision of some DECIMAL expressions drops).
+//
+// The types depend on the tables' definitions, the session's settings and the arguments'
+// types. An entry is used for at most TypesCacheMaxAge, and as one server's types of a UNION
+// only for the UNION types it was first seen with; every execution checks the columns whose
+// weights it did not ask for. It is safe for concurrent use.
 type TypesCache struct {
 	mu      sync.Mutex
-	entries []typesEntry
+	entries []*typesEntry
+	// derive computes, once per entry, what the statement's rendering needs from the types.
+	derive func(one []merge.ColumnType) typesDerived
 }
 
 type typesEntry struct {
 	union, one []merge.ColumnType
 	at         time.Time
+	typesDerived
 }
 
-// TypesCacheMaxAge bounds how long remembered types are used: a table redefined so that the
-// UNION's types stay the same (a VARCHAR becoming an ENUM of values as long) is seen within it.
+// typesDerived is what a statement's sub-queries are rendered with for known column types.
+type typesDerived struct {
+	// skip[i]: snippet i of the leg (a weight) is not asked for.
+	skip []bool
+	// spec is the merge spec without the weights not asked for.
+	spec merge.Spec
+	// skipped lists the columns whose weights are not asked for.
+	skipped []int
+}
+
+// TypesCacheMaxAge bounds how long remembered types are used: a table redefined without a
+// change the sub-queries show (a VARCHAR becoming an ENUM of values as long) is seen within it.
 const TypesCacheMaxAge = 5 * time.Minute
 
 // typesCacheEntries bounds the entries of one statement (sessions with different settings).
 const typesCacheEntries = 8
 
-// Lookup returns the types one server reports when the UNIONs report union, if known.
-func (c *TypesCache) Lookup(union []merge.ColumnType, now time.Time) ([]merge.ColumnType, bool) {
+// known returns the newest entry young enough to be used, nil when there is none.
+func (c *TypesCache) known() *typesEntry {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if e := c.entries[i]; now.Sub(e.at) < TypesCacheMaxAge {
+			return e
+		}
+	}
+	return nil
+}
+
+// Lookup returns one server's types for sub-queries whose UNIONs report union: those of the
+// entry first seen with union, or of a young entry read by a probe and not yet seen with a
+// UNION, which union then becomes.
+func (c *TypesCache) Lookup(union []merge.ColumnType) ([]merge.ColumnType, bool) {
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
-		if now.Sub(e.at) < TypesCacheMaxAge && slices.EqualFunc(e.union, union, sameType) {
+		if now.Sub(e.at) < TypesCacheMaxAge && slices.Equal(e.union, union) {
+			return e.one, true
+		}
+	}
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if e := c.entries[i]; now.Sub(e.at) < TypesCacheMaxAge && e.union == nil {
+			e.union = union
 			return e.one, true
 		}
 	}
 	return nil, false
 }
 
-// Empty reports whether no entry is young enough to be used.
-func (c *TypesCache) Empty(now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range c.entries {
-		if now.Sub(e.at) < TypesCacheMaxAge {
-			return false
-		}
+// Store remembers one server's types, read by a probe (union nil) or with the UNION types the
+// sub-queries reported.
+func (c *TypesCache) Store(union, one []merge.ColumnType) {
+	now := time.Now()
+	e := &typesEntry{union: union, one: one, at: now}
+	if c.derive != nil {
+		e.typesDerived = c.derive(one)
 	}
-	return true
-}
-
-// Store remembers that the UNIONs report union where one server reports one.
-func (c *TypesCache) Store(union, one []merge.ColumnType, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kept := c.entries[:0]
-	for _, e := range c.entries {
-		if now.Sub(e.at) < TypesCacheMaxAge && !slices.EqualFunc(e.union, union, sameType) {
-			kept = append(kept, e)
+	for _, old := range c.entries {
+		if now.Sub(old.at) < TypesCacheMaxAge && (union == nil || !slices.Equal(old.union, union)) {
+			kept = append(kept, old)
 		}
 	}
 	if len(kept) >= typesCacheEntries {
 		kept = kept[1:]
 	}
-	c.entries = append(kept, typesEntry{union: union, one: one, at: now})
+	c.entries = append(kept, e)
 }
-
-func sameType(a, b merge.ColumnType) bool { return a == b }
