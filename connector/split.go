@@ -186,9 +186,6 @@ func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers
 	return results, cancel, nil
 }
 
-
-
-
 func firstError(errs []error) error {
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {

@@ -34,13 +34,13 @@ type snipSpan struct {
 type pieceKind uint8
 
 const (
-	pText  pieceKind = iota
-	pTable           // the physical table name
-	pClamp           // the clamp predicate: the table's span on the shard key
-	pLimit           // a LIMIT row count computed per execution
-	pRows            // the VALUES rows of an INSERT
-	pSnip            // the start of a snippet, up to the matching pSnipEnd
-	pSnipEnd         // the end of a snippet
+	pText    pieceKind = iota
+	pTable             // the physical table name
+	pClamp             // the clamp predicate: the table's span on the shard key
+	pLimit             // a LIMIT row count computed per execution
+	pRows              // the VALUES rows of an INSERT
+	pSnip              // the start of a snippet, up to the matching pSnipEnd
+	pSnipEnd           // the end of a snippet
 )
 
 type piece struct {
