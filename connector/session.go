@@ -50,6 +50,8 @@ type clientSession struct {
 	broken bool
 	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
 	ownsConnector bool
+	// probed are the column types the last probe of a split SELECT read (see learnTypes).
+	probed probedTypes
 }
 
 type txState struct {

@@ -41,7 +41,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		t, _ := plan.TypesProbe()
 		for i, pt := range plan.Targets {
 			if pt.Backend == t.Backend {
-				return learnTypes(ctx, servers[i], plan, t)
+				return cs.learnTypes(ctx, servers[i], plan, t)
 			}
 		}
 		return fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
@@ -56,7 +56,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 	if err != nil {
 		return nil, err
 	}
-	spec, ok := mergeSpec(plan, results)
+	spec, ok := mergeSpec(plan, results, cs.takeProbed(plan))
 	if !ok {
 		// The sub-queries' types are not those remembered (a session setting, an argument's
 		// type or a table's definition changed): read them again and run the statement anew.
@@ -89,7 +89,7 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 		if err := cs.sync(ctx, s); err != nil {
 			return err
 		}
-		return learnTypes(ctx, s, plan, t)
+		return cs.learnTypes(ctx, s, plan, t)
 	}
 	if plan.TypesUnknown() {
 		if err := probe(); err != nil {
@@ -101,7 +101,7 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 	if err != nil {
 		return nil, err
 	}
-	spec, ok := mergeSpec(plan, []driver.Rows{rows})
+	spec, ok := mergeSpec(plan, []driver.Rows{rows}, cs.takeProbed(plan))
 	if !ok {
 		rows.Close()
 		if err := probe(); err != nil {
@@ -113,8 +113,9 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 }
 
 // learnTypes reads the column types one server reports for plan's statement with the probe t
-// on s and remembers them.
-func learnTypes(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target) error {
+// on s and remembers them, for the plan's statement (which columns are text) and for the
+// client session's next run of it (what its UNIONs stand for, in this session's settings).
+func (cs *clientSession) learnTypes(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target) error {
 	rows, err := s.query(ctx, t.SQL, t.Args, false)
 	if err != nil {
 		return err
@@ -124,15 +125,35 @@ func learnTypes(ctx context.Context, s *serverSession, plan *routing.Plan, t rou
 		return err
 	}
 	plan.Types.Store(nil, types)
+	cs.probed = probedTypes{plan.Types, types}
 	return nil
+}
+
+// probedTypes are the types a client session's last probe read, for the statement whose
+// cache is of.
+type probedTypes struct {
+	of    *routing.TypesCache
+	types []merge.ColumnType
+}
+
+// takeProbed returns the types the client session's last probe read for plan's statement, if
+// it was the last probe, and forgets them.
+func (cs *clientSession) takeProbed(plan *routing.Plan) []merge.ColumnType {
+	p := cs.probed
+	cs.probed = probedTypes{}
+	if p.of == nil || p.of != plan.Types {
+		return nil
+	}
+	return p.types
 }
 
 // mergeSpec returns the plan's merge spec with the source of the column types one server
 // reports: a sub-query over one table (its types are one server's by construction), the UNION
-// itself when its types are one table's, or the types remembered for the UNIONs' types. ok is
+// itself when its types are one table's, or the types read by the session's last probe
+// (probed) or remembered for the UNIONs' types. ok is
 // false when the types are not those the sub-queries were rendered for: a column whose weight
 // was not asked for is text, or the UNIONs report types not seen before.
-func mergeSpec(plan *routing.Plan, results []driver.Rows) (merge.Spec, bool) {
+func mergeSpec(plan *routing.Plan, results []driver.Rows, probed []merge.ColumnType) (merge.Spec, bool) {
 	spec := *plan.Merge
 	for _, c := range plan.SkippedWeights() {
 		for _, r := range results {
@@ -150,7 +171,14 @@ func mergeSpec(plan *routing.Plan, results []driver.Rows) (merge.Spec, bool) {
 	if plan.Types == nil || plan.UnionTypesExact() {
 		return spec, true
 	}
-	one, ok := plan.Types.Lookup(merge.ReadColumnTypes(results[0]))
+	union := merge.ReadColumnTypes(results[0])
+	if probed != nil {
+		// Read by this client session just before: in its settings.
+		plan.Types.Store(union, probed)
+		spec.ColumnTypes = probed
+		return spec, true
+	}
+	one, ok := plan.Types.Lookup(union)
 	spec.ColumnTypes = one
 	return spec, ok
 }

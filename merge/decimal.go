@@ -1,10 +1,12 @@
 package merge
 
 import (
+	"database/sql/driver"
 	"math"
 	"math/big"
 	"math/bits"
 	"strconv"
+	"strings"
 )
 
 // decSum is an exact decimal accumulator: value = unscaled / 10^scale. It
@@ -213,28 +215,59 @@ func appendAvg(buf []byte, sum *decSum, count int64, scale int, trunc bool) []by
 // ceil9 rounds n up to a whole number of the server's 9-digit decimal words.
 func ceil9(n int) int { return (n + 8) / 9 * 9 }
 
-// avgTruncates says how the server turns the exact quotient sum/count into an AVG of scale
-// digits, given the sessions' div_precision_increment and what the argument is made of.
-//
-// The server divides in 9-digit words: the quotient keeps F = ceil9(f + incr) fraction digits,
-// f being the fraction digits the sum carries, and drops the rest; it then rounds those F
-// digits half up to the scale. When F > scale the result is the exact quotient rounded; when F
-// = scale it is the quotient truncated. f is the argument's scale for a column and at least
-// that for arithmetic (so F > scale whenever scale is not a whole number of words); for
-// anything else f may be smaller and only F ≥ ceil9(incr) is known. What cannot be decided is
-// refused.
-func avgTruncates(scale, incr int, arg ArgKind) (bool, error) {
+// avgMode is how the server turns the exact quotient sum/count into an AVG of the result's
+// scale. The server divides in 9-digit words: the quotient keeps F = ceil9(f + incr) fraction
+// digits, f being the fraction digits the sum carries and incr the div_precision_increment, and
+// drops the rest; it then rounds those F digits half up to the scale. When F > scale the AVG is
+// the exact quotient rounded; when F = scale it is the quotient truncated.
+type avgMode uint8
+
+const (
+	avgUnknown avgMode = iota
+	avgRound
+	avgTruncate
+)
+
+// staticAvgMode decides the mode from the scale, the increment and the argument where that is
+// enough. f is the argument's scale for a column, and at least that for arithmetic, whose
+// scale is the result's minus incr: F > scale whenever the scale is not a whole number of
+// words. For anything else only F ≥ ceil9(incr) is known; the sub-queries then say it (see
+// Aggregate.Mode).
+func staticAvgMode(scale, incr int, arg ArgKind) avgMode {
 	switch {
-	case incr < 0:
-		return false, notExactf("the sessions' div_precision_increment is not known")
 	case ceil9(incr) > scale:
-		return false, nil
+		return avgRound
 	case scale%9 != 0 && arg != ArgOther:
-		return false, nil
+		return avgRound
 	case arg == ArgColumn:
-		return scale%9 == 0, nil
+		return avgTruncate
 	}
-	return false, notExactf("with div_precision_increment = %d and a result of scale %d, the server's rounding of this AVG depends on digits its sub-queries do not show; select SUM and COUNT of the expression and divide in the application, or narrow the range to one table", incr, scale)
+	return avgUnknown
+}
+
+// avgModeSQL is the expression whose value tells an AVG's mode (see Aggregate.Mode); \x00
+// stands for the SUM of the argument. Multiplied by 0 and added 2, the sum keeps its fraction
+// digits, and 2/3 is divided as the AVG is: it shows ...67 when the quotient's digits are
+// rounded to the scale, ...66 when they are cut.
+const avgModeSQL = "(\x00 * 0 + 2) / 3"
+
+// AvgModeSQL returns, in the pieces WeightSQL uses, the SQL text of an AVG's mode column: the
+// SUM of the argument is written between the pieces.
+func AvgModeSQL() []string { return strings.Split(avgModeSQL, "\x00") }
+
+// readAvgMode reads the value of a mode column (2/3 at the AVG's scale).
+func readAvgMode(v driver.Value) avgMode {
+	b, ok := v.([]byte)
+	if !ok || len(b) == 0 {
+		return avgUnknown
+	}
+	switch b[len(b)-1] {
+	case '7', '1':
+		return avgRound
+	case '6', '0':
+		return avgTruncate
+	}
+	return avgUnknown
 }
 
 // appendDouble appends f as MySQL/MariaDB print a DOUBLE in the text

@@ -31,6 +31,9 @@ type aggState struct {
 	count    int64
 	countTyp driver.Value // sample of the COUNT partial's Go type (COUNT, AVG)
 	incr     int          // AVG: the sessions' div_precision_increment; -1 until read
+	// mode is, for AVG, how the server rounds it, learned from the partials when not known
+	// from the types alone.
+	mode avgMode
 	val      driver.Value // MIN/MAX so far (owned copy)
 	weight   []byte       // its weight (owned copy)
 	carry    []driver.Value
@@ -64,7 +67,7 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
 		}
 		g.aggs = append(g.aggs, ag)
 		g.aggCol[a.Column] = true
-		for _, c := range []int{a.Sum, a.Exact, a.Count, a.Increment} {
+		for _, c := range []int{a.Sum, a.Exact, a.Count, a.Increment, a.Mode} {
 			if c != 0 {
 				g.aggCol[c] = true
 			}
@@ -122,11 +125,8 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 		case AggSum:
 			err = st.addSum(a, row, a.Column)
 		case AggAvg:
-			if err = st.addSum(a, row, a.Sum); err == nil {
-				err = st.addCount(row[a.Count], a.Count)
-			}
-			if err == nil {
-				err = st.readIncrement(row[a.Increment], a.Increment)
+			if err = st.readIncrement(row[a.Increment], a.Increment); err == nil {
+				err = st.addAvg(a, row)
 			}
 		case AggMin, AggMax:
 			st.addMinMax(a, row)
@@ -247,6 +247,31 @@ func (st *aggState) addCount(v driver.Value, col int) error {
 		st.countTyp = v
 	}
 	st.count += n
+	return nil
+}
+
+// addAvg adds the partial SUM and COUNT of an AVG and, when the types do not tell, reads from
+// the partial's mode column how the server rounds (see avgMode): the total's quotient keeps as
+// many digits as the partial's with the most, so one partial that rounds makes the total round.
+func (st *aggState) addAvg(a *aggregator, row []driver.Value) error {
+	if err := st.addSum(a, row, a.Sum); err != nil {
+		return err
+	}
+	if err := st.addCount(row[a.Count], a.Count); err != nil {
+		return err
+	}
+	if st.asFloat || !a.hasScale || st.mode == avgRound || st.incr < 0 {
+		return nil
+	}
+	if m := staticAvgMode(a.scale, st.incr, a.Arg); m != avgUnknown {
+		st.mode = m
+		return nil
+	}
+	if a.Mode != 0 {
+		if m := readAvgMode(row[a.Mode]); m != avgUnknown {
+			st.mode = m
+		}
+	}
 	return nil
 }
 
@@ -376,11 +401,16 @@ func (st *aggState) avgValue(a *aggregator) (driver.Value, error) {
 	if !a.hasScale {
 		return nil, notExactf("AVG in column %d: the result's scale is not known", a.Column+1)
 	}
-	trunc, err := avgTruncates(a.scale, st.incr, a.Arg)
-	if err != nil {
-		return nil, fmt.Errorf("AVG in column %d: %w", a.Column+1, err)
+	switch st.mode {
+	case avgRound, avgTruncate:
+		return appendAvg(nil, &st.sum, st.count, a.scale, st.mode == avgTruncate), nil
 	}
-	return appendAvg(nil, &st.sum, st.count, a.scale, trunc), nil
+	t := appendAvg(nil, &st.sum, st.count, a.scale, true)
+	if r := appendAvg(nil, &st.sum, st.count, a.scale, false); string(t) != string(r) {
+		return nil, notExactf("AVG in column %d: with div_precision_increment = %d and a result of scale %d, whether the server rounds or truncates this average depends on digits the sub-queries do not show; select SUM and COUNT of the expression and divide in the application, or narrow the range to one table",
+			a.Column+1, st.incr, a.scale)
+	}
+	return t, nil
 }
 
 // copyValue returns src, with a []byte copied into dst's buffer when it has one.

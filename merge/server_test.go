@@ -11,7 +11,7 @@ import (
 )
 
 // weightOf is the weight column of expr, as the rewrite selects it.
-func weightOf(expr string) string { return strings.Join(WeightSQL(), expr) }
+func weightOf(expr string) string { return strings.Join(WeightSQL(true), expr) }
 
 // renderTyped reads all rows as "Type:value|…" lines.
 func renderTyped(tb testing.TB, rows driver.Rows) []string {

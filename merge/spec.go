@@ -123,7 +123,8 @@ type ArgKind uint8
 const (
 	// ArgOther: anything else (functions, CASE, …): its digits are not known.
 	ArgOther ArgKind = iota
-	// ArgColumn: a column (or a literal): the server keeps exactly its scale.
+	// ArgColumn: a column, a literal, or a function that fixes its digits (ROUND(x, n),
+	// TRUNCATE(x, n), FLOOR, CEIL, CAST): the server keeps exactly its scale.
 	ArgColumn
 	// ArgArithmetic: +, -, *, / and unary minus over columns and literals: the
 	// server keeps at least the result's scale.
@@ -152,6 +153,10 @@ type Aggregate struct {
 	Increment int
 	// Arg is, for AVG, what the argument is made of.
 	Arg ArgKind
+	// Mode is, for AVG of anything but a column, the hidden column that tells whether the
+	// server rounds or cuts the quotient's digits to the result's scale: (SUM(x) * 0 + 2) / 3
+	// (AvgModeSQL), divided as the AVG is; 0 when Arg says it.
+	Mode int
 	// Carry lists, for MIN and MAX, hidden columns whose values belong to the
 	// partial row whose MIN or MAX wins (a HAVING comparison computed on it);
 	// the merged row takes them from that row. The column's weight is carried
@@ -231,6 +236,11 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 		if a.Exact != 0 {
 			if err := hidden(a.Func.String()+" exact sum", a.Exact); err != nil {
+				return 0, err
+			}
+		}
+		if a.Mode != 0 {
+			if err := hidden("AVG mode", a.Mode); err != nil {
 				return 0, err
 			}
 		}

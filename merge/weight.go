@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"database/sql/driver"
+	"fmt"
 	"strings"
 )
 
@@ -14,7 +15,9 @@ import (
 // several levels (accent- or case-sensitive UCA) puts its levels one after the other, which
 // bytes cannot compare. Each weight column therefore holds, for a non-NULL string value:
 //
-//	flag    '1' PAD SPACE, '0' NO PAD (the server's own answer to 'a' = 'a ')
+//	flag    '1' PAD SPACE, '0' NO PAD (the server's own answer to 'a' = 'a '); 'p' and 'n'
+//	        the same for a collation whose ORDER BY of an expression the server does not sort
+//	        by its own comparison (8-bit _bin and _nopad collations, latin7)
 //	n       one byte: the length of the next part
 //	w2      the weight of two spaces: two equal halves for a one-level collation
 //	weight  WEIGHT_STRING of the value
@@ -25,19 +28,39 @@ import (
 // is not a string (numbers and times, and INET6 or UUID values, which the wire sends as text
 // but the server orders otherwise).
 
-// weightSQL is the expression of a weight column; each \x00 stands for the compared expression.
+// weightSQL is the expression of a weight column; each \x00 stands for the compared expression,
+// and %s for the pattern of the collations whose ORDER BY the server does not sort by its own
+// comparison.
 const weightSQL = "IF(COERCIBILITY(\x00) < 5 AND COLLATION(\x00) <> 'binary', " +
 	"IF(COLLATION(\x00) IN ('big5_chinese_ci', 'big5_chinese_nopad_ci', 'tis620_thai_nopad_ci'), CONCAT('x', COLLATION(\x00)), " +
-	"CONCAT(CONCAT(LEFT(\x00, 0), 'a') = CONCAT(LEFT(\x00, 0), 'a '), " +
+	"CONCAT(ELT(1 + (CONCAT(LEFT(\x00, 0), 'a') = CONCAT(LEFT(\x00, 0), 'a ')) + 2 * (COLLATION(\x00) REGEXP '%s'), '0', '1', 'n', 'p'), " +
 	"CHAR(LENGTH(WEIGHT_STRING(CONCAT(LEFT(\x00, 0), '  ')))), WEIGHT_STRING(CONCAT(LEFT(\x00, 0), '  ')), WEIGHT_STRING(\x00))), NULL)"
 
+// MariaDB sorts an ORDER BY expression in the _bin and _nopad collations of the non-Unicode
+// character sets (and ucs2_bin) otherwise than it compares (a trailing tab or NUL against
+// nothing), and an ORDER BY column or expression in latin7's collations; ORDER BY those is
+// refused (TestWeightsCompareAsServer finds them).
+const (
+	orderUnsafeExpr   = "^(?!utf(8|16|32))[a-z0-9]+_(bin|.*nopad.*)$|^latin7_"
+	orderUnsafeColumn = "^latin7_"
+)
+
 // WeightSQL returns the SQL text of the weight column of an expression (see Spec.Weights) in
-// pieces: the expression is written between each two consecutive pieces.
-func WeightSQL() []string { return strings.Split(weightSQL, "\x00") }
+// pieces: the expression is written between each two consecutive pieces. column says the
+// expression is a column of a table, which the server orders by its own comparison in more
+// collations than other expressions.
+func WeightSQL(column bool) []string {
+	pattern := orderUnsafeExpr
+	if column {
+		pattern = orderUnsafeColumn
+	}
+	return strings.Split(fmt.Sprintf(weightSQL, pattern), "\x00")
+}
 
 // exactSumSQL is the expression of an exact partial sum; each \x00 stands for the SUM call. It
-// is NULL when the cast loses a digit (more than 27 integer or 38 fraction digits).
-const exactSumSQL = "IF(\x00 <=> CAST(\x00 AS DECIMAL(65,38)), CAST(\x00 AS DECIMAL(65,38)), NULL)"
+// is NULL when the cast loses a digit (more than 27 integer or 38 fraction digits). The test is
+// arithmetic: a comparison would see the sum rounded to its displayed scale.
+const exactSumSQL = "IF((\x00 - CAST(\x00 AS DECIMAL(65,38))) * 100000000000000000000000000000000000000 = 0, CAST(\x00 AS DECIMAL(65,38)), NULL)"
 
 // ExactSumSQL returns, in the pieces WeightSQL uses, the SQL text of the partial sum with
 // every digit the server keeps (see Aggregate.Exact): the SUM call is written between each two
@@ -51,6 +74,8 @@ type collation struct {
 	sig   []byte // flag, n and w2: the prefix of every weight of the column
 	pad   bool   // PAD SPACE: trailing spaces do not count
 	space []byte // the weight of one space
+	// orderUnsafe: the server's ORDER BY of an expression does not follow the comparison.
+	orderUnsafe bool
 	err   error  // the collation cannot be merged exactly
 }
 
@@ -58,9 +83,10 @@ type collation struct {
 type weighted struct {
 	name   string // column name, for errors
 	weight int    // hidden column of the weights
-	// ordered: the column is compared for order (ORDER BY, MIN, MAX), not only for equality.
-	ordered bool
-	coll    collation
+	// ordered: the column is compared for order (ORDER BY, MIN, MAX), not only for equality;
+	// orderBy: it is an ORDER BY key.
+	ordered, orderBy bool
+	coll             collation
 }
 
 // learn reads the signature of the weight w (non-NULL) and checks it against what the column
@@ -92,8 +118,13 @@ func (c *weighted) learn(w []byte) ([]byte, error) {
 		c.coll.err = notExactf("column %s uses a collation that weighs on several levels (an accent- or case-sensitive UCA collation such as utf8mb4_uca1400_as_cs, or czech_cs, thai_520_w2), whose order obroute cannot merge exactly across tables: COLLATE it to a one-level collation (…_ai_ci, …_general_ci, …_bin) in the statement, or narrow the range to one table", c.name)
 		return nil, c.coll.err
 	}
-	c.coll.pad = w[0] == '1'
+	c.coll.pad = w[0] == '1' || w[0] == 'p'
+	c.coll.orderUnsafe = w[0] == 'p' || w[0] == 'n'
 	c.coll.space = c.coll.sig[2 : 2+n/2]
+	if c.coll.orderUnsafe && c.orderBy {
+		c.coll.err = notExactf("column %s uses a collation (a _bin or _nopad collation of a non-Unicode character set, or latin7's) whose ORDER BY of an expression the server does not sort by its own comparison; obroute cannot merge that order across tables: ORDER BY the column itself in another collation (…_general_ci, utf8mb4_bin), or narrow the range to one table", c.name)
+		return nil, c.coll.err
+	}
 	return w[len(c.coll.sig):], nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,7 +163,8 @@ func TestWeightsCompareAsServer(t *testing.T) {
 }
 
 // checkCollations loads the traps representable in charset cs into one column per collation
-// and compares every pair of them by weights and on the server.
+// and compares every pair of them by weights and on the server (STRCMP), and the order of the
+// server's ORDER BY of each column and of an expression (CONCAT) of it with the weights' order.
 func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs string, colls []string) (exact, refused []string) {
 	t.Helper()
 	var defs, sel, conv, weights, cmps []string
@@ -171,8 +173,11 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 		defs = append(defs, fmt.Sprintf("%s VARCHAR(16) CHARACTER SET %s COLLATE %s", col, cs, c))
 		conv = append(conv, fmt.Sprintf("CONVERT(s USING %s)", cs))
 		sel = append(sel, col)
-		weights = append(weights, strings.Join(WeightSQL(), col))
+		weights = append(weights, strings.Join(WeightSQL(true), col))
 		cmps = append(cmps, fmt.Sprintf("STRCMP(a.%s, b.%s)", col, col))
+	}
+	for j := range colls {
+		weights = append(weights, strings.Join(WeightSQL(false), "CONCAT(c"+strconv.Itoa(j)+")"))
 	}
 	for _, q := range []string{
 		"DROP TEMPORARY TABLE IF EXISTS coll",
@@ -184,47 +189,65 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 			t.Fatalf("%s: %s: %v", cs, q, err)
 		}
 	}
-	// The weight of each value under each collation.
-	values := map[int][][2]driver.Value{} // trap index → per collation: value, weight
+	// The value and the two weights (column, expression) of each trap under each collation.
+	type vw struct{ v, col, expr driver.Value }
+	values := map[int][]vw{}
 	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT i, %s, %s FROM coll", strings.Join(sel, ", "), strings.Join(weights, ", ")))
 	if err != nil {
 		t.Fatalf("%s: %v", cs, err)
 	}
+	n := len(colls)
 	for rows.Next() {
-		dest := make([]any, 1+2*len(colls))
 		var i int
-		dest[0] = &i
-		raw := make([][]byte, 2*len(colls))
+		raw := make([][]byte, 3*n)
+		dest := []any{&i}
 		for k := range raw {
-			dest[1+k] = &raw[k]
+			dest = append(dest, &raw[k])
 		}
 		if err := rows.Scan(dest...); err != nil {
 			t.Fatal(err)
 		}
-		vw := make([][2]driver.Value, len(colls))
+		r := make([]vw, n)
 		for j := range colls {
-			vw[j] = [2]driver.Value{raw[j], raw[len(colls)+j]}
-			if raw[len(colls)+j] == nil {
-				vw[j][1] = nil
-			}
+			r[j] = vw{nilIfNil(raw[j]), nilIfNil(raw[n+j]), nilIfNil(raw[2*n+j])}
 		}
-		values[i] = vw
+		values[i] = r
 	}
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cols := make([]*weighted, len(colls))
+	cols := make([]*weighted, n)  // compared and ordered as a column
+	exprs := make([]*weighted, n) // ordered as an expression; nil when refused for that
 	for j, c := range colls {
-		cols[j] = &weighted{name: c, weight: 1, ordered: true}
-		for _, vw := range values {
-			if err := cols[j].check([]driver.Value{vw[j][0], vw[j][1]}, 0); err != nil {
-				if !errors.Is(err, ErrNotExact) {
-					t.Fatal(err)
-				}
+		cols[j] = &weighted{name: c, weight: 1, ordered: true, orderBy: true}
+		exprs[j] = &weighted{name: c, weight: 1, ordered: true, orderBy: true}
+		for _, r := range values {
+			if cols[j] != nil && cols[j].check([]driver.Value{r[j].v, r[j].col}, 0) != nil {
 				cols[j] = nil
-				refused = append(refused, c)
-				break
 			}
+			if exprs[j] != nil && exprs[j].check([]driver.Value{r[j].v, r[j].expr}, 0) != nil {
+				exprs[j] = nil
+			}
+		}
+		if cols[j] == nil {
+			// Refused as an ORDER BY column: compared for equality and MIN/MAX, if at all.
+			cols[j] = &weighted{name: c, weight: 1, ordered: true}
+			for _, r := range values {
+				if err := cols[j].check([]driver.Value{r[j].v, r[j].col}, 0); err != nil {
+					if !errors.Is(err, ErrNotExact) {
+						t.Fatal(err)
+					}
+					cols[j] = nil
+					refused = append(refused, c)
+					break
+				}
+			}
+		}
+	}
+	bad := make([]int, n)
+	fail := func(j int, format string, args ...any) {
+		if bad[j]++; bad[j] <= 3 {
+			t.Errorf("%s: "+format, append([]any{colls[j]}, args...)...)
 		}
 	}
 	// The server's comparison of every pair.
@@ -232,14 +255,12 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 	if err != nil {
 		t.Fatalf("%s: %v", cs, err)
 	}
-	bad := make([]int, len(colls))
 	for rows.Next() {
-		dest := make([]any, 2+len(colls))
 		var i, k int
-		dest[0], dest[1] = &i, &k
-		want := make([]int, len(colls))
+		want := make([]int, n)
+		dest := []any{&i, &k}
 		for j := range want {
-			dest[2+j] = &want[j]
+			dest = append(dest, &want[j])
 		}
 		if err := rows.Scan(dest...); err != nil {
 			t.Fatal(err)
@@ -248,19 +269,37 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 			if c == nil {
 				continue
 			}
-			a := []driver.Value{values[i][j][0], values[i][j][1]}
-			b := []driver.Value{values[k][j][0], values[k][j][1]}
+			a := []driver.Value{values[i][j].v, values[i][j].col}
+			b := []driver.Value{values[k][j].v, values[k][j].col}
 			got := c.compare(a, b, 0)
 			sameKey := string(c.appendKey(nil, a, 0)) == string(c.appendKey(nil, b, 0))
 			if got != want[j] || sameKey != (want[j] == 0) {
-				if bad[j]++; bad[j] <= 3 {
-					t.Errorf("%s: %q vs %q: weights compare %d (same key %v), the server %d", colls[j], a[0], b[0], got, sameKey, want[j])
-				}
+				fail(j, "%q vs %q: weights compare %d (same key %v), the server %d", a[0], b[0], got, sameKey, want[j])
 			}
 		}
 	}
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// The server's ORDER BY, of the column and of an expression, ties broken by i.
+	for j := range colls {
+		for _, order := range []struct {
+			by string
+			w  *weighted
+			k  func(vw) driver.Value
+		}{{fmt.Sprintf("c%d", j), cols[j], func(r vw) driver.Value { return r.col }}, {fmt.Sprintf("CONCAT(c%d)", j), exprs[j], func(r vw) driver.Value { return r.expr }}} {
+			if order.w == nil || !order.w.orderBy {
+				continue // refused for ORDER BY
+			}
+			ids := orderedIDs(t, ctx, conn, "SELECT i FROM coll ORDER BY "+order.by+", i")
+			for x := 1; x < len(ids); x++ {
+				a := []driver.Value{values[ids[x-1]][j].v, order.k(values[ids[x-1]][j])}
+				b := []driver.Value{values[ids[x]][j].v, order.k(values[ids[x]][j])}
+				if c := order.w.compare(a, b, 0); c > 0 || c == 0 && ids[x-1] > ids[x] {
+					fail(j, "ORDER BY %s puts %q before %q; the weights compare %d", order.by, a[0], b[0], c)
+				}
+			}
+		}
 	}
 	for j, c := range cols {
 		if c != nil && bad[j] == 0 {
@@ -268,4 +307,30 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 		}
 	}
 	return exact, refused
+}
+
+func nilIfNil(b []byte) driver.Value {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// orderedIDs runs q and returns its one integer column.
+func orderedIDs(t *testing.T, ctx context.Context, conn *sql.Conn, q string) []int {
+	t.Helper()
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var ids []int
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, i)
+	}
+	return ids
 }

@@ -3,6 +3,7 @@ package routing
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
@@ -18,8 +19,9 @@ import (
 //   - for SUM and AVG of an expression whose partial sums the server rounds for display (a
 //     division, a product, a function), the sum with every digit it keeps (merge.ExactSumSQL);
 //   - for AVG, the partial SUM and COUNT of its argument and the session's
-//     div_precision_increment; the AVG itself stays in its place, so that its column has the
-//     type one server gives it;
+//     div_precision_increment, and, unless the argument is a column, whether the server rounds
+//     or cuts its quotient (merge.AvgModeSQL); the AVG itself stays in its place, so that its
+//     column has the type one server gives it;
 //   - each HAVING condition on group keys and one MIN or MAX, evaluated by the server on each
 //     partial row and carried with the row whose value the merge keeps.
 
@@ -32,11 +34,21 @@ type snippet struct {
 // snippetMarker is the column name that stands for a snippet in the leg until it is printed.
 const snippetMarker = "__obroute_snippet_"
 
-// snippetColumn appends a hidden column printed as pieces around arg and returns its index.
+// snippetColumn appends a hidden column printed as pieces around arg and returns its index;
+// the same snippet of the same expression is one column.
 func (p *mergePlanner) snippetColumn(pieces []string, arg sqlparser.Expr) int {
+	key := strings.Join(pieces, "\x00")
+	if arg != nil {
+		key += "\x00" + exprKey(arg)
+	}
+	if i, ok := p.snippetCols[key]; ok {
+		return i
+	}
 	name := snippetMarker + strconv.Itoa(len(p.snippets)) + "__"
 	p.snippets[name] = snippet{pieces: pieces, arg: arg}
-	return p.helper(sqlparser.NewColName(name))
+	i := p.helper(sqlparser.NewColName(name))
+	p.snippetCols[key] = i
+	return i
 }
 
 // weigh gives column col, which holds e, a weight column, unless e cannot be text. Equal
@@ -45,13 +57,8 @@ func (p *mergePlanner) weigh(col int, e sqlparser.Expr) {
 	if !p.mayBeText(e) {
 		return
 	}
-	k := exprKey(e)
-	w, ok := p.weights[k]
-	if !ok {
-		w = p.snippetColumn(merge.WeightSQL(), e)
-		p.weights[k] = w
-	}
-	p.weightOf[col] = w
+	_, column := unparen(e).(*sqlparser.ColName)
+	p.weightOf[col] = p.snippetColumn(merge.WeightSQL(column), e)
 }
 
 // weightColumns is merge.Spec.Weights.
@@ -106,7 +113,7 @@ func (p *mergePlanner) mayBeText(e sqlparser.Expr) bool {
 	return true
 }
 
-// argKind says what an AVG's argument is made of.
+// argKind says what an AVG's argument is made of: how many digits the server keeps of it.
 func argKind(e sqlparser.Expr) merge.ArgKind {
 	switch x := unparen(e).(type) {
 	case *sqlparser.ColName:
@@ -126,46 +133,78 @@ func argKind(e sqlparser.Expr) merge.ArgKind {
 				return merge.ArgArithmetic
 			}
 		}
+	case *sqlparser.ConvertExpr:
+		return merge.ArgColumn // a CAST keeps the digits of its type, as a column does
+	case *sqlparser.FuncExpr:
+		// ROUND(x, n) and TRUNCATE(x, n) keep n digits, FLOOR and CEIL none: as a column does.
+		switch x.Name.Lowered() {
+		case "floor", "ceil", "ceiling":
+			return merge.ArgColumn
+		case "round", "truncate":
+			if len(x.Exprs) == 2 {
+				if ae, ok := x.Exprs[1].(*sqlparser.AliasedExpr); ok {
+					if n, ok := ae.Expr.(*sqlparser.SQLVal); ok && n.Type == sqlparser.IntVal {
+						return merge.ArgColumn
+					}
+				}
+			}
+		}
 	}
 	return merge.ArgOther
 }
 
-// sumsExactly reports whether the partial sums of e show every digit the server keeps: a
-// column or literal, or + and - of such (a product or a quotient keeps more digits than it
-// shows, and a function is not known to).
-func sumsExactly(e sqlparser.Expr) bool {
-	switch x := unparen(e).(type) {
-	case *sqlparser.UnaryExpr:
-		return (x.Operator == sqlparser.UMinusStr || x.Operator == sqlparser.UPlusStr) && sumsExactly(x.Expr)
-	case *sqlparser.BinaryExpr:
-		return (x.Operator == sqlparser.PlusStr || x.Operator == sqlparser.MinusStr) && sumsExactly(x.Left) && sumsExactly(x.Right)
-	}
-	return argKind(e) == merge.ArgColumn
+// hiddenDigits reports whether e may keep more fraction digits than its type shows: a quotient
+// keeps whole 9-digit words, and so does anything computed from one, unless ROUND, TRUNCATE,
+// FLOOR, CEIL or a CAST fixes its digits.
+func hiddenDigits(e sqlparser.Expr) bool {
+	hidden := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.BinaryExpr:
+			hidden = hidden || x.Operator == sqlparser.DivStr
+		case *sqlparser.Subquery:
+			hidden = true
+		case *sqlparser.ConvertExpr:
+			return false, nil
+		case *sqlparser.FuncExpr:
+			switch x.Name.Lowered() {
+			case "round", "truncate", "floor", "ceil", "ceiling":
+				return false, nil
+			}
+		}
+		return !hidden, nil
+	}, e)
+	return hidden
 }
 
 // addAggregate records the aggregate e = f(arg) in column col and the hidden columns it needs.
-func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.Expr) {
+func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.Expr) error {
 	a := merge.Aggregate{Func: f, Column: col}
+	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && len(p.sel.GroupBy) > 0 {
+		return notMergeable("%s in a grouped statement: MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
+			nodeText(e), strings.ToUpper(f.String()), nodeText(arg))
+	}
 	switch f {
 	case merge.AggSum:
-		if !sumsExactly(arg) {
+		if hiddenDigits(arg) {
 			a.Exact = p.snippetColumn(merge.ExactSumSQL(), aggregateCall("sum", arg))
 		}
 	case merge.AggAvg:
 		a.Sum = p.helper(aggregateCall("sum", arg))
 		a.Count = p.helper(aggregateCall("count", arg))
-		if p.increment == 0 {
-			p.increment = p.snippetColumn([]string{"@@div_precision_increment"}, nil)
-		}
-		a.Increment = p.increment
+		a.Increment = p.snippetColumn([]string{"@@div_precision_increment"}, nil)
 		a.Arg = argKind(arg)
-		if !sumsExactly(arg) {
+		if a.Arg != merge.ArgColumn {
+			a.Mode = p.snippetColumn(merge.AvgModeSQL(), aggregateCall("sum", arg))
+		}
+		if hiddenDigits(arg) {
 			a.Exact = p.snippetColumn(merge.ExactSumSQL(), aggregateCall("sum", arg))
 		}
 	case merge.AggMin, merge.AggMax:
 		p.weigh(col, e)
 	}
 	p.spec.Aggregates = append(p.spec.Aggregates, a)
+	return nil
 }
 
 // hiddenOrderKeys reports whether an ORDER BY key is not in the select list.

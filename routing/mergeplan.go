@@ -37,6 +37,9 @@ type mergePlan struct {
 	types TypesCache
 	// weightCols maps each weight snippet to the columns it weighs.
 	weightCols map[string][]int
+	// distinctWeighed: a DISTINCT leg with weighed columns, whose LIMIT holds only when none
+	// of its weights is asked for.
+	distinctWeighed bool
 	// unionTypesExact: a UNION ALL of legs reports the column types of one leg, as it does for
 	// COUNT, and SUM and AVG of a column; otherwise (an ENUM, a TEXT, some DECIMAL
 	// expressions) the UNION's types differ and one leg's are read and remembered.
@@ -57,12 +60,10 @@ type mergePlanner struct {
 	aliases []string // visible items' aliases, lower case
 	// hiddenKeys maps the text of each hidden column's expression to its index.
 	hiddenKeys map[string]int
-	// weights maps the text of each weighed expression to its weight column.
-	weights map[string]int
+	// snippetCols maps each snippet, by its text, to its column.
+	snippetCols map[string]int
 	// weightOf maps columns to their weight columns, for merge.Spec.Weights.
 	weightOf map[int]int
-	// increment is the hidden @@div_precision_increment column, 0 until an AVG needs it.
-	increment int
 	// groupKeys are the GROUP BY expressions, for HAVING conditions computed by the sub-queries.
 	groupKeys []string
 	snippets  map[string]snippet
@@ -90,7 +91,7 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
-		weights: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{}}
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{}}
 	p.leg.Having = nil
 	star := false
 	grouped := len(sel.GroupBy) > 0
@@ -130,7 +131,9 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	for i, se := range items {
 		if ae, ok := se.(*sqlparser.AliasedExpr); ok {
 			if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
-				p.addAggregate(i, f, ae.Expr, arg)
+				if err := p.addAggregate(i, f, ae.Expr, arg); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -411,8 +414,7 @@ func (p *mergePlanner) aggColumn(e sqlparser.Expr, f merge.AggFunc, arg sqlparse
 		return i, err
 	}
 	i = p.hidden(e)
-	p.addAggregate(i, f, e, arg)
-	return i, nil
+	return i, p.addAggregate(i, f, e, arg)
 }
 
 func (p *mergePlanner) orderBy(grouped bool) error {
@@ -486,7 +488,14 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 	// several legs repeats values across them: limiting it could keep only copies of a few
 	// values. Its rows are deduplicated by the merge instead.
 	mp.pushLimit = !p.spec.Distinct
-	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
+	if p.spec.Distinct && len(p.weightOf) > 0 {
+		// A leg's DISTINCT also compares the weights, which tell apart values its collation
+		// holds equal ('a' and 'a '): its first rows may hold fewer distinct values than the
+		// LIMIT needs. Where a text column is weighed, its rows are all read (the LIMIT is
+		// rendered as unbounded) and deduplicated by the merge.
+		mp.distinctWeighed = true
+	}
+	if mp.limitArg >= 0 || mp.offsetArg >= 0 || mp.distinctWeighed {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
 	} else {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntVal([]byte(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10)))}

@@ -555,6 +555,9 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 		spec = &s
 	}
 	l.limit = addRows(spec.Offset, spec.Limit)
+	if mp.distinctWeighed && (known == nil || slices.ContainsFunc(spec.Weights, func(w int) bool { return w != 0 })) {
+		l.limit = math.MaxInt64
+	}
 	p.Merge = spec
 	p.Types, p.unionTypesExact = &mp.types, mp.unionTypesExact
 	allUnion := true

@@ -17,8 +17,9 @@ import (
 //
 // The types depend on the tables' definitions, the session's settings and the arguments'
 // types. An entry is used for at most TypesCacheMaxAge, and as one server's types of a UNION
-// only for the UNION types it was first seen with; every execution checks the columns whose
-// weights it did not ask for. It is safe for concurrent use.
+// only for the UNION types it was stored with (by the execution that read it); every
+// execution checks the columns whose weights it did not ask for. It is safe for concurrent
+// use.
 type TypesCache struct {
 	mu      sync.Mutex
 	entries []*typesEntry
@@ -62,21 +63,14 @@ func (c *TypesCache) known() *typesEntry {
 	return nil
 }
 
-// Lookup returns one server's types for sub-queries whose UNIONs report union: those of the
-// entry first seen with union, or of a young entry read by a probe and not yet seen with a
-// UNION, which union then becomes.
+// Lookup returns one server's types for sub-queries whose UNIONs report union, if an entry was
+// stored with union.
 func (c *TypesCache) Lookup(union []merge.ColumnType) ([]merge.ColumnType, bool) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
 		if now.Sub(e.at) < TypesCacheMaxAge && slices.Equal(e.union, union) {
-			return e.one, true
-		}
-	}
-	for i := len(c.entries) - 1; i >= 0; i-- {
-		if e := c.entries[i]; now.Sub(e.at) < TypesCacheMaxAge && e.union == nil {
-			e.union = union
 			return e.one, true
 		}
 	}
