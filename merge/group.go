@@ -33,10 +33,10 @@ type aggState struct {
 	incr     int          // AVG: the sessions' div_precision_increment; -1 until read
 	// mode is, for AVG, how the server rounds it, learned from the partials when not known
 	// from the types alone.
-	mode avgMode
-	val      driver.Value // MIN/MAX so far (owned copy)
-	weight   []byte       // its weight (owned copy)
-	carry    []driver.Value
+	mode   avgMode
+	val    driver.Value // MIN/MAX so far (owned copy)
+	weight []byte       // its weight (owned copy)
+	carry  []driver.Value
 }
 
 // group is one merged group: an owned copy of its first row plus its aggregates.

@@ -76,7 +76,7 @@ type collation struct {
 	space []byte // the weight of one space
 	// orderUnsafe: the server's ORDER BY of an expression does not follow the comparison.
 	orderUnsafe bool
-	err   error  // the collation cannot be merged exactly
+	err         error // the collation cannot be merged exactly
 }
 
 // weighted is a text column compared by its server weights.
