@@ -77,7 +77,9 @@ func newColumns(spec *Spec, names []string, types []ColumnType, uses []use) (*co
 				i+1, names[i], name, names[i], names[i])
 		}
 		if c.w == nil {
-			return nil, invalidf("column %d (%s) is text and compared, but has no weight column (Spec.Weights)", i, names[i])
+			// The rewrite weighs every expression that may be text: this one it took for a number
+			// (a || b under sql_mode PIPES_AS_CONCAT).
+			return nil, notExactf("column %d (%s) is text but was planned as a number, so its collation is not known to the merge; write CONCAT() for || (sql_mode PIPES_AS_CONCAT), or narrow the range to one table", i+1, names[i])
 		}
 	}
 	return cs, nil

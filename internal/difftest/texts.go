@@ -125,18 +125,7 @@ func GenerateTexts(seed uint64, from, to time.Time, n int) []Text {
 
 // SplitTexts assigns each row to the table whose span holds its time, "" when none does.
 func SplitTexts(rows []Text, tables []metadata.Table) map[string][]Text {
-	out := map[string][]Text{}
-	for _, r := range rows {
-		name := ""
-		for _, t := range tables {
-			if !r.Time.Before(t.Min) && !r.Time.After(t.Max) {
-				name = t.Name
-				break
-			}
-		}
-		out[name] = append(out[name], r)
-	}
-	return out
+	return splitBy(rows, tables, func(r Text) time.Time { return r.Time })
 }
 
 // InsertTextsSQL returns INSERT statements with ? arguments loading rows into table, at most
