@@ -105,44 +105,50 @@ type Plan struct {
 
 	explain bool      // Input.Explain: fill Prompts
 	one     [1]Target // backing array of Targets for a single-target plan
-	probe   typesProbe
-	// typesUnknown: the sub-queries were rendered without knowing the column types (every
-	// weight asked for); skipped: the columns whose weights were not asked for.
-	typesUnknown    bool
-	skipped         []int
-	unionTypesExact bool
+	// split is what a split SELECT's execution needs to know about its column types.
+	split *splitTypes
+}
+
+// splitTypes is, for a split SELECT, what TypesProbe renders (the sub-query of one of its
+// tables) and how its sub-queries were rendered.
+type splitTypes struct {
+	mp      *mergePlan
+	args    []driver.NamedValue
+	l       leg
+	backend string
+	cold    bool
+	// unknown: the sub-queries were rendered without knowing the column types (every weight
+	// asked for); skipped: the columns whose weights were not asked for.
+	unknown bool
+	skipped []int
 }
 
 // TypesUnknown reports whether a split SELECT's sub-queries need the column types one server
 // reports before they run: to ask only for the weights of text columns, or because each
 // combines tables with UNION ALL whose types are not one server's. The caller reads them
 // (TypesProbe), stores them in Types and routes the statement again.
-func (p *Plan) TypesUnknown() bool { return p.typesUnknown }
+func (p *Plan) TypesUnknown() bool { return p.split != nil && p.split.unknown }
 
 // SkippedWeights lists the columns whose weights the sub-queries were not asked for, their
 // types not being text; a sub-query that returns text in one of them shows that the types
 // changed.
-func (p *Plan) SkippedWeights() []int { return p.skipped }
+func (p *Plan) SkippedWeights() []int {
+	if p.split == nil {
+		return nil
+	}
+	return p.split.skipped
+}
 
 // UnionTypesExact reports whether a sub-query combining tables with UNION ALL reports the
 // column types one server reports (COUNT, and SUM and AVG of a column).
-func (p *Plan) UnionTypesExact() bool { return p.unionTypesExact }
-
-// typesProbe is what TypesProbe renders: the sub-query of one table of a split SELECT.
-type typesProbe struct {
-	mp      *mergePlan
-	args    []driver.NamedValue
-	l       leg
-	backend string
-	cold    bool
-}
+func (p *Plan) UnionTypesExact() bool { return p.split != nil && p.split.mp.unionTypesExact }
 
 // TypesProbe returns, for a split SELECT, a statement that returns no rows but the column
 // types one server reports for the statement: the sub-query of one of its tables with a false
 // clamp. ok is false for any other plan.
 func (p *Plan) TypesProbe() (t Target, ok bool) {
-	pr := &p.probe
-	if pr.mp == nil {
+	pr := p.split
+	if pr == nil {
 		return Target{}, false
 	}
 	l := pr.l

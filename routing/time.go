@@ -539,9 +539,10 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	spec := &mp.spec
 	// With the column types known, only text columns are weighed (see TypesCache).
 	known := mp.types.known()
+	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
 	if known != nil {
 		spec, l.skip = &known.spec, known.skip
-		p.skipped = known.skipped
+		sp.skipped = known.skipped
 	}
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
 		s := *spec
@@ -559,10 +560,10 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 		l.limit = math.MaxInt64
 	}
 	p.Merge = spec
-	p.Types, p.unionTypesExact = &mp.types, mp.unionTypesExact
+	p.Types, p.split = &mp.types, sp
 	allUnion := true
-	p.probe = typesProbe{mp: mp, args: args, l: l, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
-	p.probe.l.table, p.probe.l.min, p.probe.l.max = tables[0].Name, tables[0].Min, tables[0].Max
+	sp.l = l
+	sp.l.table, sp.l.min, sp.l.max = tables[0].Name, tables[0].Min, tables[0].Max
 	nb := 0
 	var order [8]int
 	first := order[:0]
@@ -632,7 +633,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
 		allUnion = allUnion && n > 1
 	}
-	p.typesUnknown = known == nil && (len(mp.weightCols) > 0 || !mp.unionTypesExact && allUnion)
+	sp.unknown = known == nil && (len(mp.weightCols) > 0 || !mp.unionTypesExact && allUnion)
 	return nil
 }
 
