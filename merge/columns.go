@@ -59,9 +59,11 @@ const (
 // Text that is compared but has no weight column cannot be compared as the server does.
 func newColumns(spec *Spec, names []string, types []ColumnType, uses []use) (*columns, error) {
 	cs := &columns{names: names, kinds: make([]kind, len(names)), cmp: make([]*comparer, len(names))}
+	all := make([]comparer, len(names))
 	for i := range names {
 		cs.kinds[i] = kindOfType(types[i].DatabaseTypeName)
-		c := &comparer{col: i, kind: cs.kinds[i]}
+		c := &all[i]
+		*c = comparer{col: i, kind: cs.kinds[i]}
 		cs.cmp[i] = c
 		if i < len(spec.Weights) && spec.Weights[i] != 0 && cs.kinds[i] == kindText {
 			c.w = &weighted{name: fmt.Sprintf("%d (%s)", i+1, names[i]), weight: spec.Weights[i],

@@ -201,6 +201,20 @@ func roundQuo(n *big.Int, from int, d *big.Int, scale int, trunc bool) *big.Int 
 // appendRounded appends the sum at scale digits, rounded half away from zero: a DECIMAL result
 // as the server prints it.
 func (d *decSum) appendRounded(buf []byte, scale int) []byte {
+	if d.scale <= scale {
+		// Nothing to round: the digits, then zeros up to the scale.
+		buf = d.appendText(buf)
+		if d.scale == scale {
+			return buf
+		}
+		if d.scale == 0 {
+			buf = append(buf, '.')
+		}
+		for range scale - d.scale {
+			buf = append(buf, '0')
+		}
+		return buf
+	}
 	q := roundQuo(d.unscaled(), d.scale, big.NewInt(1), scale, false)
 	return appendScaled(buf, q.Append(nil, 10), scale)
 }
