@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -124,9 +125,37 @@ func (cs *clientSession) learnTypes(ctx context.Context, s *serverSession, plan 
 	if err := rows.Close(); err != nil {
 		return err
 	}
-	plan.Types.Store(nil, types)
-	cs.probed = probedTypes{plan.Types, types}
+	var sigs [][]byte
+	if st, ok := plan.SignatureProbe(); ok {
+		if sigs, err = readSignatures(ctx, s, st); err != nil {
+			return err
+		}
+	}
+	plan.Types.Store(nil, types, sigs)
+	cs.probed = probedTypes{plan.Types, types, sigs}
 	return nil
+}
+
+// readSignatures runs the statement that reads the signatures of the weighed collations (see
+// routing.Plan.SignatureProbe) on s: its one row.
+func readSignatures(ctx context.Context, s *serverSession, t routing.Target) ([][]byte, error) {
+	rows, err := s.query(ctx, t.SQL, t.Args, false)
+	if err != nil {
+		return nil, err
+	}
+	dest := make([]driver.Value, len(rows.Columns()))
+	err = rows.Next(dest)
+	var sigs [][]byte
+	if err == nil {
+		for _, v := range dest {
+			b, _ := v.([]byte)
+			sigs = append(sigs, bytes.Clone(b))
+		}
+	}
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return sigs, err
 }
 
 // probedTypes are the types a client session's last probe read, for the statement whose
@@ -134,17 +163,18 @@ func (cs *clientSession) learnTypes(ctx context.Context, s *serverSession, plan 
 type probedTypes struct {
 	of    *routing.TypesCache
 	types []merge.ColumnType
+	sigs  [][]byte
 }
 
 // takeProbed returns the types the client session's last probe read for plan's statement, if
 // it was the last probe, and forgets them.
-func (cs *clientSession) takeProbed(plan *routing.Plan) []merge.ColumnType {
+func (cs *clientSession) takeProbed(plan *routing.Plan) probedTypes {
 	p := cs.probed
 	cs.probed = probedTypes{}
 	if p.of == nil || p.of != plan.Types {
-		return nil
+		return probedTypes{}
 	}
-	return p.types
+	return p
 }
 
 // mergeSpec returns the plan's merge spec with the source of the column types one server
@@ -153,8 +183,11 @@ func (cs *clientSession) takeProbed(plan *routing.Plan) []merge.ColumnType {
 // (probed) or remembered for the UNIONs' types. ok is
 // false when the types are not those the sub-queries were rendered for: a column whose weight
 // was not asked for is text, or the UNIONs report types not seen before.
-func mergeSpec(plan *routing.Plan, results []driver.Rows, probed []merge.ColumnType) (merge.Spec, bool) {
+func mergeSpec(plan *routing.Plan, results []driver.Rows, probed probedTypes) (merge.Spec, bool) {
 	spec := *plan.Merge
+	if plan.Types != nil {
+		spec.Stale = plan.Types.Forget
+	}
 	for _, c := range plan.SkippedWeights() {
 		for _, r := range results {
 			if n, ok := r.(driver.RowsColumnTypeDatabaseTypeName); ok && (merge.ColumnType{DatabaseTypeName: n.ColumnTypeDatabaseTypeName(c)}).IsText() {
@@ -172,10 +205,10 @@ func mergeSpec(plan *routing.Plan, results []driver.Rows, probed []merge.ColumnT
 		return spec, true
 	}
 	union := merge.ReadColumnTypes(results[0])
-	if probed != nil {
+	if probed.types != nil {
 		// Read by this client session just before: in its settings.
-		plan.Types.Store(union, probed)
-		spec.ColumnTypes = probed
+		plan.Types.Store(union, probed.types, probed.sigs)
+		spec.ColumnTypes = probed.types
 		return spec, true
 	}
 	one, ok := plan.Types.Lookup(union)

@@ -66,8 +66,12 @@ func newColumns(spec *Spec, names []string, types []ColumnType, uses []use) (*co
 		*c = comparer{col: i, kind: cs.kinds[i]}
 		cs.cmp[i] = c
 		if i < len(spec.Weights) && spec.Weights[i] != 0 && cs.kinds[i] == kindText {
-			c.w = &weighted{name: fmt.Sprintf("%d (%s)", i+1, names[i]), weight: spec.Weights[i],
-				ordered: uses[i]&(useOrder|useOrderBy) != 0, orderBy: uses[i]&useOrderBy != 0}
+			name := fmt.Sprintf("%d (%s)", i+1, names[i])
+			c.w = &weighted{name: name, weight: spec.Weights[i], ordered: uses[i]&(useOrder|useOrderBy) != 0,
+				notString: spec.Collations[i] == nil, stale: spec.Stale}
+			if !c.w.notString {
+				c.w.coll = parseSignature(name, spec.Collations[i], uses[i]&useOrderBy != 0)
+			}
 			cs.weighted = append(cs.weighted, c)
 		}
 		if uses[i] == 0 || cs.kinds[i] != kindText {

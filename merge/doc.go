@@ -13,7 +13,7 @@
 // driver package hands to database/sql. This package depends only on
 // database/sql/driver and the standard library: it knows nothing about
 // vitess or connections, and of SQL only the text of the hidden columns whose
-// values it reads (WeightSQL, ExactSumSQL, AvgModeSQL).
+// values it reads (WeightSQL, SignatureSQL, ExactSumSQL, AvgModeSQL).
 //
 // # Pipeline
 //
@@ -62,9 +62,10 @@
 //     signed duration.
 //   - CHAR, VARCHAR, TEXT, ENUM, SET: by the weights the server itself gives
 //     the values under their collation (WEIGHT_STRING), which each sub-query
-//     returns in a hidden column (Spec.Weights, WeightSQL), with the
-//     collation's pad attribute and the weight of a space: PAD SPACE
-//     collations compare the shorter weight as if padded with spaces. This is
+//     returns in a hidden column (Spec.Weights, WeightSQL) with the
+//     collation's name; the collation's pad attribute and the weight of a
+//     space are read once per statement (Spec.Collations, SignatureSQL): PAD
+//     SPACE collations compare the shorter weight as if padded with spaces. This is
 //     exact for every one-level collation, explicit COLLATE included, with no
 //     collation table in obroute (TestWeightsCompareAsServer checks every
 //     collation of every character set of the server against its own

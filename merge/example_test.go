@@ -26,6 +26,7 @@ func ExampleNew() {
 		GroupBy:    []int{0},
 		Aggregates: []Aggregate{{Func: AggAvg, Column: 1, Sum: 3, Count: 4, Increment: 5, Arg: ArgColumn}},
 		Weights:    []int{2},
+		Collations: [][]byte{ciSignature},
 		Limit:      NoLimit,
 	}, []driver.Rows{hot, cold})
 	if err != nil {

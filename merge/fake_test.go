@@ -180,11 +180,14 @@ func mergeAll(t testing.TB, spec Spec, fakes ...*fakeRows) ([]string, error) {
 	return out, err
 }
 
-// ciWeight is the weight column the server sends for s under a one-level, PAD SPACE
-// collation that ignores the case of ASCII letters (utf8mb4_general_ci on ASCII): flag '1',
-// the weight of two spaces, then two bytes per character.
+// ciSignature is the signature the server gives utf8mb4_general_ci: one level, PAD SPACE, a
+// space weighing 0x0020.
+var ciSignature = []byte("utf8mb4_general_ci 1\x04\x00 \x00 ")
+
+// ciWeight is the weight column the server sends for s under utf8mb4_general_ci, for ASCII
+// text: the collation's name, then two bytes per character, letters as capitals.
 func ciWeight(s string) []byte {
-	w := []byte{'1', 4, 0, ' ', 0, ' '}
+	w := []byte("utf8mb4_general_ci ")
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if 'a' <= c && c <= 'z' {
@@ -204,9 +207,11 @@ func weigh(spec *Spec, cols, types []string, text []int, inputs ...[][]driver.Va
 		spec.Visible = n
 	}
 	spec.Weights = make([]int, n+len(text))
+	spec.Collations = make([][]byte, n+len(text))
 	cols, types = slices.Clone(cols), slices.Clone(types)
 	for j, c := range text {
 		spec.Weights[c] = n + j
+		spec.Collations[c] = ciSignature
 		cols = append(cols, fmt.Sprintf("w%d", c))
 		types = append(types, "VARBINARY")
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // weightOf is the weight column of expr, as the rewrite selects it.
-func weightOf(expr string) string { return strings.Join(WeightSQL(true), expr) }
+func weightOf(expr string) string { return strings.Join(WeightSQL(), expr) }
 
 // renderTyped reads all rows as "Type:value|…" lines.
 func renderTyped(tb testing.TB, rows driver.Rows) []string {
@@ -55,7 +55,7 @@ func TestMariaDBMergeMatchesOneServer(t *testing.T) {
 		{"ORDER BY a _ci VARCHAR with OFFSET/LIMIT",
 			"SELECT name, id, amount FROM t WHERE %s ORDER BY name DESC, id LIMIT 20 OFFSET 5",
 			"SELECT name, id, amount, " + weightOf("name") + " FROM t WHERE %s ORDER BY name DESC, id LIMIT 25",
-			Spec{Visible: 3, Weights: []int{3}, OrderBy: []OrderKey{{Column: 0, Desc: true}, {Column: 1}}, Offset: 5, Limit: 20}, false, ""},
+			Spec{Visible: 3, Weights: []int{3}, Collations: [][]byte{ciSignature}, OrderBy: []OrderKey{{Column: 0, Desc: true}, {Column: 1}}, Offset: 5, Limit: 20}, false, ""},
 		{"ORDER BY DATETIME(3) and DECIMAL, binary protocol",
 			"SELECT created, amount, id FROM t WHERE %s ORDER BY created, amount DESC LIMIT 50",
 			"SELECT created, amount, id FROM t WHERE %s ORDER BY created, amount DESC LIMIT 50",

@@ -46,9 +46,16 @@ type Spec struct {
 	// returns an error wrapping ErrTooManyRows.
 	MaxHeldRows int
 	// Weights[i] is the hidden column that holds the server's collation weight
-	// of column i (see Weight), 0 for none. Every text column the merge
+	// of column i (WeightSQL), 0 for none. Every text column the merge
 	// compares (ORDER BY, GROUP BY, DISTINCT, MIN, MAX) needs one.
 	Weights []int
+	// Collations[i] is, for a column with a weight, the signature of its
+	// collation as the server gave it (SignatureSQL); nil when the server does
+	// not take the column for a string (INET6, UUID).
+	Collations [][]byte
+	// Stale, when set, is called when a row's weight is of another collation
+	// than Collations says: the statement's remembered types are out of date.
+	Stale func()
 	// TypesFrom is the input whose column types are those of one server
 	// answering the statement: a sub-query over one table. Its types decide
 	// how columns compare and are what the result reports. Ignored when
@@ -269,6 +276,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 		if err := hidden("weight", w); err != nil {
 			return 0, err
+		}
+		if i >= len(s.Collations) {
+			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
 		}
 	}
 	if s.Offset < 0 {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,71 +18,70 @@ import (
 // TestWeightedCompare checks the comparison of weights on hand-made ones: PAD SPACE pads the
 // shorter weight with spaces, so a tab sorts before the end of a string, NO PAD does not.
 func TestWeightedCompare(t *testing.T) {
-	pad := func(units ...byte) []byte { // PAD SPACE, one byte per character, space 0x20
-		return append([]byte{'1', 2, ' ', ' '}, units...)
-	}
-	nopad := func(units ...byte) []byte {
-		return append([]byte{'0', 2, ' ', ' '}, units...)
-	}
+	// One byte per character, a space weighing 0x20.
+	padSig, nopadSig := []byte("c_pad 1\x02  "), []byte("c_nopad 0\x02  ")
+	w := func(coll string, units ...byte) []byte { return append([]byte(coll+" "), units...) }
 	tests := []struct {
 		name string
+		sig  []byte
 		a, b []byte
 		want int
 	}{
-		{"equal", pad('A'), pad('A'), 0},
-		{"trailing spaces do not count", pad('A'), pad('A', ' ', ' '), 0},
-		{"a tab sorts before the padding", pad('A', '\t'), pad('A'), -1},
-		{"a letter sorts after it", pad('A', 'B'), pad('A'), 1},
-		{"NO PAD: the shorter first", nopad('A'), nopad('A', ' '), -1},
-		{"NO PAD: bytes", nopad('A', '\t'), nopad('A'), 1},
+		{"equal", padSig, w("c_pad", 'A'), w("c_pad", 'A'), 0},
+		{"trailing spaces do not count", padSig, w("c_pad", 'A'), w("c_pad", 'A', ' ', ' '), 0},
+		{"a tab sorts before the padding", padSig, w("c_pad", 'A', '\t'), w("c_pad", 'A'), -1},
+		{"a letter sorts after it", padSig, w("c_pad", 'A', 'B'), w("c_pad", 'A'), 1},
+		{"NO PAD: the shorter first", nopadSig, w("c_nopad", 'A'), w("c_nopad", 'A', ' '), -1},
+		{"NO PAD: bytes", nopadSig, w("c_nopad", 'A', '\t'), w("c_nopad", 'A'), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &weighted{name: "c", weight: 1, ordered: true}
+			c := &weighted{name: "c", weight: 1, ordered: true, coll: parseSignature("c", tt.sig, true)}
 			a, b := []driver.Value{[]byte("a"), tt.a}, []driver.Value{[]byte("b"), tt.b}
-			if err := w.check(a, 0); err != nil {
+			if err := c.check(a, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.check(b, 0); err != nil {
+			if err := c.check(b, 0); err != nil {
 				t.Fatal(err)
 			}
-			if got := w.compare(a, b, 0); got != tt.want {
+			if got := c.compare(a, b, 0); got != tt.want {
 				t.Errorf("compare = %d, want %d", got, tt.want)
 			}
-			if got := w.compare(b, a, 0); got != -tt.want {
+			if got := c.compare(b, a, 0); got != -tt.want {
 				t.Errorf("compare reversed = %d, want %d", got, -tt.want)
 			}
-			ka, kb := w.appendKey(nil, a, 0), w.appendKey(nil, b, 0)
+			ka, kb := c.appendKey(nil, a, 0), c.appendKey(nil, b, 0)
 			if (string(ka) == string(kb)) != (tt.want == 0) {
 				t.Errorf("keys %q and %q: equal = %v, want %v", ka, kb, string(ka) == string(kb), tt.want == 0)
 			}
 		})
 	}
 	refused := []struct {
-		name string
-		w    []byte
+		name, sig string
+		orderBy   bool
 	}{
-		{"several levels", []byte{'1', 6, 2, 9, 0, ' ', 0, 2}},
-		{"a collation whose comparisons do not follow its weights", []byte("xbig5_chinese_ci")},
+		{"several levels", "c_as_cs 1\x06\x02\x09\x00 \x00\x02", false},
+		{"a collation whose comparisons do not follow its weights", "big5_chinese_ci x", false},
+		{"ORDER BY in a collation the server sorts otherwise", "latin1_bin p\x02  ", true},
 	}
 	for _, tt := range refused {
-		w := &weighted{name: "c", weight: 1, ordered: true}
-		if err := w.check([]driver.Value{[]byte("a"), tt.w}, 0); !errors.Is(err, ErrNotExact) {
+		c := &weighted{name: "c", weight: 1, ordered: true, coll: parseSignature("c", []byte(tt.sig), tt.orderBy)}
+		if err := c.check([]driver.Value{[]byte("a"), []byte("x a")}, 0); !errors.Is(err, ErrNotExact) {
 			t.Errorf("%s: err = %v, want ErrNotExact", tt.name, err)
 		}
 	}
-	w := &weighted{name: "c", weight: 1, ordered: true}
-	if err := w.check([]driver.Value{[]byte("::1"), nil}, 0); !errors.Is(err, ErrNotExact) {
-		t.Errorf("ordering a text value without a weight (INET6): err = %v, want ErrNotExact", err)
+	inet := &weighted{name: "c", weight: 1, ordered: true, notString: true}
+	if err := inet.check([]driver.Value{[]byte("::1"), []byte("latin1_swedish_ci ::1")}, 0); !errors.Is(err, ErrNotExact) {
+		t.Errorf("ordering a value the server does not take for a string (INET6): err = %v, want ErrNotExact", err)
 	}
-	w.ordered = false
-	if err := w.check([]driver.Value{[]byte("::1"), nil}, 0); err != nil {
-		t.Errorf("grouping a text value without a weight (INET6): err = %v, want nil", err)
+	inet.ordered = false
+	if err := inet.check([]driver.Value{[]byte("::1"), []byte("latin1_swedish_ci ::1")}, 0); err != nil {
+		t.Errorf("grouping a value the server does not take for a string (INET6): err = %v, want nil", err)
 	}
-	w = &weighted{name: "c", weight: 1}
-	_ = w.check([]driver.Value{[]byte("a"), pad('A')}, 0)
-	if err := w.check([]driver.Value{[]byte("a"), nopad('A')}, 0); !errors.Is(err, ErrNotExact) {
-		t.Errorf("two collations in one column: err = %v, want ErrNotExact", err)
+	stale := false
+	c := &weighted{name: "c", weight: 1, coll: parseSignature("c", padSig, false), stale: func() { stale = true }}
+	if err := c.check([]driver.Value{[]byte("a"), w("c_other", 'A')}, 0); !errors.Is(err, ErrNotExact) || !stale {
+		t.Errorf("a weight of another collation: err = %v, stale called %v; want ErrNotExact and true", err, stale)
 	}
 }
 
@@ -167,17 +165,15 @@ func TestWeightsCompareAsServer(t *testing.T) {
 // server's ORDER BY of each column and of an expression (CONCAT) of it with the weights' order.
 func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs string, colls []string) (exact, refused []string) {
 	t.Helper()
-	var defs, sel, conv, weights, cmps []string
+	var defs, sel, conv, weights, sigs, cmps []string
 	for j, c := range colls {
 		col := fmt.Sprintf("c%d", j)
 		defs = append(defs, fmt.Sprintf("%s VARCHAR(16) CHARACTER SET %s COLLATE %s", col, cs, c))
 		conv = append(conv, fmt.Sprintf("CONVERT(s USING %s)", cs))
 		sel = append(sel, col)
-		weights = append(weights, strings.Join(WeightSQL(true), col))
+		weights = append(weights, strings.Join(WeightSQL(), col))
+		sigs = append(sigs, strings.Join(SignatureSQL(true), "MIN("+col+")"), strings.Join(SignatureSQL(false), "MIN(CONCAT("+col+"))"))
 		cmps = append(cmps, fmt.Sprintf("STRCMP(a.%s, b.%s)", col, col))
-	}
-	for j := range colls {
-		weights = append(weights, strings.Join(WeightSQL(false), "CONCAT(c"+strconv.Itoa(j)+")"))
 	}
 	for _, q := range []string{
 		"DROP TEMPORARY TABLE IF EXISTS coll",
@@ -189,17 +185,25 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 			t.Fatalf("%s: %s: %v", cs, q, err)
 		}
 	}
-	// The value and the two weights (column, expression) of each trap under each collation.
-	type vw struct{ v, col, expr driver.Value }
-	values := map[int][]vw{}
+	n := len(colls)
+	// The signatures, as a statement's probe reads them: of each column and of an expression.
+	sig := make([][]byte, 2*n)
+	dest := make([]any, 2*n)
+	for k := range sig {
+		dest[k] = &sig[k]
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT "+strings.Join(sigs, ", ")+" FROM coll WHERE 1 = 0").Scan(dest...); err != nil {
+		t.Fatalf("%s: signatures: %v", cs, err)
+	}
+	// The value and the weight of each trap under each collation.
+	values := map[int][][2]driver.Value{}
 	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT i, %s, %s FROM coll", strings.Join(sel, ", "), strings.Join(weights, ", ")))
 	if err != nil {
 		t.Fatalf("%s: %v", cs, err)
 	}
-	n := len(colls)
 	for rows.Next() {
 		var i int
-		raw := make([][]byte, 3*n)
+		raw := make([][]byte, 2*n)
 		dest := []any{&i}
 		for k := range raw {
 			dest = append(dest, &raw[k])
@@ -207,40 +211,36 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 		if err := rows.Scan(dest...); err != nil {
 			t.Fatal(err)
 		}
-		r := make([]vw, n)
+		r := make([][2]driver.Value, n)
 		for j := range colls {
-			r[j] = vw{nilIfNil(raw[j]), nilIfNil(raw[n+j]), nilIfNil(raw[2*n+j])}
+			r[j] = [2]driver.Value{nilIfNil(raw[j]), nilIfNil(raw[n+j])}
 		}
 		values[i] = r
 	}
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cols := make([]*weighted, n)  // compared and ordered as a column
-	exprs := make([]*weighted, n) // ordered as an expression; nil when refused for that
+	// Each collation compared as a column (equality, MIN/MAX; and ORDER BY where not refused),
+	// and ordered as an expression.
+	cols, exprs := make([]*weighted, n), make([]*weighted, n)
+	orderCol := make([]bool, n)
 	for j, c := range colls {
-		cols[j] = &weighted{name: c, weight: 1, ordered: true, orderBy: true}
-		exprs[j] = &weighted{name: c, weight: 1, ordered: true, orderBy: true}
-		for _, r := range values {
-			if cols[j] != nil && cols[j].check([]driver.Value{r[j].v, r[j].col}, 0) != nil {
-				cols[j] = nil
-			}
-			if exprs[j] != nil && exprs[j].check([]driver.Value{r[j].v, r[j].expr}, 0) != nil {
-				exprs[j] = nil
-			}
+		if sig[2*j] == nil {
+			t.Fatalf("%s: the server does not take a %s column for a string", c, cs)
 		}
-		if cols[j] == nil {
-			// Refused as an ORDER BY column: compared for equality and MIN/MAX, if at all.
-			cols[j] = &weighted{name: c, weight: 1, ordered: true}
-			for _, r := range values {
-				if err := cols[j].check([]driver.Value{r[j].v, r[j].col}, 0); err != nil {
-					if !errors.Is(err, ErrNotExact) {
-						t.Fatal(err)
-					}
-					cols[j] = nil
-					refused = append(refused, c)
-					break
-				}
+		cols[j] = &weighted{name: c, weight: 1, ordered: true, coll: parseSignature(c, sig[2*j], false)}
+		if cols[j].coll.err != nil {
+			cols[j] = nil
+			refused = append(refused, c)
+			continue
+		}
+		orderCol[j] = parseSignature(c, sig[2*j], true).err == nil
+		if e := (&weighted{name: c, weight: 1, ordered: true, coll: parseSignature(c, sig[2*j+1], true)}); e.coll.err == nil {
+			exprs[j] = e
+		}
+		for _, r := range values {
+			if err := cols[j].check([]driver.Value{r[j][0], r[j][1]}, 0); err != nil {
+				t.Fatalf("%s: %v", c, err)
 			}
 		}
 	}
@@ -269,8 +269,8 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 			if c == nil {
 				continue
 			}
-			a := []driver.Value{values[i][j].v, values[i][j].col}
-			b := []driver.Value{values[k][j].v, values[k][j].col}
+			a := []driver.Value{values[i][j][0], values[i][j][1]}
+			b := []driver.Value{values[k][j][0], values[k][j][1]}
 			got := c.compare(a, b, 0)
 			sameKey := string(c.appendKey(nil, a, 0)) == string(c.appendKey(nil, b, 0))
 			if got != want[j] || sameKey != (want[j] == 0) {
@@ -281,20 +281,20 @@ func checkCollations(t *testing.T, ctx context.Context, conn *sql.Conn, cs strin
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The server's ORDER BY, of the column and of an expression, ties broken by i.
+	// The server's ORDER BY, of the column and of an expression, ties broken by i. The weight
+	// of CONCAT(c) is the column's.
 	for j := range colls {
 		for _, order := range []struct {
 			by string
 			w  *weighted
-			k  func(vw) driver.Value
-		}{{fmt.Sprintf("c%d", j), cols[j], func(r vw) driver.Value { return r.col }}, {fmt.Sprintf("CONCAT(c%d)", j), exprs[j], func(r vw) driver.Value { return r.expr }}} {
-			if order.w == nil || !order.w.orderBy {
+		}{{fmt.Sprintf("c%d", j), map[bool]*weighted{true: cols[j]}[orderCol[j]]}, {fmt.Sprintf("CONCAT(c%d)", j), exprs[j]}} {
+			if order.w == nil {
 				continue // refused for ORDER BY
 			}
 			ids := orderedIDs(t, ctx, conn, "SELECT i FROM coll ORDER BY "+order.by+", i")
 			for x := 1; x < len(ids); x++ {
-				a := []driver.Value{values[ids[x-1]][j].v, order.k(values[ids[x-1]][j])}
-				b := []driver.Value{values[ids[x]][j].v, order.k(values[ids[x]][j])}
+				a := []driver.Value{values[ids[x-1]][j][0], values[ids[x-1]][j][1]}
+				b := []driver.Value{values[ids[x]][j][0], values[ids[x]][j][1]}
 				if c := order.w.compare(a, b, 0); c > 0 || c == 0 && ids[x-1] > ids[x] {
 					fail(j, "ORDER BY %s puts %q before %q; the weights compare %d", order.by, a[0], b[0], c)
 				}

@@ -44,11 +44,16 @@ func (p *mergePlanner) snippetColumn(pieces []string, arg sqlparser.Expr) int {
 	if i, ok := p.snippetCols[key]; ok {
 		return i
 	}
-	name := snippetMarker + strconv.Itoa(len(p.snippets)) + "__"
-	p.snippets[name] = snippet{pieces: pieces, arg: arg}
-	i := p.helper(sqlparser.NewColName(name))
+	i := p.helper(p.snippet(pieces, arg))
 	p.snippetCols[key] = i
 	return i
+}
+
+// snippet returns the marker of a new snippet, printed as pieces around arg.
+func (p *mergePlanner) snippet(pieces []string, arg sqlparser.Expr) *sqlparser.ColName {
+	name := snippetMarker + strconv.Itoa(len(p.snippets)) + "__"
+	p.snippets[name] = snippet{pieces: pieces, arg: arg}
+	return sqlparser.NewColName(name)
 }
 
 // weigh gives column col, which holds e, a weight column, unless e cannot be text. Equal
@@ -57,8 +62,19 @@ func (p *mergePlanner) weigh(col int, e sqlparser.Expr) {
 	if !p.mayBeText(e) {
 		return
 	}
-	_, column := unparen(e).(*sqlparser.ColName)
-	p.weightOf[col] = p.snippetColumn(merge.WeightSQL(column), e)
+	w := p.snippetColumn(merge.WeightSQL(), e)
+	p.weightOf[col] = w
+	name := p.leg.SelectExprs[w].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()
+	if !slices.Contains(p.sigNames, name) {
+		// The collation's signature, read once per statement by a probe without GROUP BY.
+		_, column := unparen(e).(*sqlparser.ColName)
+		arg := e
+		if !containsAggregate(e) {
+			arg = aggregateCall("min", e)
+		}
+		p.sigNames = append(p.sigNames, name)
+		p.sigItems = append(p.sigItems, &sqlparser.AliasedExpr{Expr: p.snippet(merge.SignatureSQL(column), arg)})
+	}
 }
 
 // weightColumns is merge.Spec.Weights.
@@ -238,11 +254,14 @@ func (p *mergePlanner) unionTypesExact() bool {
 	return true
 }
 
-// derive says, for one server's column types, which weights the legs need: those of text
-// columns (and of columns whose type is not known).
-func (mp *mergePlan) derive(one []merge.ColumnType) typesDerived {
+// derive says, for one server's column types and the signatures of the weighed collations
+// (in sigNames order, nil where not read), which weights the legs need (those of text columns,
+// and of columns whose type is not known) and what the merge needs to know of their
+// collations.
+func (mp *mergePlan) derive(one []merge.ColumnType, sigs [][]byte) typesDerived {
 	d := typesDerived{skip: make([]bool, len(mp.legT.snips)), spec: mp.spec}
 	d.spec.Weights = slices.Clone(mp.spec.Weights)
+	d.spec.Collations = make([][]byte, len(d.spec.Weights))
 	for i, sn := range mp.legT.snips {
 		cols, ok := mp.weightCols[sn.name]
 		if !ok {
@@ -252,7 +271,10 @@ func (mp *mergePlan) derive(one []merge.ColumnType) typesDerived {
 		for _, c := range cols {
 			text = text || c >= len(one) || one[c].DatabaseTypeName == "" || one[c].IsText()
 		}
-		if text {
+		if k := slices.Index(mp.sigNames, sn.name); text && k >= 0 && k < len(sigs) {
+			for _, c := range cols {
+				d.spec.Collations[c] = sigs[k]
+			}
 			continue
 		}
 		d.skip[i] = true

@@ -37,6 +37,11 @@ type mergePlan struct {
 	types TypesCache
 	// weightCols maps each weight snippet to the columns it weighs.
 	weightCols map[string][]int
+	// sigNames are the weight snippets whose collations' signatures sigT reads, in its order;
+	// sig is the statement that reads them (its select list until printed as sigT).
+	sigNames []string
+	sig      *sqlparser.Select
+	sigT     template
 	// distinctWeighed: a DISTINCT leg with weighed columns, whose LIMIT holds only when none
 	// of its weights is asked for.
 	distinctWeighed bool
@@ -68,7 +73,10 @@ type mergePlanner struct {
 	groupKeys []string
 	snippets  map[string]snippet
 	subst     map[*sqlparser.ColName]sqlparser.Expr
-	visible   int
+	// sigNames and sigItems are the weights' collation signatures a probe reads.
+	sigNames []string
+	sigItems sqlparser.SelectExprs
+	visible  int
 	spec      merge.Spec
 }
 
@@ -168,6 +176,10 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		mp.weightCols[name] = append(mp.weightCols[name], c)
 	}
 	mp.types.derive = mp.derive
+	if len(p.sigItems) > 0 {
+		mp.sigNames = p.sigNames
+		mp.sig = &sqlparser.Select{SelectExprs: p.sigItems, From: p.leg.From}
+	}
 	switch {
 	case grouped && p.spec.StreamsGroups():
 		// The merge streams groups: legs and per-backend streams come sorted by the group keys.

@@ -20,10 +20,9 @@ func splitPlan(t *testing.T, sql string) (*Plan, error) {
 
 const splitWhere = " where order_time >= '2024-12-01' and order_time < '2025-03-01'"
 
-// weightItem is the hidden weight column of e (a column unless it has parentheses), as the
-// n-th item of a leg.
+// weightItem is the hidden weight column of e, as the n-th item of a leg.
 func weightItem(e string, n int) string {
-	return strings.Join(merge.WeightSQL(!strings.Contains(e, "(")), e) + " as _obroute_" + strconv.Itoa(n)
+	return strings.Join(merge.WeightSQL(), e) + " as _obroute_" + strconv.Itoa(n)
 }
 
 func TestMergePlan(t *testing.T) {
@@ -155,7 +154,7 @@ func TestDistinctLimitNotPushedOverUnion(t *testing.T) {
 		t.Errorf("types unknown %v: the legs must not be limited while the column may be text:\n%s", p.TypesUnknown(), p.Targets[0].SQL)
 	}
 	// user_id is an INT: its weight is not asked for, and the legs are limited.
-	p.Types.Store(nil, []merge.ColumnType{{DatabaseTypeName: "INT"}, {DatabaseTypeName: "VARBINARY"}})
+	p.Types.Store(nil, []merge.ColumnType{{DatabaseTypeName: "INT"}, {DatabaseTypeName: "VARBINARY"}}, nil)
 	if p, err = f.route(sql, nil, Input{}); err != nil {
 		t.Fatal(err)
 	}

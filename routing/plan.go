@@ -168,6 +168,26 @@ func (p *Plan) TypesProbe() (t Target, ok bool) {
 	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}, true
 }
 
+// SignatureProbe returns, for a split SELECT that weighs text, a statement that returns one
+// row: the signatures of the weighed expressions' collations (merge.SignatureSQL), for
+// TypesCache.Store. ok is false for any other plan.
+func (p *Plan) SignatureProbe() (t Target, ok bool) {
+	pr := p.split
+	if pr == nil || len(pr.mp.sigNames) == 0 {
+		return Target{}, false
+	}
+	l := pr.l
+	l.probe, l.skip = true, nil
+	var b strings.Builder
+	b.Grow(pr.mp.sigT.estimate(&l) + len(coldPrefix))
+	if pr.cold {
+		b.WriteString(coldPrefix)
+	}
+	pr.mp.sigT.render(&b, &l)
+	args := pr.mp.sigT.appendArgs(make([]driver.NamedValue, 0, pr.mp.sigT.argCount(&l)), pr.args, &l)
+	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}, true
+}
+
 // Backends lists the distinct backends of the plan's targets, in target order.
 func (p *Plan) Backends() []string {
 	if len(p.Targets) == 1 {

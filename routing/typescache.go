@@ -23,12 +23,14 @@ import (
 type TypesCache struct {
 	mu      sync.Mutex
 	entries []*typesEntry
-	// derive computes, once per entry, what the statement's rendering needs from the types.
-	derive func(one []merge.ColumnType) typesDerived
+	// derive computes, once per entry, what the statement's rendering needs from the types and
+	// the signatures of the weighed collations.
+	derive func(one []merge.ColumnType, sigs [][]byte) typesDerived
 }
 
 type typesEntry struct {
 	union, one []merge.ColumnType
+	sigs       [][]byte
 	at         time.Time
 	typesDerived
 }
@@ -63,6 +65,13 @@ func (c *TypesCache) known() *typesEntry {
 	return nil
 }
 
+// Forget drops every entry: a sub-query showed that the tables changed.
+func (c *TypesCache) Forget() {
+	c.mu.Lock()
+	c.entries = nil
+	c.mu.Unlock()
+}
+
 // Lookup returns one server's types for sub-queries whose UNIONs report union, if an entry was
 // stored with union.
 func (c *TypesCache) Lookup(union []merge.ColumnType) ([]merge.ColumnType, bool) {
@@ -77,13 +86,14 @@ func (c *TypesCache) Lookup(union []merge.ColumnType) ([]merge.ColumnType, bool)
 	return nil, false
 }
 
-// Store remembers one server's types, read by a probe (union nil) or with the UNION types the
-// sub-queries reported.
-func (c *TypesCache) Store(union, one []merge.ColumnType) {
+// Store remembers one server's types and the signatures of the weighed collations (see
+// Plan.SignatureProbe), read by a probe (union nil) or with the UNION types the sub-queries
+// reported.
+func (c *TypesCache) Store(union, one []merge.ColumnType, sigs [][]byte) {
 	now := time.Now()
-	e := &typesEntry{union: union, one: one, at: now}
+	e := &typesEntry{union: union, one: one, sigs: sigs, at: now}
 	if c.derive != nil {
-		e.typesDerived = c.derive(one)
+		e.typesDerived = c.derive(one, sigs)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
