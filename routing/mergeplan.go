@@ -77,7 +77,7 @@ type mergePlanner struct {
 	sigNames []string
 	sigItems sqlparser.SelectExprs
 	visible  int
-	spec      merge.Spec
+	spec     merge.Spec
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
