@@ -216,3 +216,35 @@ func TestNotMergeableSingleTable(t *testing.T) {
 		t.Errorf("%v %+v", err, p)
 	}
 }
+
+// The statement that reads the collations of a split SELECT's weighed expressions is one
+// aggregate row over one of its tables: MIN of each expression (an aggregate as it is),
+// without GROUP BY, with a false clamp; and the types probe reads no row either.
+func TestTypesProbes(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select status, min(status) from orders"+splitWhere+" and user_id > ? group by status order by status", args(int64(3)), Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.TypesUnknown() {
+		t.Fatal("a first run must read the column types")
+	}
+	sig, ok := p.SignatureProbe()
+	want := "/* cold_query */ select " + strings.Join(merge.SignatureSQL(false), "min(`status`)") + ", " +
+		strings.Join(merge.SignatureSQL(true), "min(`status`)") + " from orders_202412 where order_time >= '2024-12-01' and order_time < '2025-03-01' and user_id > ? and 1 = 0"
+	if !ok || sig.SQL != want || len(sig.Args) != 1 || sig.Args[0].Value != int64(3) {
+		t.Errorf("signature probe %v\n got %s %v\nwant %s", ok, sig.SQL, sig.Args, want)
+	}
+	types, ok := p.TypesProbe()
+	if !ok || !strings.HasSuffix(types.SQL, " and 1 = 0 group by `status` order by 1 asc") || strings.Contains(types.SQL, "WEIGHT_STRING") {
+		t.Errorf("types probe %v: %s", ok, types.SQL)
+	}
+	// Known types and collations: the sub-queries are rendered with the weights of text.
+	p.Types.Store(nil, []merge.ColumnType{{DatabaseTypeName: "VARCHAR"}, {DatabaseTypeName: "VARCHAR"}}, [][]byte{[]byte("utf8mb4_general_ci 1\x04\x00 \x00 "), []byte("utf8mb4_general_ci 1\x04\x00 \x00 ")})
+	if p, err = f.route("select status, min(status) from orders"+splitWhere+" and user_id > ? group by status order by status", args(int64(3)), Input{}); err != nil {
+		t.Fatal(err)
+	}
+	if p.TypesUnknown() || len(p.Merge.Collations) < 2 || p.Merge.Collations[0] == nil || p.Merge.Collations[1] == nil {
+		t.Errorf("with the types known: unknown %v, collations %q", p.TypesUnknown(), p.Merge.Collations)
+	}
+}
