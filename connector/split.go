@@ -126,7 +126,7 @@ func (cs *clientSession) learnTypes(ctx context.Context, s *serverSession, plan 
 		return err
 	}
 	var sigs [][]byte
-	if st, ok := plan.SignatureProbe(); ok {
+	if st, ok := plan.SignatureProbe(types); ok {
 		if sigs, err = readSignatures(ctx, s, st); err != nil {
 			return err
 		}

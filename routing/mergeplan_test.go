@@ -229,7 +229,10 @@ func TestTypesProbes(t *testing.T) {
 	if !p.TypesUnknown() {
 		t.Fatal("a first run must read the column types")
 	}
-	sig, ok := p.SignatureProbe()
+	if _, ok := p.SignatureProbe([]merge.ColumnType{{DatabaseTypeName: "INT"}, {DatabaseTypeName: "INT"}}); ok {
+		t.Error("a signature probe where no weighed column is text")
+	}
+	sig, ok := p.SignatureProbe(nil)
 	want := "/* cold_query */ select " + strings.Join(merge.SignatureSQL(false), "min(`status`)") + ", " +
 		strings.Join(merge.SignatureSQL(true), "min(`status`)") + " from orders_202412 where order_time >= '2024-12-01' and order_time < '2025-03-01' and user_id > ? and 1 = 0"
 	if !ok || sig.SQL != want || len(sig.Args) != 1 || sig.Args[0].Value != int64(3) {

@@ -169,15 +169,27 @@ func (p *Plan) TypesProbe() (t Target, ok bool) {
 }
 
 // SignatureProbe returns, for a split SELECT that weighs text, a statement that returns one
-// row: the signatures of the weighed expressions' collations (merge.SignatureSQL), for
-// TypesCache.Store. ok is false for any other plan.
-func (p *Plan) SignatureProbe() (t Target, ok bool) {
+// row: the signatures of the collations of the weighed expressions that are text in types (the
+// column types TypesProbe read; NULL for the others), for TypesCache.Store. ok is false when
+// there is none.
+func (p *Plan) SignatureProbe(types []merge.ColumnType) (t Target, ok bool) {
 	pr := p.split
 	if pr == nil || len(pr.mp.sigNames) == 0 {
 		return Target{}, false
 	}
 	l := pr.l
-	l.probe, l.skip = true, nil
+	l.probe, l.skip = true, make([]bool, len(pr.mp.sigT.snips))
+	any := false
+	for i := range pr.mp.sigT.snips { // one per weight, in sigNames order
+		text := false
+		for _, c := range pr.mp.weightCols[pr.mp.sigNames[i]] {
+			text = text || c >= len(types) || types[c].DatabaseTypeName == "" || types[c].IsText()
+		}
+		l.skip[i], any = !text, any || text
+	}
+	if !any {
+		return Target{}, false
+	}
 	var b strings.Builder
 	b.Grow(pr.mp.sigT.estimate(&l) + len(coldPrefix))
 	if pr.cold {
