@@ -267,11 +267,7 @@ func (mp *mergePlan) derive(one []merge.ColumnType, sigs [][]byte) typesDerived 
 		if !ok {
 			continue // not a weight
 		}
-		text := false
-		for _, c := range cols {
-			text = text || c >= len(one) || one[c].DatabaseTypeName == "" || one[c].IsText()
-		}
-		if k := slices.Index(mp.sigNames, sn.name); text && k >= 0 && k < len(sigs) {
+		if k := slices.Index(mp.sigNames, sn.name); anyText(one, cols) && k >= 0 && k < len(sigs) {
 			for _, c := range cols {
 				d.spec.Collations[c] = sigs[k]
 			}

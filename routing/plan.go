@@ -158,14 +158,7 @@ func (p *Plan) TypesProbe() (t Target, ok bool) {
 	for i, sn := range pr.mp.legT.snips {
 		_, l.skip[i] = pr.mp.weightCols[sn.name]
 	}
-	var b strings.Builder
-	b.Grow(pr.mp.legT.estimate(&l) + len(coldPrefix))
-	if pr.cold {
-		b.WriteString(coldPrefix)
-	}
-	pr.mp.legT.render(&b, &l)
-	args := pr.mp.legT.appendArgs(make([]driver.NamedValue, 0, pr.mp.legT.argCount(&l)), pr.args, &l)
-	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}, true
+	return pr.target(&pr.mp.legT, &l), true
 }
 
 // SignatureProbe returns, for a split SELECT that weighs text, a statement that returns one
@@ -181,23 +174,35 @@ func (p *Plan) SignatureProbe(types []merge.ColumnType) (t Target, ok bool) {
 	l.probe, l.skip = true, make([]bool, len(pr.mp.sigT.snips))
 	any := false
 	for i := range pr.mp.sigT.snips { // one per weight, in sigNames order
-		text := false
-		for _, c := range pr.mp.weightCols[pr.mp.sigNames[i]] {
-			text = text || c >= len(types) || types[c].DatabaseTypeName == "" || types[c].IsText()
-		}
+		text := anyText(types, pr.mp.weightCols[pr.mp.sigNames[i]])
 		l.skip[i], any = !text, any || text
 	}
 	if !any {
 		return Target{}, false
 	}
+	return pr.target(&pr.mp.sigT, &l), true
+}
+
+// target renders t for the probe's table with l.
+func (pr *splitTypes) target(t *template, l *leg) Target {
 	var b strings.Builder
-	b.Grow(pr.mp.sigT.estimate(&l) + len(coldPrefix))
+	b.Grow(t.estimate(l) + len(coldPrefix))
 	if pr.cold {
 		b.WriteString(coldPrefix)
 	}
-	pr.mp.sigT.render(&b, &l)
-	args := pr.mp.sigT.appendArgs(make([]driver.NamedValue, 0, pr.mp.sigT.argCount(&l)), pr.args, &l)
-	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}, true
+	t.render(&b, l)
+	args := t.appendArgs(make([]driver.NamedValue, 0, t.argCount(l)), pr.args, l)
+	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}
+}
+
+// anyText reports whether one of cols is text in types, or of a type not known.
+func anyText(types []merge.ColumnType, cols []int) bool {
+	for _, c := range cols {
+		if c >= len(types) || types[c].DatabaseTypeName == "" || types[c].IsText() {
+			return true
+		}
+	}
+	return false
 }
 
 // Backends lists the distinct backends of the plan's targets, in target order.
