@@ -15,7 +15,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/merge"
 	"github.com/obroute/obroute/routing"
 )
 
@@ -53,6 +52,8 @@ type clientSession struct {
 	ownsConnector bool
 	// zoneMemo is the last time_zone assignment read and the zone it gives (timezone.go).
 	zoneMemo [2]string
+	// probed are the column types the last probe of a split SELECT read (see learnTypes).
+	probed probedTypes
 }
 
 type txState struct {
@@ -357,6 +358,16 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	cs.c.stats.routes[plan.Class].Add(1)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
+	for retry := 0; errors.Is(err, errRetyped); retry++ {
+		// A split SELECT read its column types: routed again, it is rendered for them.
+		if retry == 2 {
+			err = fmt.Errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
+			break
+		}
+		if plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug)); err == nil {
+			res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
+		}
+	}
 	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err
@@ -419,12 +430,11 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	var res driver.Result
 	var rows driver.Rows
 	var err error
-	if len(plan.Targets) == 1 {
+	if len(plan.Targets) == 1 && plan.Merge != nil && wantRows {
+		// One backend, several tables: the legs of its UNION ALL still need merging.
+		rows, err = cs.queryUnion(ctx, plan, prep)
+	} else if len(plan.Targets) == 1 {
 		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
-		if err == nil && rows != nil && plan.Merge != nil {
-			// One backend, several tables: the legs of its UNION ALL still need merging.
-			rows, err = merge.New(*plan.Merge, []driver.Rows{rows})
-		}
 	} else if wantRows {
 		rows, err = cs.queryTargets(ctx, plan)
 	} else {

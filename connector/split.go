@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -12,6 +13,11 @@ import (
 	"github.com/obroute/obroute/merge"
 	"github.com/obroute/obroute/routing"
 )
+
+// errRetyped is returned by the execution of a split SELECT that has just read the column
+// types one server reports for it (see routing.TypesCache): the statement is routed again, and
+// its sub-queries rendered for those types.
+var errRetyped = errors.New("obroute: internal: split statement's column types read, route it again")
 
 // queryTargets runs the targets of a split query concurrently, one per backend, and merges
 // their rows. The first error cancels the others.
@@ -32,6 +38,186 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		servers[i] = s
 	}
+	probe := func() error {
+		t, _ := plan.TypesProbe()
+		for i, pt := range plan.Targets {
+			if pt.Backend == t.Backend {
+				return cs.learnTypes(ctx, servers[i], plan, t)
+			}
+		}
+		return fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
+	}
+	if plan.TypesUnknown() {
+		if err := probe(); err != nil {
+			return nil, err
+		}
+		return nil, errRetyped
+	}
+	results, cancel, err := cs.fanOut(ctx, plan, servers)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := mergeSpec(plan, results, cs.takeProbed(plan))
+	if !ok {
+		// The sub-queries' types are not those remembered (a session setting, an argument's
+		// type or a table's definition changed): read them again and run the statement anew.
+		for _, r := range results {
+			r.Close()
+		}
+		cancel()
+		if err := probe(); err != nil {
+			return nil, err
+		}
+		return nil, errRetyped
+	}
+	merged, err := merge.New(spec, results)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return wrapRows(merged, func() error { cancel(); return nil }), nil
+}
+
+// queryUnion runs a split query whose tables all live on one backend (one UNION ALL) and
+// merges its legs.
+func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, prep *stmt) (driver.Rows, error) {
+	probe := func() error {
+		t, _ := plan.TypesProbe()
+		s, err := cs.server(ctx, cs.readBackend(plan, t.Backend))
+		if err != nil {
+			return err
+		}
+		if err := cs.sync(ctx, s); err != nil {
+			return err
+		}
+		return cs.learnTypes(ctx, s, plan, t)
+	}
+	if plan.TypesUnknown() {
+		if err := probe(); err != nil {
+			return nil, err
+		}
+		return nil, errRetyped
+	}
+	_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := mergeSpec(plan, []driver.Rows{rows}, cs.takeProbed(plan))
+	if !ok {
+		rows.Close()
+		if err := probe(); err != nil {
+			return nil, err
+		}
+		return nil, errRetyped
+	}
+	return merge.New(spec, []driver.Rows{rows})
+}
+
+// learnTypes reads the column types one server reports for plan's statement with the probe t
+// on s and remembers them, for the plan's statement (which columns are text) and for the
+// client session's next run of it (what its UNIONs stand for, in this session's settings).
+func (cs *clientSession) learnTypes(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target) error {
+	rows, err := s.query(ctx, t.SQL, t.Args, false)
+	if err != nil {
+		return err
+	}
+	types := merge.ReadColumnTypes(rows)
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	var sigs [][]byte
+	if st, ok := plan.SignatureProbe(types); ok {
+		if sigs, err = readSignatures(ctx, s, st); err != nil {
+			return err
+		}
+	}
+	plan.Types.Store(nil, types, sigs)
+	cs.probed = probedTypes{plan.Types, types, sigs}
+	return nil
+}
+
+// readSignatures runs the statement that reads the signatures of the weighed collations (see
+// routing.Plan.SignatureProbe) on s: its one row.
+func readSignatures(ctx context.Context, s *serverSession, t routing.Target) ([][]byte, error) {
+	rows, err := s.query(ctx, t.SQL, t.Args, false)
+	if err != nil {
+		return nil, err
+	}
+	dest := make([]driver.Value, len(rows.Columns()))
+	err = rows.Next(dest)
+	var sigs [][]byte
+	if err == nil {
+		for _, v := range dest {
+			b, _ := v.([]byte)
+			sigs = append(sigs, bytes.Clone(b))
+		}
+	}
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return sigs, err
+}
+
+// probedTypes are the types a client session's last probe read, for the statement whose
+// cache is of.
+type probedTypes struct {
+	of    *routing.TypesCache
+	types []merge.ColumnType
+	sigs  [][]byte
+}
+
+// takeProbed returns the types the client session's last probe read for plan's statement, if
+// it was the last probe, and forgets them.
+func (cs *clientSession) takeProbed(plan *routing.Plan) probedTypes {
+	p := cs.probed
+	cs.probed = probedTypes{}
+	if p.of == nil || p.of != plan.Types {
+		return probedTypes{}
+	}
+	return p
+}
+
+// mergeSpec returns the plan's merge spec with the source of the column types one server
+// reports: a sub-query over one table (its types are one server's by construction), the UNION
+// itself when its types are one table's, or the types read by the session's last probe
+// (probed) or remembered for the UNIONs' types. ok is
+// false when the types are not those the sub-queries were rendered for: a column whose weight
+// was not asked for is text, or the UNIONs report types not seen before.
+func mergeSpec(plan *routing.Plan, results []driver.Rows, probed probedTypes) (merge.Spec, bool) {
+	spec := *plan.Merge
+	if plan.Types != nil {
+		spec.Stale = plan.Types.Forget
+	}
+	for _, c := range plan.SkippedWeights() {
+		for _, r := range results {
+			if n, ok := r.(driver.RowsColumnTypeDatabaseTypeName); ok && (merge.ColumnType{DatabaseTypeName: n.ColumnTypeDatabaseTypeName(c)}).IsText() {
+				return spec, false
+			}
+		}
+	}
+	for i, t := range plan.Targets {
+		if len(t.Tables) == 1 {
+			spec.TypesFrom = i
+			return spec, true
+		}
+	}
+	if plan.Types == nil || plan.UnionTypesExact() {
+		return spec, true
+	}
+	union := merge.ReadColumnTypes(results[0])
+	if probed.types != nil {
+		// Read by this client session just before: in its settings.
+		plan.Types.Store(union, probed.types, probed.sigs)
+		spec.ColumnTypes = probed.types
+		return spec, true
+	}
+	one, ok := plan.Types.Lookup(union)
+	spec.ColumnTypes = one
+	return spec, ok
+}
+
+// fanOut runs each target on its server session concurrently; cancel ends their context.
+func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession) ([]driver.Rows, context.CancelFunc, error) {
 	qctx, cancel := context.WithCancel(ctx)
 	results := make([]driver.Rows, len(plan.Targets))
 	errs := make([]error, len(plan.Targets))
@@ -56,18 +242,9 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 			cs.dropBroken(servers[i])
 		}
 		cancel()
-		return nil, firstError(errs)
+		return nil, nil, firstError(errs)
 	}
-	spec := merge.Spec{Limit: -1}
-	if plan.Merge != nil {
-		spec = *plan.Merge
-	}
-	merged, err := merge.New(spec, results)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return wrapRows(merged, func() error { cancel(); return nil }), nil
+	return results, cancel, nil
 }
 
 func firstError(errs []error) error {

@@ -10,66 +10,64 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
-// Kind is how the values of a column are compared, for ORDER BY, GROUP BY,
+// kind is how the values of a column are compared, for ORDER BY, GROUP BY,
 // DISTINCT, MIN/MAX and HAVING.
-type Kind uint8
+type kind uint8
 
-// Column kinds. KindAuto in Spec.Kinds means "infer from the type name"; a
-// column whose type name is unknown keeps KindAuto and is compared by the Go
-// types of its values (numbers numerically, time.Time temporally, bytes bytewise).
+// Column kinds. A column whose type name is unknown keeps kindAuto and is
+// compared by the Go types of its values (numbers numerically, time.Time
+// temporally, bytes bytewise).
 const (
-	KindAuto     Kind = iota
-	KindNumber        // integers, YEAR and DECIMAL: exact numeric comparison
-	KindFloat         // FLOAT, DOUBLE
-	KindDateTime      // DATE, DATETIME, TIMESTAMP
-	KindTime          // TIME (a signed duration up to ±838:59:59)
-	KindText          // CHAR, VARCHAR, TEXT, ENUM, SET: utf8mb4_general_ci, see the package doc
-	KindBinary        // BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise
+	kindAuto     kind = iota
+	kindNumber        // integers, YEAR and DECIMAL: exact numeric comparison
+	kindFloat         // FLOAT, DOUBLE
+	kindDateTime      // DATE, DATETIME, TIMESTAMP
+	kindTime          // TIME (a signed duration up to ±838:59:59)
+	kindText          // CHAR, VARCHAR, TEXT, ENUM, SET: by the server's weights (weight.go)
+	kindBinary        // BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise
 )
 
-// kindOfType maps a go-sql-driver/mysql ColumnTypeDatabaseTypeName to a Kind.
-func kindOfType(name string) Kind {
+// kindOfType maps a go-sql-driver/mysql ColumnTypeDatabaseTypeName to a kind.
+func kindOfType(name string) kind {
 	name = strings.TrimPrefix(strings.ToUpper(name), "UNSIGNED ")
 	switch name {
 	case "TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "YEAR", "DECIMAL", "NUMERIC", "BOOL", "BOOLEAN":
-		return KindNumber
+		return kindNumber
 	case "FLOAT", "DOUBLE", "REAL":
-		return KindFloat
+		return kindFloat
 	case "DATE", "DATETIME", "TIMESTAMP":
-		return KindDateTime
+		return kindDateTime
 	case "TIME":
-		return KindTime
+		return kindTime
 	case "CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET":
-		return KindText
+		return kindText
 	case "BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "BIT", "JSON", "GEOMETRY", "VECTOR":
-		return KindBinary
+		return kindBinary
 	}
-	return KindAuto
+	return kindAuto
 }
 
-// kindOfValue infers a Kind from a Go value (HAVING literals, untyped columns).
-func kindOfValue(v driver.Value) Kind {
+// kindOfValue infers a kind from a Go value (HAVING literals, untyped columns).
+func kindOfValue(v driver.Value) kind {
 	switch v.(type) {
 	case int64, uint64, int, int32, bool:
-		return KindNumber
+		return kindNumber
 	case float64, float32:
-		return KindFloat
+		return kindFloat
 	case time.Time:
-		return KindDateTime
+		return kindDateTime
 	case string:
-		return KindText
+		return kindText
 	}
-	return KindBinary
+	return kindBinary
 }
 
 // compareValues orders a and b as a column of kind k: NULL (nil) first,
 // then by the kind's rules. It never fails: a value that cannot be read as
 // the kind says is compared bytewise after the readable ones.
-func compareValues(k Kind, a, b driver.Value) int {
+func compareValues(k kind, a, b driver.Value) int {
 	if a == nil || b == nil {
 		switch {
 		case a == nil && b == nil:
@@ -79,36 +77,34 @@ func compareValues(k Kind, a, b driver.Value) int {
 		}
 		return 1
 	}
-	if k == KindAuto {
+	if k == kindAuto {
 		ka, kb := kindOfValue(a), kindOfValue(b)
-		if ka == kb || (ka == KindNumber && kb == KindFloat) || (ka == KindFloat && kb == KindNumber) {
+		if ka == kb || (ka == kindNumber && kb == kindFloat) || (ka == kindFloat && kb == kindNumber) {
 			k = max(ka, kb)
 		} else {
-			k = KindBinary
+			k = kindBinary
 		}
-		if k == KindText {
-			k = KindBinary
+		if k == kindText {
+			k = kindBinary
 		}
 	}
 	switch k {
-	case KindNumber:
+	case kindNumber:
 		return compareNumber(a, b)
-	case KindFloat:
+	case kindFloat:
 		fa, oka := toFloat(a)
 		fb, okb := toFloat(b)
 		if oka && okb {
 			return cmp.Compare(fa, fb)
 		}
-	case KindDateTime:
+	case kindDateTime:
 		return compareDateTime(a, b)
-	case KindTime:
+	case kindTime:
 		da, oka := parseTimeOfDay(asBytes(a))
 		db, okb := parseTimeOfDay(asBytes(b))
 		if oka && okb {
 			return cmp.Compare(da, db)
 		}
-	case KindText:
-		return compareText(asBytes(a), asBytes(b))
 	}
 	return bytes.Compare(asBytes(a), asBytes(b))
 }
@@ -418,115 +414,22 @@ func parseTimeOfDay(b []byte) (int64, bool) {
 	return us, true
 }
 
-// asciiWeight is the utf8mb4_general_ci weight of each ASCII byte: a–z
-// weigh as A–Z, everything else as itself.
-var asciiWeight = func() (w [utf8.RuneSelf]byte) {
-	for c := range w {
-		w[c] = byte(generalCIPages[0][c])
-	}
-	return w
-}()
-
-// textWeight returns the utf8mb4_general_ci weight of the first character
-// of b and its width: for U+0000–U+FFFF MariaDB's weight from
-// generalCIPages, for characters beyond U+FFFF the weight of U+FFFD (all of
-// them are equal, as on the server), and for an invalid UTF-8 byte a weight
-// past every character, one per byte value.
-func textWeight(b []byte) (rune, int) {
-	if c := b[0]; c < utf8.RuneSelf {
-		return rune(asciiWeight[c]), 1
-	}
-	r, n := utf8.DecodeRune(b)
-	switch {
-	case r == utf8.RuneError && n == 1:
-		return unicode.MaxRune + 1 + rune(b[0]), 1
-	case r > 0xFFFF:
-		return utf8.RuneError, n
-	}
-	if p := generalCIPages[r>>8]; p != nil {
-		return rune(p[r&0xFF]), n
-	}
-	return r, n
-}
-
-// compareText compares like MariaDB's utf8mb4_general_ci: character by
-// character by textWeight, the shorter string padded with spaces (PAD
-// SPACE). ASCII characters are compared without decoding.
-func compareText(a, b []byte) int {
-	for len(a) > 0 && len(b) > 0 {
-		if ca, cb := a[0], b[0]; ca|cb < utf8.RuneSelf {
-			if ca != cb {
-				if wa, wb := asciiWeight[ca], asciiWeight[cb]; wa != wb {
-					return cmp.Compare(wa, wb)
-				}
-			}
-			a, b = a[1:], b[1:]
-			continue
-		}
-		wa, na := textWeight(a)
-		wb, nb := textWeight(b)
-		if wa != wb {
-			return cmp.Compare(wa, wb)
-		}
-		a, b = a[na:], b[nb:]
-	}
-	rest, sign := a, 1
-	if len(rest) == 0 {
-		rest, sign = b, -1
-	}
-	for len(rest) > 0 {
-		w, n := textWeight(rest)
-		if w != ' ' {
-			return sign * cmp.Compare(w, ' ')
-		}
-		rest = rest[n:]
-	}
-	return 0
-}
-
-// appendTextKey appends the weights of b, without its trailing spaces:
-// two texts get the same key exactly when compareText says they are equal.
-func appendTextKey(buf, b []byte) []byte {
-	end := len(buf)
-	for len(b) > 0 {
-		if c := b[0]; c < utf8.RuneSelf {
-			buf = append(buf, asciiWeight[c])
-			if c != ' ' {
-				end = len(buf)
-			}
-			b = b[1:]
-			continue
-		}
-		w, n := textWeight(b)
-		if w > unicode.MaxRune {
-			buf = append(buf, 0xff, byte(w-unicode.MaxRune-1))
-		} else {
-			buf = utf8.AppendRune(buf, w)
-		}
-		if w != ' ' {
-			end = len(buf)
-		}
-		b = b[n:]
-	}
-	return buf[:end] // PAD SPACE: trailing spaces do not count
-}
-
 // appendKey appends a canonical encoding of v under kind k: two values get
 // the same encoding exactly when compareValues says they are equal.
-func appendKey(buf []byte, k Kind, v driver.Value) []byte {
+func appendKey(buf []byte, k kind, v driver.Value) []byte {
 	if v == nil {
 		return append(buf, 0)
 	}
 	start := len(buf)
 	buf = append(buf, 1, 0, 0, 0, 0) // tag, then the body length
-	if k == KindAuto {
+	if k == kindAuto {
 		k = kindOfValue(v)
-		if k == KindText {
-			k = KindBinary
+		if k == kindText {
+			k = kindBinary
 		}
 	}
 	switch k {
-	case KindNumber:
+	case kindNumber:
 		var scratch [24]byte
 		if d, ok := numberView(v, scratch[:]); ok {
 			if d.neg {
@@ -540,7 +443,7 @@ func appendKey(buf []byte, k Kind, v driver.Value) []byte {
 		} else {
 			buf = append(buf, asBytes(v)...)
 		}
-	case KindFloat:
+	case kindFloat:
 		if f, ok := toFloat(v); ok {
 			if f == 0 {
 				f = 0 // -0 equals 0
@@ -549,20 +452,18 @@ func appendKey(buf []byte, k Kind, v driver.Value) []byte {
 		} else {
 			buf = append(buf, asBytes(v)...)
 		}
-	case KindDateTime:
+	case kindDateTime:
 		if t, ok := v.(time.Time); ok {
 			buf = trimMidnight(t.UTC().AppendFormat(buf, "2006-01-02 15:04:05.999999999"), len(buf))
 		} else {
 			buf = trimMidnight(append(buf, trimZeroFraction(asBytes(v))...), len(buf))
 		}
-	case KindTime:
+	case kindTime:
 		if us, ok := parseTimeOfDay(asBytes(v)); ok {
 			buf = binary.BigEndian.AppendUint64(buf, uint64(us))
 		} else {
 			buf = append(buf, asBytes(v)...)
 		}
-	case KindText:
-		buf = appendTextKey(buf, asBytes(v))
 	default:
 		buf = append(buf, asBytes(v)...)
 	}

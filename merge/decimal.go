@@ -1,18 +1,13 @@
 package merge
 
 import (
+	"database/sql/driver"
 	"math"
 	"math/big"
 	"math/bits"
 	"strconv"
+	"strings"
 )
-
-// maxDecimalScale is MySQL's DECIMAL_MAX_SCALE.
-const maxDecimalScale = 30
-
-// avgScaleIncrement is MySQL's default div_precision_increment, the scale
-// AVG adds to its argument's.
-const avgScaleIncrement = 4
 
 // decSum is an exact decimal accumulator: value = unscaled / 10^scale. It
 // stays in an int64 until that would overflow, then moves to a big.Int.
@@ -176,23 +171,117 @@ func appendScaled(buf, digits []byte, scale int) []byte {
 	return append(buf, digits[len(digits)-scale:]...)
 }
 
-// appendAvg appends sum/count as MySQL's AVG of a DECIMAL prints it: scale
-// of the sum + 4 (at most 30), rounded half away from zero.
-func appendAvg(buf []byte, sum *decSum, count int64) []byte {
-	scale := min(sum.scale+avgScaleIncrement, maxDecimalScale)
-	n := sum.unscaled()
-	n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale-sum.scale)), nil))
+// pow10Big returns 10^n.
+func pow10Big(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// roundQuo returns n / d at scale digits as an unscaled integer: truncated when trunc is set,
+// else rounded half away from zero, as the server rounds a DECIMAL for display. n is unscaled
+// at scale from; d > 0.
+func roundQuo(n *big.Int, from int, d *big.Int, scale int, trunc bool) *big.Int {
+	n = new(big.Int).Set(n)
+	if scale >= from {
+		n.Mul(n, pow10Big(scale-from))
+	} else {
+		d = new(big.Int).Mul(d, pow10Big(from-scale))
+	}
 	neg := n.Sign() < 0
 	n.Abs(n)
-	c := big.NewInt(count)
-	q, r := new(big.Int).QuoRem(n, c, new(big.Int))
-	if r.Lsh(r, 1).Cmp(c) >= 0 {
+	q, r := new(big.Int).QuoRem(n, d, new(big.Int))
+	if !trunc && r.Lsh(r, 1).Cmp(d) >= 0 {
 		q.Add(q, big.NewInt(1))
 	}
-	if neg && q.Sign() != 0 {
+	if neg {
 		q.Neg(q)
 	}
+	return q
+}
+
+// appendRounded appends the sum at scale digits, rounded half away from zero: a DECIMAL result
+// as the server prints it.
+func (d *decSum) appendRounded(buf []byte, scale int) []byte {
+	if d.scale <= scale {
+		// Nothing to round: the digits, then zeros up to the scale.
+		buf = d.appendText(buf)
+		if d.scale == scale {
+			return buf
+		}
+		if d.scale == 0 {
+			buf = append(buf, '.')
+		}
+		for range scale - d.scale {
+			buf = append(buf, '0')
+		}
+		return buf
+	}
+	q := roundQuo(d.unscaled(), d.scale, big.NewInt(1), scale, false)
 	return appendScaled(buf, q.Append(nil, 10), scale)
+}
+
+// appendAvg appends sum/count at scale digits: truncated when trunc is set, else rounded half
+// away from zero.
+func appendAvg(buf []byte, sum *decSum, count int64, scale int, trunc bool) []byte {
+	q := roundQuo(sum.unscaled(), sum.scale, big.NewInt(count), scale, trunc)
+	return appendScaled(buf, q.Append(nil, 10), scale)
+}
+
+// ceil9 rounds n up to a whole number of the server's 9-digit decimal words.
+func ceil9(n int) int { return (n + 8) / 9 * 9 }
+
+// avgMode is how the server turns the exact quotient sum/count into an AVG of the result's
+// scale. The server divides in 9-digit words: the quotient keeps F = ceil9(f + incr) fraction
+// digits, f being the fraction digits the sum carries and incr the div_precision_increment, and
+// drops the rest; it then rounds those F digits half up to the scale. When F > scale the AVG is
+// the exact quotient rounded; when F = scale it is the quotient truncated.
+type avgMode uint8
+
+const (
+	avgUnknown avgMode = iota
+	avgRound
+	avgTruncate
+)
+
+// staticAvgMode decides the mode from the scale, the increment and the argument where that is
+// enough. f is the argument's scale for a column, and at least that for arithmetic, whose
+// scale is the result's minus incr: F > scale whenever the scale is not a whole number of
+// words. For anything else only F ≥ ceil9(incr) is known; the sub-queries then say it (see
+// Aggregate.Mode).
+func staticAvgMode(scale, incr int, arg ArgKind) avgMode {
+	switch {
+	case ceil9(incr) > scale:
+		return avgRound
+	case scale%9 != 0 && arg != ArgOther:
+		return avgRound
+	case arg == ArgColumn:
+		return avgTruncate
+	}
+	return avgUnknown
+}
+
+// avgModeSQL is the expression whose value tells an AVG's mode (see Aggregate.Mode); \x00
+// stands for the SUM of the argument. Multiplied by 0 and added 2, the sum keeps its fraction
+// digits, and 2/3 is divided as the AVG is: it shows ...67 when the quotient's digits are
+// rounded to the scale, ...66 when they are cut.
+const avgModeSQL = "(\x00 * 0 + 2) / 3"
+
+// AvgModeSQL returns, in the pieces WeightSQL uses, the SQL text of an AVG's mode column: the
+// SUM of the argument is written between the pieces.
+func AvgModeSQL() []string { return strings.Split(avgModeSQL, "\x00") }
+
+// readAvgMode reads the value of a mode column (2/3 at the AVG's scale).
+func readAvgMode(v driver.Value) avgMode {
+	b, ok := v.([]byte)
+	if !ok || len(b) == 0 {
+		return avgUnknown
+	}
+	switch b[len(b)-1] {
+	case '7', '1':
+		return avgRound
+	case '6', '0':
+		return avgTruncate
+	}
+	return avgUnknown
 }
 
 // appendDouble appends f as MySQL/MariaDB print a DOUBLE in the text

@@ -11,8 +11,9 @@
 // on its backend's server session and gets a driver.Rows for each. New takes
 // the Spec and those driver.Rows and returns one driver.Rows that the
 // driver package hands to database/sql. This package depends only on
-// database/sql/driver and the standard library: it knows nothing about SQL
-// text, vitess or connections.
+// database/sql/driver and the standard library: it knows nothing about
+// vitess or connections, and of SQL only the text of the hidden columns whose
+// values it reads (WeightSQL, SignatureSQL, ExactSumSQL, AvgModeSQL).
 //
 // # Pipeline
 //
@@ -46,11 +47,10 @@
 //
 // # Comparison
 //
-// Every column is compared according to its kind (Kind), taken from
-// ColumnTypeDatabaseTypeName of the first input that reports it, or from
-// Spec.Kinds. The same comparison serves ORDER BY, GROUP BY, DISTINCT,
-// MIN/MAX and HAVING, so two values are in one group exactly when they sort
-// as equal.
+// Every column is compared according to the kind of its type, from the
+// column types of one server (Spec.TypesFrom or Spec.ColumnTypes). The same
+// comparison serves ORDER BY, GROUP BY, DISTINCT, MIN/MAX and HAVING, so two
+// values are in one group exactly when they sort as equal.
 //
 //   - Integers, YEAR and DECIMAL: numerically and exactly, whether the value
 //     is []byte text (text protocol, or DECIMAL in the binary protocol),
@@ -60,33 +60,32 @@
 //     compared as text (which is chronological; ".000" fractions equal
 //     none), time.Time (parseTime=true) compared as instants. TIME: as a
 //     signed duration.
-//   - CHAR, VARCHAR, TEXT, ENUM, SET: as MariaDB's utf8mb4_general_ci, the
-//     default collation of utf8mb4 in MariaDB 10.11 (utf8mb3_general_ci
-//     weighs every character the same). Each character has one weight: for
-//     U+0000–U+FFFF the server's own, from a table generated with
-//     WEIGHT_STRING and checked against the server for every character
-//     (TestGeneralCIWeightsMatchServer); beyond U+FFFF the weight of U+FFFD,
-//     so all such characters (emoji) are equal, as on the server. Strings
-//     are compared weight by weight, the shorter one padded with spaces
-//     (PAD SPACE: trailing spaces do not count). So case and most accents
-//     do not count (e = é = É, n = ñ, ǆ = Ǆ, ß = s as one S, so Straße <
-//     STRASSE), while Æ, Ø, Ð, Þ and Й are letters of their own, nothing
-//     expands (æ ≠ ae, ß ≠ ss) and a combining accent is a character of its
-//     own (e + U+0301 ≠ é). For valid UTF-8 this is exactly the server's
-//     order and equality; invalid UTF-8 (which a utf8mb4 column does not
-//     send) sorts each byte after every character.
+//   - CHAR, VARCHAR, TEXT, ENUM, SET: by the weights the server itself gives
+//     the values under their collation (WEIGHT_STRING), which each sub-query
+//     returns in a hidden column (Spec.Weights, WeightSQL) with the
+//     collation's name; the collation's pad attribute and the weight of a
+//     space are read once per statement (Spec.Collations, SignatureSQL): PAD
+//     SPACE collations compare the shorter weight as if padded with spaces. This is
+//     exact for every one-level collation, explicit COLLATE included, with no
+//     collation table in obroute (TestWeightsCompareAsServer checks every
+//     collation of every character set of the server against its own
+//     comparison and ORDER BY). Refused (ErrNotExact): collations that weigh
+//     on several levels (accent- or case-sensitive UCA such as
+//     utf8mb4_uca1400_as_cs, czech_cs, thai_520_w2), three whose comparisons
+//     do not follow their own weights (big5_chinese_ci,
+//     big5_chinese_nopad_ci, tis620_thai_nopad_ci), ORDER BY in collations
+//     the server sorts otherwise than it compares (latin7's; and for an
+//     expression, the _bin and _nopad collations of non-Unicode character
+//     sets), ORDER BY an ENUM or SET (the server orders them by their
+//     definition), and ordering a value the server sends as text but orders
+//     otherwise (INET6, UUID: no weight).
 //   - BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise.
 //   - A column with no known type: by the Go type of its values.
 //
-// The merge cannot see a column's collation, and other collations are not
-// reproduced: mark _bin columns KindBinary in Spec.Kinds (compared
-// bytewise); latin1_swedish_ci agrees on ASCII and on most accents but not
-// on Ä, Å, Ö, Ü, Æ, Ð, Š, Ž, Ÿ, ß and some symbols (2 372 of the 32 640
-// pairs of Latin-1 characters compare differently); the UCA collations
-// (utf8mb4_unicode_ci, utf8mb4_uca1400_ai_ci, MySQL 8's utf8mb4_0900_ai_ci:
-// ß = ss, æ = ae, ignorable characters), NO PAD and language-specific
-// collations are not matched; ENUM sorts by declaration order on the
-// server, by its text here.
+// HAVING compares merged numbers (COUNT, SUM, AVG) with literals; a
+// comparison of text after merging is refused, since the rewrite has the
+// sub-queries compute conditions on group keys and MIN/MAX themselves and
+// carry the result (Aggregate.Carry).
 //
 // NULL sorts first ascending and last descending, like MySQL. Ties keep no
 // particular order.
@@ -103,20 +102,39 @@
 // Merged aggregates keep the Go type of their partials:
 //
 //   - COUNT: partial counts summed.
-//   - SUM: exact for integers and DECIMAL, with the scale of the partials'
-//     text ("12.50" + "1.25" = "13.75"); float64 for FLOAT/DOUBLE, printed
-//     as MariaDB prints a DOUBLE when the partials were text. An int64 SUM
-//     that no longer fits an int64 is returned as decimal text.
+//   - SUM: exact for integers and DECIMAL, then rounded half away from zero
+//     to the result's scale, as the server displays it. Where the partials
+//     are rounded for display (an argument with a division), they are read
+//     with every digit the server keeps (Aggregate.Exact), so that the
+//     result is rounded once, as one server rounds it. float64 for
+//     FLOAT/DOUBLE (added in another order than one server would, as another
+//     plan of one server would), printed as MariaDB prints a DOUBLE when the
+//     partials were text. An int64 SUM that no longer fits an int64 is
+//     returned as decimal text.
 //   - MIN/MAX: by the column comparison.
-//   - AVG: total SUM / total COUNT; for an exact SUM, DECIMAL text with the
-//     SUM's scale + 4 (div_precision_increment, at most 30), rounded half
-//     away from zero; the hidden COUNT column gets the total count.
+//   - AVG: the statement's own AVG stays in the sub-queries, for its type;
+//     its value is the exact total SUM divided by the total COUNT at the
+//     result's scale (which holds the sessions' div_precision_increment),
+//     rounded or cut as the server does: it divides in 9-digit words and
+//     rounds those digits to the scale, or cuts them when they are exactly
+//     the scale (see avgMode; a hidden column reports which when the
+//     argument's digits do not tell). The hidden COUNT column gets the total
+//     count.
 //   - SUM, MIN, MAX and AVG of a group with only NULL partials are NULL.
+//
+// # Column types
+//
+// The result reports the column types of one server answering the
+// statement: those of an input that is a sub-query over one table (its types
+// are one server's by construction), or Spec.ColumnTypes. A UNION ALL of
+// tables reports other types for some (an ENUM becomes a VARCHAR, a TEXT a
+// MEDIUMTEXT, NULL a BINARY, the precision of some DECIMAL expressions
+// drops): package connector reads one table's types for those.
 //
 // # Errors
 //
 // An error from an input's Next is returned unchanged (a *mysql.MySQLError
-// stays one). New returns errors wrapping ErrColumnsDiffer, ErrInvalidSpec
-// or ErrNoInputs and closes the inputs; Next can return errors wrapping
-// ErrTooManyRows or ErrBadValue.
+// stays one). New returns errors wrapping ErrColumnsDiffer, ErrInvalidSpec,
+// ErrNotExact or ErrNoInputs and closes the inputs; Next can return errors
+// wrapping ErrTooManyRows, ErrBadValue or ErrNotExact.
 package merge

@@ -6,21 +6,27 @@ import (
 	"io"
 )
 
-// Two backends answered "SELECT region, SUM(amount), COUNT(amount) FROM
-// orders_… GROUP BY region ORDER BY region" for their time ranges; the
-// caller asked for "SELECT region, AVG(amount) … GROUP BY region ORDER BY
-// region", so the COUNT column is hidden and AVG is rebuilt from the parts.
+// Two backends answered, for their time ranges, the sub-query the caller's
+// "SELECT region, AVG(amount) FROM orders … GROUP BY region ORDER BY region"
+// became: the statement's own columns, then hidden ones: the weight of region
+// under its collation, and the partial SUM and COUNT of amount with the
+// session's div_precision_increment, from which AVG is rebuilt.
 func ExampleNew() {
-	cols := []string{"region", "avg_sum", "avg_count"}
-	types := []string{"VARCHAR", "DECIMAL", "BIGINT"}
-	hot := newFake(cols, types, r("east", "10.50", "2"), r("west", "3.00", "1"))
-	cold := newFake(cols, types, r("EAST", "4.50", "1"), r("north", "1.00", "4"))
+	cols := []string{"region", "AVG(amount)", "w", "s", "c", "i"}
+	types := []string{"VARCHAR", "DECIMAL(16,6)", "VARBINARY", "DECIMAL", "BIGINT", "BIGINT"}
+	row := func(region, avg, sum, count string) []driver.Value {
+		return r(region, avg, string(ciWeight(region)), sum, count, "4")
+	}
+	hot := newFake(cols, types, row("east", "5.250000", "10.50", "2"), row("west", "3.000000", "3.00", "1"))
+	cold := newFake(cols, types, row("EAST", "4.500000", "4.50", "1"), row("north", "0.250000", "1.00", "4"))
 
 	rows, err := New(Spec{
 		Visible:    2,
 		OrderBy:    []OrderKey{{Column: 0}},
 		GroupBy:    []int{0},
-		Aggregates: []Aggregate{{Func: AggAvg, Column: 1, CountColumn: 2}},
+		Aggregates: []Aggregate{{Func: AggAvg, Column: 1, Sum: 3, Count: 4, Increment: 5, Arg: ArgColumn}},
+		Weights:    []int{2},
+		Collations: [][]byte{ciSignature},
 		Limit:      NoLimit,
 	}, []driver.Rows{hot, cold})
 	if err != nil {

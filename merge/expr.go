@@ -15,7 +15,7 @@ import (
 type Expr interface {
 	// String returns the expression in SQL-like text, for error messages.
 	String() string
-	bind(kinds []Kind) (evalFunc, Kind, error)
+	bind(cols *columns) (evalFunc, kind, error)
 }
 
 // evalFunc evaluates a bound expression; booleans are int64 1/0, NULL is nil.
@@ -70,12 +70,12 @@ func Col(i int) Expr { return colExpr(i) }
 
 func (c colExpr) String() string { return fmt.Sprintf("col%d", int(c)) }
 
-func (c colExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+func (c colExpr) bind(cols *columns) (evalFunc, kind, error) {
 	i := int(c)
-	if i < 0 || i >= len(kinds) {
-		return nil, 0, invalidf("HAVING refers to column %d, the inputs have %d columns", i, len(kinds))
+	if i < 0 || i >= len(cols.kinds) {
+		return nil, 0, invalidf("HAVING refers to column %d, the inputs have %d columns", i, len(cols.kinds))
 	}
-	return func(row []driver.Value) driver.Value { return row[i] }, kinds[i], nil
+	return func(row []driver.Value) driver.Value { return row[i] }, cols.kinds[i], nil
 }
 
 type litExpr struct{ v any }
@@ -96,7 +96,7 @@ func (l litExpr) String() string {
 	return fmt.Sprint(l.v)
 }
 
-func (l litExpr) bind([]Kind) (evalFunc, Kind, error) {
+func (l litExpr) bind(*columns) (evalFunc, kind, error) {
 	v, err := driver.DefaultParameterConverter.ConvertValue(l.v)
 	if err != nil {
 		return nil, 0, invalidf("HAVING literal %v: %v", l.v, err)
@@ -116,12 +116,12 @@ func (c cmpExpr) String() string {
 	return "(" + c.a.String() + " " + string(c.op) + " " + c.b.String() + ")"
 }
 
-func (c cmpExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
-	fa, ka, err := c.a.bind(kinds)
+func (c cmpExpr) bind(cols *columns) (evalFunc, kind, error) {
+	fa, ka, err := c.a.bind(cols)
 	if err != nil {
 		return nil, 0, err
 	}
-	fb, kb, err := c.b.bind(kinds)
+	fb, kb, err := c.b.bind(cols)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -131,6 +131,9 @@ func (c cmpExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
 		if _, isCol := c.b.(colExpr); isCol {
 			k = kb
 		}
+	}
+	if err := c.comparable(k, ka, kb); err != nil {
+		return nil, 0, err
 	}
 	var test func(int) bool
 	switch c.op {
@@ -159,7 +162,30 @@ func (c cmpExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
 			return nil
 		}
 		return boolValue(test(compareValues(k, va, vb)))
-	}, KindNumber, nil
+	}, kindNumber, nil
+}
+
+// comparable refuses a comparison the merge cannot make as the server would: text, which
+// compares by a collation (the rewrite has the sub-queries compare text and carry the
+// result), or a number with a string that is not a number.
+func (c cmpExpr) comparable(k, ka, kb kind) error {
+	_, colA := c.a.(colExpr)
+	_, colB := c.b.(colExpr)
+	if (colA && ka == kindText) || (colB && kb == kindText) || (!colA && !colB && k == kindText) {
+		return notExactf("HAVING %s compares text after merging, which depends on a collation; compare the text in a condition on one column or aggregate and a literal, or narrow the range to one table", c)
+	}
+	for _, side := range []Expr{c.a, c.b} {
+		l, ok := side.(litExpr)
+		if !ok {
+			continue
+		}
+		if s, isText := l.v.(string); isText && (k == kindNumber || k == kindFloat) {
+			if _, ok := parseDec([]byte(s)); !ok {
+				return notExactf("HAVING %s compares a number with the string %q; write the number without quotes", c, s)
+			}
+		}
+	}
+	return nil
 }
 
 type logicExpr struct {
@@ -185,13 +211,13 @@ func (l logicExpr) String() string {
 	return "(" + strings.Join(parts, sep) + ")"
 }
 
-func (l logicExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
+func (l logicExpr) bind(cols *columns) (evalFunc, kind, error) {
 	if len(l.terms) == 0 {
 		return nil, 0, invalidf("HAVING %s without terms", map[bool]string{true: "AND", false: "OR"}[l.and])
 	}
 	fs := make([]evalFunc, len(l.terms))
 	for i, t := range l.terms {
-		f, _, err := t.bind(kinds)
+		f, _, err := t.bind(cols)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -213,7 +239,7 @@ func (l logicExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
 			return nil
 		}
 		return boolValue(and)
-	}, KindNumber, nil
+	}, kindNumber, nil
 }
 
 type notExpr struct{ e Expr }
@@ -223,8 +249,8 @@ func Not(e Expr) Expr { return notExpr{e} }
 
 func (n notExpr) String() string { return "NOT " + n.e.String() }
 
-func (n notExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
-	f, _, err := n.e.bind(kinds)
+func (n notExpr) bind(cols *columns) (evalFunc, kind, error) {
+	f, _, err := n.e.bind(cols)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -234,7 +260,7 @@ func (n notExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
 			return nil
 		}
 		return boolValue(!v)
-	}, KindNumber, nil
+	}, kindNumber, nil
 }
 
 type isNullExpr struct{ e Expr }
@@ -244,10 +270,10 @@ func IsNull(e Expr) Expr { return isNullExpr{e} }
 
 func (n isNullExpr) String() string { return n.e.String() + " IS NULL" }
 
-func (n isNullExpr) bind(kinds []Kind) (evalFunc, Kind, error) {
-	f, _, err := n.e.bind(kinds)
+func (n isNullExpr) bind(cols *columns) (evalFunc, kind, error) {
+	f, _, err := n.e.bind(cols)
 	if err != nil {
 		return nil, 0, err
 	}
-	return func(row []driver.Value) driver.Value { return boolValue(f(row) == nil) }, KindNumber, nil
+	return func(row []driver.Value) driver.Value { return boolValue(f(row) == nil) }, kindNumber, nil
 }

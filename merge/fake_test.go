@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,11 +76,20 @@ func (f *fakeRows) Next(dest []driver.Value) error {
 	return nil
 }
 
-func (f *fakeRows) ColumnTypeDatabaseTypeName(i int) string { return f.types[i] }
-func (f *fakeRows) ColumnTypeNullable(i int) (bool, bool)   { return true, true }
+// A type "DECIMAL(p,s)" reports DECIMAL with precision p and scale s; a plain "DECIMAL" is
+// DECIMAL(34,2), the SUM of a DECIMAL(12,2).
+func (f *fakeRows) ColumnTypeDatabaseTypeName(i int) string {
+	name, _, _ := strings.Cut(f.types[i], "(")
+	return name
+}
+func (f *fakeRows) ColumnTypeNullable(i int) (bool, bool) { return true, true }
 func (f *fakeRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
+	var p, s int64
+	if n, _ := fmt.Sscanf(f.types[i], "DECIMAL(%d,%d)", &p, &s); n == 2 {
+		return p, s, true
+	}
 	if f.types[i] == "DECIMAL" {
-		return 34, 2, true // SUM of a DECIMAL(12,2)
+		return 34, 2, true
 	}
 	return 0, 0, false
 }
@@ -168,4 +178,56 @@ func mergeAll(t testing.TB, spec Spec, fakes ...*fakeRows) ([]string, error) {
 		}
 	}
 	return out, err
+}
+
+// ciSignature is the signature the server gives utf8mb4_general_ci: one level, PAD SPACE, a
+// space weighing 0x0020.
+var ciSignature = []byte("utf8mb4_general_ci 1\x04\x00 \x00 ")
+
+// ciWeight is the weight column the server sends for s under utf8mb4_general_ci, for ASCII
+// text: the collation's name, then two bytes per character, letters as capitals.
+func ciWeight(s string) []byte {
+	w := []byte("utf8mb4_general_ci ")
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		w = append(w, 0, c)
+	}
+	return w
+}
+
+// weigh appends to every row, for each text column listed, the column's weight (ciWeight;
+// NULL for NULL), names the new columns w<i>, and points spec.Weights at them; columns beyond
+// the original ones become hidden.
+func weigh(spec *Spec, cols, types []string, text []int, inputs ...[][]driver.Value) ([]string, []string, [][][]driver.Value) {
+	n := len(cols)
+	if spec.Visible == 0 {
+		spec.Visible = n
+	}
+	spec.Weights = make([]int, n+len(text))
+	spec.Collations = make([][]byte, n+len(text))
+	cols, types = slices.Clone(cols), slices.Clone(types)
+	for j, c := range text {
+		spec.Weights[c] = n + j
+		spec.Collations[c] = ciSignature
+		cols = append(cols, fmt.Sprintf("w%d", c))
+		types = append(types, "VARBINARY")
+	}
+	out := make([][][]driver.Value, len(inputs))
+	for i, rows := range inputs {
+		for _, row := range rows {
+			row = slices.Clone(row)
+			for _, c := range text {
+				if b, ok := row[c].([]byte); ok {
+					row = append(row, ciWeight(string(b)))
+				} else {
+					row = append(row, nil)
+				}
+			}
+			out[i] = append(out[i], row)
+		}
+	}
+	return cols, types, out
 }

@@ -4,28 +4,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 )
-
-// aggregator is one Aggregate with the comparison of its column.
-type aggregator struct {
-	Aggregate
-	kind Kind
-}
-
-// aggState is the running merge of one aggregate within one group.
-type aggState struct {
-	seen     bool         // a non-NULL partial was seen
-	goType   driver.Value // a sample of the first non-NULL partial's Go type, for the output
-	asFloat  bool         // SUM/AVG of FLOAT/DOUBLE: summed as float64
-	sum      decSum
-	fsum     float64
-	count    int64
-	countTyp driver.Value // sample of the COUNT partial's Go type (COUNT, AVG)
-	val      driver.Value // MIN/MAX so far (owned copy)
-}
 
 // group is one merged group: an owned copy of its first row plus its aggregates.
 type group struct {
@@ -35,26 +15,43 @@ type group struct {
 
 // grouper holds what both the streaming and the hash GROUP BY need.
 type grouper struct {
-	keys   []int
-	kinds  []Kind
+	keys   []*comparer
+	width  int
 	aggs   []aggregator
 	aggCol []bool // columns written by an aggregate
 }
 
-func newGrouper(spec *Spec, kinds []Kind) *grouper {
-	g := &grouper{keys: spec.GroupBy, kinds: kinds, aggCol: make([]bool, len(kinds))}
+func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
+	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
+	for _, k := range spec.GroupBy {
+		g.keys = append(g.keys, cols.cmp[k])
+	}
 	for _, a := range spec.Aggregates {
-		g.aggs = append(g.aggs, aggregator{a, kinds[a.Column]})
+		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
+		t := types[a.Column]
+		ag.float = cols.kinds[a.Column] == kindFloat
+		if cols.kinds[a.Column] == kindNumber && t.HasPrecisionScale {
+			ag.scale, ag.hasScale = int(t.Scale), true
+		}
+		g.aggs = append(g.aggs, ag)
 		g.aggCol[a.Column] = true
-		if a.Func == AggAvg {
-			g.aggCol[a.CountColumn] = true
+		for _, c := range []int{a.Sum, a.Exact, a.Count, a.Increment, a.Mode} {
+			if c != 0 {
+				g.aggCol[c] = true
+			}
+		}
+		for _, c := range a.Carry {
+			g.aggCol[c] = true
+		}
+		if w := ag.cmp.w; w != nil && (a.Func == AggMin || a.Func == AggMax) {
+			g.aggCol[w.weight] = true
 		}
 	}
 	return g
 }
 
 func (g *grouper) newGroup() *group {
-	return &group{row: make([]driver.Value, len(g.kinds)), aggs: make([]aggState, len(g.aggs))}
+	return &group{row: make([]driver.Value, g.width), aggs: make([]aggState, len(g.aggs))}
 }
 
 // start makes gr the group of row: copies its plain columns, resets and
@@ -68,8 +65,8 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 		gr.row[i] = copyValue(gr.row[i], v)
 	}
 	for i := range gr.aggs {
-		val := gr.aggs[i].val
-		gr.aggs[i] = aggState{val: val}
+		st := &gr.aggs[i]
+		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
 	}
 	return g.add(gr, row)
 }
@@ -77,7 +74,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 // sameKey reports whether row belongs to the group whose first row was gr.row.
 func (g *grouper) sameKey(gr *group, row []driver.Value) bool {
 	for _, c := range g.keys {
-		if compareValues(g.kinds[c], gr.row[c], row[c]) != 0 {
+		if c.compare(gr.row, row) != 0 {
 			return false
 		}
 	}
@@ -86,193 +83,66 @@ func (g *grouper) sameKey(gr *group, row []driver.Value) bool {
 
 // add merges the partial aggregates of row into gr.
 func (g *grouper) add(gr *group, row []driver.Value) error {
-	for i, a := range g.aggs {
+	for i := range g.aggs {
+		a := &g.aggs[i]
 		st := &gr.aggs[i]
+		var err error
 		switch a.Func {
 		case AggCount:
-			if err := st.addCount(row[a.Column], a.Column); err != nil {
-				return err
-			}
+			err = st.addCount(row[a.Column], a.Column)
 		case AggSum:
-			if err := st.addSum(a.kind, row[a.Column], a.Column); err != nil {
-				return err
-			}
+			err = st.addSum(a, row, a.Column)
 		case AggAvg:
-			if err := st.addSum(a.kind, row[a.Column], a.Column); err != nil {
-				return err
-			}
-			if err := st.addCount(row[a.CountColumn], a.CountColumn); err != nil {
-				return err
+			if err = st.readIncrement(row[a.Increment], a.Increment); err == nil {
+				err = st.addAvg(a, row)
 			}
 		case AggMin, AggMax:
-			v := row[a.Column]
-			if v == nil {
-				continue
-			}
-			c := 0
-			if st.seen {
-				c = compareValues(a.kind, v, st.val)
-			}
-			if !st.seen || (a.Func == AggMin && c < 0) || (a.Func == AggMax && c > 0) {
-				st.val = copyValue(st.val, v)
-				st.seen = true
-			}
+			st.addMinMax(a, row)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // finish writes the merged aggregates into gr.row.
-func (g *grouper) finish(gr *group) {
-	for i, a := range g.aggs {
+func (g *grouper) finish(gr *group) error {
+	for i := range g.aggs {
+		a := &g.aggs[i]
 		st := &gr.aggs[i]
 		switch a.Func {
 		case AggCount:
 			gr.row[a.Column] = st.countValue()
 		case AggSum:
-			gr.row[a.Column] = st.sumValue()
+			gr.row[a.Column] = st.sumValue(a)
 		case AggAvg:
-			gr.row[a.CountColumn] = st.countValue()
-			gr.row[a.Column] = st.avgValue()
+			gr.row[a.Count] = st.countValue()
+			v, err := st.avgValue(a)
+			if err != nil {
+				return err
+			}
+			gr.row[a.Column] = v
 		case AggMin, AggMax:
+			gr.row[a.Column] = nil
 			if st.seen {
 				gr.row[a.Column] = st.val
-			} else {
-				gr.row[a.Column] = nil
+			}
+			if a.cmp.w != nil {
+				gr.row[a.cmp.w.weight] = nil
+				if st.seen && st.weight != nil {
+					gr.row[a.cmp.w.weight] = st.weight
+				}
+			}
+			for j, c := range a.Carry {
+				gr.row[c] = nil
+				if st.seen && j < len(st.carry) {
+					gr.row[c] = st.carry[j]
+				}
 			}
 		}
 	}
-}
-
-func badValue(col int, what string, v driver.Value) error {
-	return fmt.Errorf("%w: column %d: %s partial %q (%T) is not a number", ErrBadValue, col, what, asBytes(v), v)
-}
-
-func (st *aggState) addCount(v driver.Value, col int) error {
-	var n int64
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case int64:
-		n = x
-	case uint64:
-		if x > math.MaxInt64 {
-			return badValue(col, "COUNT", v)
-		}
-		n = int64(x)
-	case []byte:
-		var err error
-		if n, err = strconv.ParseInt(string(x), 10, 64); err != nil {
-			return badValue(col, "COUNT", v)
-		}
-	default:
-		return badValue(col, "COUNT", v)
-	}
-	if st.countTyp == nil {
-		st.countTyp = v
-	}
-	st.count += n
 	return nil
-}
-
-func (st *aggState) countValue() driver.Value {
-	switch st.countTyp.(type) {
-	case []byte:
-		return strconv.AppendInt(nil, st.count, 10)
-	case uint64:
-		return uint64(st.count)
-	}
-	return st.count
-}
-
-func (st *aggState) addSum(k Kind, v driver.Value, col int) error {
-	if v == nil {
-		return nil
-	}
-	if !st.seen {
-		st.seen = true
-		st.goType = v
-		_, isFloat := toFloatType(v)
-		st.asFloat = k == KindFloat || isFloat
-	}
-	if !st.asFloat {
-		if _, isFloat := toFloatType(v); isFloat { // a float partial after exact ones
-			f, _ := strconv.ParseFloat(string(st.sum.appendText(nil)), 64)
-			st.fsum, st.asFloat = f, true
-		}
-	}
-	if st.asFloat {
-		f, ok := toFloat(v)
-		if !ok {
-			return badValue(col, "SUM", v)
-		}
-		st.fsum += f
-		return nil
-	}
-	switch x := v.(type) {
-	case int64:
-		st.sum.addInt(x)
-	case uint64:
-		st.sum.addUint(x)
-	case []byte:
-		if !st.sum.addText(x) {
-			return badValue(col, "SUM", v)
-		}
-	default:
-		return badValue(col, "SUM", v)
-	}
-	return nil
-}
-
-func toFloatType(v driver.Value) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	}
-	return 0, false
-}
-
-// floatValue returns f in the Go type of the partials.
-func (st *aggState) floatValue(f float64) driver.Value {
-	switch st.goType.(type) {
-	case float64:
-		return f
-	case float32:
-		return float32(f)
-	}
-	return appendDouble(nil, f)
-}
-
-func (st *aggState) sumValue() driver.Value {
-	if !st.seen {
-		return nil
-	}
-	if st.asFloat {
-		return st.floatValue(st.fsum)
-	}
-	switch st.goType.(type) {
-	case int64:
-		if n, ok := st.sum.int64Value(); ok {
-			return n
-		}
-	case uint64:
-		if n, ok := st.sum.int64Value(); ok && n >= 0 {
-			return uint64(n)
-		}
-	}
-	return st.sum.appendText(nil)
-}
-
-func (st *aggState) avgValue() driver.Value {
-	if !st.seen || st.count == 0 {
-		return nil
-	}
-	if st.asFloat {
-		return st.floatValue(st.fsum / float64(st.count))
-	}
-	return appendAvg(nil, &st.sum, st.count)
 }
 
 // copyValue returns src, with a []byte copied into dst's buffer when it has one.
@@ -335,7 +205,9 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 			return nil, err
 		}
 	}
-	s.finish(s.cur)
+	if err := s.finish(s.cur); err != nil {
+		return nil, err
+	}
 	return s.cur.row, nil
 }
 
@@ -366,7 +238,7 @@ func (h *hashGroup) build() error {
 		}
 		key = key[:0]
 		for _, c := range h.keys {
-			key = appendKey(key, h.kinds[c], r[c])
+			key = c.appendKey(key, r)
 		}
 		if gr, ok := index[string(key)]; ok {
 			if err := h.add(gr, r); err != nil {
@@ -386,7 +258,9 @@ func (h *hashGroup) build() error {
 	}
 	kept := h.groups[:0]
 	for _, gr := range h.groups {
-		h.finish(gr)
+		if err := h.finish(gr); err != nil {
+			return err
+		}
 		if h.having == nil || keep(h.having, gr.row) {
 			kept = append(kept, gr)
 		}

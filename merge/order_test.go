@@ -89,11 +89,19 @@ func TestOrderAndUnion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var fakes []*fakeRows
-			for _, rows := range tt.inputs {
-				fakes = append(fakes, newFake(tt.cols, tt.types, rows...))
+			var text []int
+			for i, typ := range tt.types {
+				if typ == "VARCHAR" {
+					text = append(text, i)
+				}
 			}
-			got, err := mergeAll(t, tt.spec, fakes...)
+			spec := tt.spec
+			cols, types, inputs := weigh(&spec, tt.cols, tt.types, text, tt.inputs...)
+			var fakes []*fakeRows
+			for _, rows := range inputs {
+				fakes = append(fakes, newFake(cols, types, rows...))
+			}
+			got, err := mergeAll(t, spec, fakes...)
 			if err != nil {
 				t.Fatal(err)
 			}

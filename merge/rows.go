@@ -52,38 +52,49 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		}
 	}
 	width := len(names)
-	visible, err := spec.validate(width)
+	visible, err := spec.validate(width, len(in.rows))
 	if err != nil {
 		return nil, err
 	}
-	m := &mergedRows{in: in, names: names[:visible:visible], offset: spec.Offset, limit: spec.Limit}
-	m.avgCol = make([]bool, width)
-	for _, a := range spec.Aggregates {
-		if a.Func == AggAvg {
-			m.avgCol[a.Column] = true
-		}
+	types := spec.ColumnTypes
+	if types == nil {
+		types = ReadColumnTypes(in.rows[spec.TypesFrom])
 	}
+	m := &mergedRows{in: in, names: names[:visible:visible], types: types[:visible:visible], offset: spec.Offset, limit: spec.Limit}
 
-	kinds := make([]Kind, width)
-	if r, ok := firstAs[driver.RowsColumnTypeDatabaseTypeName](in.rows); ok {
-		for i := range kinds {
-			kinds[i] = kindOfType(r.ColumnTypeDatabaseTypeName(i))
+	uses := make([]use, width)
+	for _, k := range spec.OrderBy {
+		uses[k.Column] |= useOrderBy
+	}
+	for _, g := range spec.GroupBy {
+		uses[g] |= useEqual
+	}
+	for _, a := range spec.Aggregates {
+		if a.Func == AggMin || a.Func == AggMax {
+			uses[a.Column] |= useOrder
 		}
 	}
-	for i, k := range spec.Kinds {
-		if k != KindAuto {
-			kinds[i] = k
+	if spec.Distinct {
+		for i := range visible {
+			uses[i] |= useEqual
 		}
+	}
+	cols, err := newColumns(spec, names, types, uses)
+	if err != nil {
+		return nil, err
+	}
+	if len(cols.weighted) > 0 {
+		in.check = cols.check
 	}
 	var having evalFunc
 	if spec.Having != nil {
-		if having, _, err = spec.Having.bind(kinds); err != nil {
+		if having, _, err = spec.Having.bind(cols); err != nil {
 			return nil, err
 		}
 	}
 	order := make([]sortKey, len(spec.OrderBy))
 	for i, k := range spec.OrderBy {
-		order[i] = sortKey{col: k.Column, desc: k.Desc, kind: kinds[k.Column]}
+		order[i] = sortKey{comparer: cols.cmp[k.Column], desc: k.Desc}
 	}
 	maxHeld := spec.MaxHeldRows
 	if maxHeld == 0 {
@@ -107,18 +118,49 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if len(spec.GroupBy) > 0 {
 			src = newMergeSource(in, width, order[:len(spec.GroupBy)])
 		}
-		p = &streamGroup{grouper: newGrouper(spec, kinds), src: src}
+		p = &streamGroup{grouper: newGrouper(spec, cols, types), src: src}
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}
 	default:
-		p = &hashGroup{grouper: newGrouper(spec, kinds), src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
+		p = &hashGroup{grouper: newGrouper(spec, cols, types), src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
 	}
 	if spec.Distinct {
-		p = newDistinct(p, kinds[:visible], maxHeld)
+		p = newDistinct(p, cols.cmp[:visible], maxHeld)
 	}
 	m.pipe = p
 	return m, nil
+}
+
+// ReadColumnTypes reads what rows reports about each of its columns through the
+// database/sql/driver RowsColumnType* interfaces it implements.
+func ReadColumnTypes(rows driver.Rows) []ColumnType {
+	n := len(rows.Columns())
+	out := make([]ColumnType, n)
+	name, _ := rows.(driver.RowsColumnTypeDatabaseTypeName)
+	length, _ := rows.(driver.RowsColumnTypeLength)
+	nullable, _ := rows.(driver.RowsColumnTypeNullable)
+	scale, _ := rows.(driver.RowsColumnTypePrecisionScale)
+	scan, _ := rows.(driver.RowsColumnTypeScanType)
+	for i := range out {
+		t := &out[i]
+		if name != nil {
+			t.DatabaseTypeName = name.ColumnTypeDatabaseTypeName(i)
+		}
+		if length != nil {
+			t.Length, t.HasLength = length.ColumnTypeLength(i)
+		}
+		if nullable != nil {
+			t.Nullable, t.HasNullable = nullable.ColumnTypeNullable(i)
+		}
+		if scale != nil {
+			t.Precision, t.Scale, t.HasPrecisionScale = scale.ColumnTypePrecisionScale(i)
+		}
+		if scan != nil {
+			t.ScanType = scan.ColumnTypeScanType(i)
+		}
+	}
+	return out
 }
 
 // StreamsGroups reports whether a GROUP BY merge streams: the leading len(GroupBy) OrderBy keys
@@ -164,13 +206,13 @@ func (f *filterStage) next() ([]driver.Value, error) {
 
 // newDistinct drops rows whose visible columns equal an earlier row's; it
 // holds one key per distinct row, at most maxHeld.
-func newDistinct(src stage, kinds []Kind, maxHeld int) stage {
+func newDistinct(src stage, visible []*comparer, maxHeld int) stage {
 	seen := make(map[string]struct{})
 	var key []byte
 	return &filterStage{src: src, keep: func(row []driver.Value) (bool, error) {
 		key = key[:0]
-		for i, k := range kinds {
-			key = appendKey(key, k, row[i])
+		for _, c := range visible {
+			key = c.appendKey(key, row)
 		}
 		if _, dup := seen[string(key)]; dup {
 			return false, nil
@@ -187,7 +229,7 @@ func newDistinct(src stage, kinds []Kind, maxHeld int) stage {
 type mergedRows struct {
 	in      *inputSet
 	names   []string
-	avgCol  []bool
+	types   []ColumnType // one server's, for the visible columns
 	pipe    stage
 	offset  int64
 	limit   int64
@@ -254,73 +296,30 @@ func (m *mergedRows) HasNextResultSet() bool { return false }
 // NextResultSet implements driver.RowsNextResultSet; there is never another result set.
 func (m *mergedRows) NextResultSet() error { return io.EOF }
 
-// firstAs returns the first input that implements T.
-func firstAs[T any](rows []driver.Rows) (T, bool) {
-	for _, r := range rows {
-		if t, ok := r.(T); ok {
-			return t, true
-		}
-	}
-	var zero T
-	return zero, false
-}
+// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName: one server's.
+func (m *mergedRows) ColumnTypeDatabaseTypeName(i int) string { return m.types[i].DatabaseTypeName }
 
-// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName,
-// from the first input that implements it, else "".
-func (m *mergedRows) ColumnTypeDatabaseTypeName(i int) string {
-	if r, ok := firstAs[driver.RowsColumnTypeDatabaseTypeName](m.in.rows); ok {
-		return r.ColumnTypeDatabaseTypeName(i)
-	}
-	return ""
-}
-
-// ColumnTypeLength implements driver.RowsColumnTypeLength, from the first
-// input that implements it, else (0, false).
+// ColumnTypeLength implements driver.RowsColumnTypeLength: one server's.
 func (m *mergedRows) ColumnTypeLength(i int) (int64, bool) {
-	if r, ok := firstAs[driver.RowsColumnTypeLength](m.in.rows); ok {
-		return r.ColumnTypeLength(i)
-	}
-	return 0, false
+	return m.types[i].Length, m.types[i].HasLength
 }
 
-// ColumnTypeNullable implements driver.RowsColumnTypeNullable, from the first
-// input that implements it, else (false, false).
+// ColumnTypeNullable implements driver.RowsColumnTypeNullable: one server's.
 func (m *mergedRows) ColumnTypeNullable(i int) (bool, bool) {
-	if r, ok := firstAs[driver.RowsColumnTypeNullable](m.in.rows); ok {
-		return r.ColumnTypeNullable(i)
-	}
-	return false, false
+	return m.types[i].Nullable, m.types[i].HasNullable
 }
 
-// ColumnTypePrecisionScale implements driver.RowsColumnTypePrecisionScale,
-// from the first input that implements it, else (0, 0, false). An AVG
-// column's input is the SUM of the argument, DECIMAL(p+22, s) for an argument of
-// DECIMAL(p, s); it reports MySQL's AVG type DECIMAL(p+4, s+4). (A SUM whose
-// precision MySQL capped at 65 gives a lower bound.)
+// ColumnTypePrecisionScale implements driver.RowsColumnTypePrecisionScale: one server's.
 func (m *mergedRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
-	r, ok := firstAs[driver.RowsColumnTypePrecisionScale](m.in.rows)
-	if !ok {
-		return 0, 0, false
-	}
-	p, s, ok := r.ColumnTypePrecisionScale(i)
-	if ok && m.avgCol[i] && kindOfType(m.ColumnTypeDatabaseTypeName(i)) == KindNumber {
-		p = min(max(p-sumExtraDigits, 1)+avgScaleIncrement, maxDecimalPrecision)
-		s = min(s+avgScaleIncrement, maxDecimalScale)
-	}
-	return p, s, ok
+	t := &m.types[i]
+	return t.Precision, t.Scale, t.HasPrecisionScale
 }
 
-// sumExtraDigits is MySQL's DECIMAL_LONGLONG_DIGITS: SUM of DECIMAL(p, s) is DECIMAL(p+22, s).
-const sumExtraDigits = 22
-
-// maxDecimalPrecision is MySQL's DECIMAL_MAX_PRECISION.
-const maxDecimalPrecision = 65
-
-// ColumnTypeScanType implements driver.RowsColumnTypeScanType, from the first
-// input that implements it, else the type of any (database/sql's default).
+// ColumnTypeScanType implements driver.RowsColumnTypeScanType: one server's, else the type of
+// any (database/sql's default).
 func (m *mergedRows) ColumnTypeScanType(i int) reflect.Type {
-	if r, ok := firstAs[driver.RowsColumnTypeScanType](m.in.rows); ok {
-		return r.ColumnTypeScanType(i)
+	if t := m.types[i].ScanType; t != nil {
+		return t
 	}
 	return reflect.TypeFor[any]()
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// weightOf is the weight column of expr, as the rewrite selects it.
+func weightOf(expr string) string { return strings.Join(WeightSQL(), expr) }
+
 // renderTyped reads all rows as "Type:value|…" lines.
 func renderTyped(tb testing.TB, rows driver.Rows) []string {
 	tb.Helper()
@@ -51,22 +54,24 @@ func TestMariaDBMergeMatchesOneServer(t *testing.T) {
 	}{
 		{"ORDER BY a _ci VARCHAR with OFFSET/LIMIT",
 			"SELECT name, id, amount FROM t WHERE %s ORDER BY name DESC, id LIMIT 20 OFFSET 5",
-			"SELECT name, id, amount FROM t WHERE %s ORDER BY name DESC, id LIMIT 25",
-			Spec{OrderBy: []OrderKey{{Column: 0, Desc: true}, {Column: 1}}, Offset: 5, Limit: 20}, false, ""},
+			"SELECT name, id, amount, " + weightOf("name") + " FROM t WHERE %s ORDER BY name DESC, id LIMIT 25",
+			Spec{Visible: 3, Weights: []int{3}, Collations: [][]byte{ciSignature}, OrderBy: []OrderKey{{Column: 0, Desc: true}, {Column: 1}}, Offset: 5, Limit: 20}, false, ""},
 		{"ORDER BY DATETIME(3) and DECIMAL, binary protocol",
 			"SELECT created, amount, id FROM t WHERE %s ORDER BY created, amount DESC LIMIT 50",
 			"SELECT created, amount, id FROM t WHERE %s ORDER BY created, amount DESC LIMIT 50",
 			Spec{OrderBy: []OrderKey{{Column: 0}, {Column: 1, Desc: true}}, Limit: 50}, true, ""},
 		{"streaming GROUP BY with AVG",
 			"SELECT " + groupCols + ", AVG(amount) FROM t WHERE %s GROUP BY grp ORDER BY grp",
-			"SELECT " + groupCols + ", SUM(amount), COUNT(amount) FROM t WHERE %s GROUP BY grp ORDER BY grp",
+			"SELECT " + groupCols + ", AVG(amount), SUM(amount), COUNT(amount), @@div_precision_increment FROM t WHERE %s GROUP BY grp ORDER BY grp",
 			Spec{Visible: 6, OrderBy: []OrderKey{{Column: 0}}, GroupBy: []int{0}, Limit: NoLimit, Aggregates: []Aggregate{
-				{Func: AggCount, Column: 1}, {Func: AggSum, Column: 2}, {Func: AggMin, Column: 3}, {Func: AggMax, Column: 4}, {Func: AggAvg, Column: 5, CountColumn: 6}}}, false, ""},
+				{Func: AggCount, Column: 1}, {Func: AggSum, Column: 2}, {Func: AggMin, Column: 3}, {Func: AggMax, Column: 4},
+				{Func: AggAvg, Column: 5, Sum: 6, Count: 7, Increment: 8, Arg: ArgColumn}}}, false, ""},
 		{"streaming GROUP BY with AVG, binary protocol",
 			"SELECT " + groupCols + ", AVG(amount) FROM t WHERE %s GROUP BY grp ORDER BY grp",
-			"SELECT " + groupCols + ", SUM(amount), COUNT(amount) FROM t WHERE %s GROUP BY grp ORDER BY grp",
+			"SELECT " + groupCols + ", AVG(amount), SUM(amount), COUNT(amount), @@div_precision_increment FROM t WHERE %s GROUP BY grp ORDER BY grp",
 			Spec{Visible: 6, OrderBy: []OrderKey{{Column: 0}}, GroupBy: []int{0}, Limit: NoLimit, Aggregates: []Aggregate{
-				{Func: AggCount, Column: 1}, {Func: AggSum, Column: 2}, {Func: AggMin, Column: 3}, {Func: AggMax, Column: 4}, {Func: AggAvg, Column: 5, CountColumn: 6}}}, true, ""},
+				{Func: AggCount, Column: 1}, {Func: AggSum, Column: 2}, {Func: AggMin, Column: 3}, {Func: AggMax, Column: 4},
+				{Func: AggAvg, Column: 5, Sum: 6, Count: 7, Increment: 8, Arg: ArgColumn}}}, true, ""},
 		{"hash GROUP BY ordered by an aggregate, HAVING, LIMIT",
 			"SELECT grp %% 37 AS g, SUM(amount) AS s FROM t WHERE %s GROUP BY g HAVING SUM(amount) > 90000 ORDER BY s DESC LIMIT 7",
 			"SELECT grp %% 37 AS g, SUM(amount) AS s FROM t WHERE %s GROUP BY g ORDER BY s DESC",

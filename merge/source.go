@@ -16,6 +16,19 @@ type inputSet struct {
 	rows     []driver.Rows
 	closed   []bool
 	closeErr error
+	// check validates each row read from an input (the weights of its text values); nil: none.
+	check func([]driver.Value) error
+}
+
+// next reads the next row of input i into dest and checks it.
+func (s *inputSet) next(i int, dest []driver.Value) error {
+	if err := s.rows[i].Next(dest); err != nil {
+		return err
+	}
+	if s.check != nil {
+		return s.check(dest)
+	}
+	return nil
 }
 
 func newInputSet(rows []driver.Rows) *inputSet {
@@ -55,7 +68,7 @@ func newUnionSource(in *inputSet, width int) *unionSource {
 
 func (u *unionSource) next() ([]driver.Value, error) {
 	for u.cur < len(u.in.rows) {
-		err := u.in.rows[u.cur].Next(u.buf)
+		err := u.in.next(u.cur, u.buf)
 		if err == nil {
 			return u.buf, nil
 		}
@@ -70,15 +83,14 @@ func (u *unionSource) next() ([]driver.Value, error) {
 
 // sortKey is an OrderKey with the comparison of its column.
 type sortKey struct {
-	col  int
+	*comparer
 	desc bool
-	kind Kind
 }
 
 // compareRows orders two rows by keys (NULL first ascending, last descending).
 func compareRows(keys []sortKey, a, b []driver.Value) int {
 	for _, k := range keys {
-		c := compareValues(k.kind, a[k.col], b[k.col])
+		c := k.compare(a, b)
 		if c != 0 {
 			if k.desc {
 				return -c
@@ -113,7 +125,7 @@ func newMergeSource(in *inputSet, width int, keys []sortKey) *mergeSource {
 
 // advance reads the next row of input i; it reports false at the input's end.
 func (m *mergeSource) advance(i int) (bool, error) {
-	err := m.in.rows[i].Next(m.rows[i])
+	err := m.in.next(i, m.rows[i])
 	if err == nil {
 		return true, nil
 	}

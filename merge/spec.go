@@ -3,6 +3,7 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // NoLimit is the Spec.Limit value that means "no LIMIT clause".
@@ -14,11 +15,14 @@ const DefaultMaxHeldRows = 1_000_000
 // Spec describes how the rows of several sub-query results become one result.
 //
 // Column indexes count from 0 over the sub-query's select list, hidden helper
-// columns included. The zero Spec is not "no limit": set Limit to NoLimit.
+// columns included. Hidden columns follow the visible ones, so a field that
+// names a hidden column uses 0 for "none". The zero Spec is not "no limit":
+// set Limit to NoLimit.
 type Spec struct {
 	// Visible is the number of leading columns the caller sees; later columns
 	// are helper columns the rewrite added (sort keys not in the select list,
-	// COUNT for AVG) and are dropped from the output. 0 means all columns.
+	// weights, partial sums and counts) and are dropped from the output. 0
+	// means all columns.
 	Visible int
 	// OrderBy lists the keys every input is already sorted by; the output is
 	// their k-way merge (or, after a hash GROUP BY, the held groups sorted by them).
@@ -41,12 +45,47 @@ type Spec struct {
 	// DISTINCT (distinct keys seen). 0 means DefaultMaxHeldRows. Past it, Next
 	// returns an error wrapping ErrTooManyRows.
 	MaxHeldRows int
-	// Kinds optionally overrides how column i is compared (Kinds[i]); KindAuto
-	// entries, and columns past the end, are inferred from the database type
-	// name of the first input that reports one. Use it when the schema says
-	// more than the wire does (a VARCHAR with a _bin collation is KindBinary).
-	Kinds []Kind
+	// Weights[i] is the hidden column that holds the server's collation weight
+	// of column i (WeightSQL), 0 for none. Every text column the merge
+	// compares (ORDER BY, GROUP BY, DISTINCT, MIN, MAX) needs one.
+	Weights []int
+	// Collations[i] is, for a column with a weight, the signature of its
+	// collation as the server gave it (SignatureSQL); nil when the server does
+	// not take the column for a string (INET6, UUID).
+	Collations [][]byte
+	// Stale, when set, is called when a row's weight is of another collation
+	// than Collations says: the statement's remembered types are out of date.
+	Stale func()
+	// TypesFrom is the input whose column types are those of one server
+	// answering the statement: a sub-query over one table. Its types decide
+	// how columns compare and are what the result reports. Ignored when
+	// ColumnTypes is set.
+	TypesFrom int
+	// ColumnTypes, when set, are the column types of one server answering the
+	// statement (read from a sub-query over one table), one per column
+	// including hidden ones; they replace TypesFrom.
+	ColumnTypes []ColumnType
 }
+
+// ColumnType is what a server reports about one result column, as the
+// database/sql/driver RowsColumnType* interfaces expose it.
+type ColumnType struct {
+	DatabaseTypeName string
+	// Precision and Scale are reported when HasPrecisionScale is set.
+	Precision, Scale  int64
+	HasPrecisionScale bool
+	// Length is reported when HasLength is set.
+	Length    int64
+	HasLength bool
+	// Nullable is reported when HasNullable is set.
+	Nullable, HasNullable bool
+	// ScanType is the Go type a value scans into; nil means any.
+	ScanType reflect.Type
+}
+
+// IsText reports whether the merge compares values of the type as text, by a collation: with
+// their weights (see Spec.Weights).
+func (t ColumnType) IsText() bool { return kindOfType(t.DatabaseTypeName) == kindText }
 
 // OrderKey is one ORDER BY key: a column index and its direction.
 type OrderKey struct {
@@ -63,7 +102,7 @@ const (
 	AggSum                      // SUM: partial sums are summed exactly (DECIMAL) or as DOUBLE
 	AggMin                      // MIN: smallest partial under the column comparison
 	AggMax                      // MAX: largest partial under the column comparison
-	AggAvg                      // AVG: total SUM / total COUNT, DECIMAL scale + 4
+	AggAvg                      // AVG: total SUM / total COUNT, rounded as the server rounds it
 )
 
 // String returns the SQL name of the function.
@@ -83,15 +122,53 @@ func (f AggFunc) String() string {
 	return fmt.Sprintf("AggFunc(%d)", uint8(f))
 }
 
+// ArgKind says what the argument of an AVG is made of, which bounds the
+// number of digits the server keeps inside its division (see the package doc).
+type ArgKind uint8
+
+// Argument kinds of an AVG.
+const (
+	// ArgOther: anything else (functions, CASE, …): its digits are not known.
+	ArgOther ArgKind = iota
+	// ArgColumn: a column, a literal, or a function that fixes its digits (ROUND(x, n),
+	// TRUNCATE(x, n), FLOOR, CEIL, CAST): the server keeps exactly its scale.
+	ArgColumn
+	// ArgArithmetic: +, -, *, / and unary minus over columns and literals: the
+	// server keeps at least the result's scale.
+	ArgArithmetic
+)
+
 // Aggregate is one aggregate column of the result.
 type Aggregate struct {
 	Func AggFunc
-	// Column holds the partial aggregate (for AggAvg: the partial SUM); the
-	// merged value is written back to it.
+	// Column is the aggregate as the statement wrote it. Its type is the
+	// result's; its partials are merged, except an AVG's, whose value comes
+	// from Sum and Count. The merged value is written back to it.
 	Column int
-	// CountColumn is, for AggAvg only, the hidden column holding the partial
-	// COUNT of the same argument. The total count is written back to it.
-	CountColumn int
+	// Sum is, for AVG, the hidden column holding the partial SUM of the argument.
+	Sum int
+	// Exact is, for SUM and AVG, the hidden column holding the partial sum
+	// with every digit the server keeps (CAST(SUM(x) AS DECIMAL(65,38)), NULL
+	// when that cast is not exact), when the argument's partial sums are
+	// rounded for display (an argument with a division); 0 when they are not.
+	Exact int
+	// Count is, for AVG, the hidden column holding the partial COUNT of the
+	// argument. The total count is written back to it.
+	Count int
+	// Increment is, for AVG, the hidden column holding the server session's
+	// div_precision_increment.
+	Increment int
+	// Arg is, for AVG, what the argument is made of.
+	Arg ArgKind
+	// Mode is, for AVG of anything but a column, the hidden column that tells whether the
+	// server rounds or cuts the quotient's digits to the result's scale: (SUM(x) * 0 + 2) / 3
+	// (AvgModeSQL), divided as the AVG is; 0 when Arg says it.
+	Mode int
+	// Carry lists, for MIN and MAX, hidden columns whose values belong to the
+	// partial row whose MIN or MAX wins (a HAVING comparison computed on it);
+	// the merged row takes them from that row. The column's weight is carried
+	// without being listed.
+	Carry []int
 }
 
 var (
@@ -110,14 +187,24 @@ var (
 	// ErrBadValue means a partial aggregate could not be read as a number
 	// (for example a SUM partial that is not a decimal literal).
 	ErrBadValue = errors.New("merge: bad partial aggregate value")
+	// ErrNotExact means the merge cannot reproduce what one server would
+	// answer (a comparison or a rounding the sub-queries do not carry enough to
+	// repeat); the message says what and how to rewrite the statement. It is
+	// routing.ErrNotMergeable: a refusal found while merging is the same
+	// refusal as one found while planning.
+	ErrNotExact = errors.New("obroute: statement cannot be split and merged correctly")
 )
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSpec}, args...)...)
 }
 
+func notExactf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrNotExact}, args...)...)
+}
+
 // validate checks the spec against n columns and returns the visible count.
-func (s *Spec) validate(n int) (int, error) {
+func (s *Spec) validate(n, inputs int) (int, error) {
 	visible := s.Visible
 	if visible == 0 {
 		visible = n
@@ -128,6 +215,12 @@ func (s *Spec) validate(n int) (int, error) {
 	col := func(what string, i int) error {
 		if i < 0 || i >= n {
 			return invalidf("%s column %d is out of range: the inputs have %d columns (0..%d)", what, i, n, n-1)
+		}
+		return nil
+	}
+	hidden := func(what string, i int) error {
+		if i < visible || i >= n {
+			return invalidf("%s column %d is not a hidden column: the inputs have %d columns, %d visible", what, i, n, visible)
 		}
 		return nil
 	}
@@ -148,13 +241,44 @@ func (s *Spec) validate(n int) (int, error) {
 		if err := col(a.Func.String(), a.Column); err != nil {
 			return 0, err
 		}
-		if a.Func == AggAvg {
-			if err := col("AVG count", a.CountColumn); err != nil {
+		if a.Exact != 0 {
+			if err := hidden(a.Func.String()+" exact sum", a.Exact); err != nil {
 				return 0, err
 			}
-			if a.CountColumn == a.Column {
-				return 0, invalidf("AVG on column %d uses the same column for its COUNT; the rewrite must add a separate COUNT column", a.Column)
+		}
+		if a.Mode != 0 {
+			if err := hidden("AVG mode", a.Mode); err != nil {
+				return 0, err
 			}
+		}
+		for _, c := range a.Carry {
+			if err := hidden(a.Func.String()+" carried", c); err != nil {
+				return 0, err
+			}
+		}
+		if a.Func == AggAvg {
+			for _, h := range []struct {
+				what string
+				i    int
+			}{{"AVG sum", a.Sum}, {"AVG count", a.Count}, {"AVG div_precision_increment", a.Increment}} {
+				if err := hidden(h.what, h.i); err != nil {
+					return 0, invalidf("AVG on column %d needs hidden SUM, COUNT and div_precision_increment columns: %w", a.Column, err)
+				}
+			}
+		}
+	}
+	for i, w := range s.Weights {
+		if w == 0 {
+			continue
+		}
+		if err := col("weighted", i); err != nil {
+			return 0, err
+		}
+		if err := hidden("weight", w); err != nil {
+			return 0, err
+		}
+		if i >= len(s.Collations) {
+			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
 		}
 	}
 	if s.Offset < 0 {
@@ -166,13 +290,11 @@ func (s *Spec) validate(n int) (int, error) {
 	if s.MaxHeldRows < 0 {
 		return 0, invalidf("MaxHeldRows = %d is negative (0 means the default %d)", s.MaxHeldRows, DefaultMaxHeldRows)
 	}
-	if len(s.Kinds) > n {
-		return 0, invalidf("Kinds has %d entries, the inputs have %d columns", len(s.Kinds), n)
+	if s.ColumnTypes != nil && len(s.ColumnTypes) != n {
+		return 0, invalidf("ColumnTypes has %d entries, the inputs have %d columns", len(s.ColumnTypes), n)
 	}
-	for i, k := range s.Kinds {
-		if k > KindBinary {
-			return 0, invalidf("Kinds[%d] = %d is not a known Kind", i, k)
-		}
+	if s.ColumnTypes == nil && (s.TypesFrom < 0 || s.TypesFrom >= inputs) {
+		return 0, invalidf("TypesFrom = %d, there are %d inputs", s.TypesFrom, inputs)
 	}
 	return visible, nil
 }

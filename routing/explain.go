@@ -155,11 +155,17 @@ func mergeFields(m *merge.Spec) fields {
 		for i, a := range m.Aggregates {
 			aggs[i] = a.Func.String() + "(col" + strconv.Itoa(a.Column+1)
 			if a.Func == merge.AggAvg {
-				aggs[i] += ", count col" + strconv.Itoa(a.CountColumn+1)
+				aggs[i] += ", sum col" + strconv.Itoa(a.Sum+1) + ", count col" + strconv.Itoa(a.Count+1)
+			}
+			if a.Exact != 0 {
+				aggs[i] += ", exact col" + strconv.Itoa(a.Exact+1)
 			}
 			aggs[i] += ")"
 		}
 		f = f.str("aggregates", strings.Join(aggs, ","))
+	}
+	if n := weighedColumns(m.Weights); n > 0 {
+		f = f.int("weighed_columns", int64(n))
 	}
 	if m.Having != nil {
 		f = f.bool("having", true)
@@ -180,6 +186,17 @@ func mergeFields(m *merge.Spec) fields {
 		f = f.str("rows", "concatenated")
 	}
 	return f
+}
+
+// weighedColumns counts the columns compared by their server weights.
+func weighedColumns(w []int) int {
+	n := 0
+	for _, c := range w {
+		if c != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // WriteExplain writes lines as text, the way `obroute explain` prints them:

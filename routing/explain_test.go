@@ -83,7 +83,7 @@ func TestPlanExplain(t *testing.T) {
 			{Backend: "cold", SQL: "/* cold_query */ SELECT user_id, SUM(amount) FROM orders_202412 WHERE order_time >= ? GROUP BY user_id", Args: namedArgs(time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC)), Cold: true, Tables: []string{"orders_202412"}},
 			{Backend: "hot", SQL: "SELECT user_id, SUM(amount) FROM orders_202501 WHERE order_time >= ? GROUP BY user_id", Args: namedArgs("2024-12-01", nil, []byte("x"), true, 1.5), Tables: []string{"orders_202501"}},
 		},
-		Merge:   &merge.Spec{OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 0}}, GroupBy: []int{0}, Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggAvg, Column: 2, CountColumn: 3}}, Offset: 5, Limit: 10, Visible: 3, Distinct: true},
+		Merge:   &merge.Spec{OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 0}}, GroupBy: []int{0}, Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggAvg, Column: 2, Sum: 3, Count: 4, Increment: 5, Exact: 6}}, Weights: []int{7}, Offset: 5, Limit: 10, Visible: 3, Distinct: true},
 		Prompts: []string{"range [2024-12-01 00:00:00, +inf) on order_time: crosses the hot window boundary 2025-01-01 00:00:00: split into 1 hot and 1 cold sub-queries"},
 	}
 	want := []routing.ExplainLine{
@@ -93,7 +93,7 @@ func TestPlanExplain(t *testing.T) {
 		{"Route Plan", "ROUTE_INFO", `{route_info_type:"USE_PARTITION_LOCATION_LOOKUP", class:"split", backends:"cold,hot", in_transaction:false, shadow:false, query_level:"L2", budget:"2s"}`},
 		{"Route Plan", "SUB_QUERY", `{index:1, backend:"cold", addr:"10.0.0.2:3306", cold:true, tables:"orders_202412", sql:"/* cold_query */ SELECT user_id, SUM(amount) FROM orders_202412 WHERE order_time >= ? GROUP BY user_id", args:["2024-12-01 00:00:00"]}`},
 		{"Route Plan", "SUB_QUERY", `{index:2, backend:"hot", addr:"10.0.0.1:3306", cold:false, tables:"orders_202501", sql:"SELECT user_id, SUM(amount) FROM orders_202501 WHERE order_time >= ? GROUP BY user_id", args:["2024-12-01", NULL, "x", true, 1.5]}`},
-		{"Route Plan", "MERGE", `{order_by:"col2 DESC,col1", group_by:"col1", aggregates:"SUM(col2),AVG(col3, count col4)", distinct:true, offset:5, limit:10, visible_columns:3}`},
+		{"Route Plan", "MERGE", `{order_by:"col2 DESC,col1", group_by:"col1", aggregates:"SUM(col2),AVG(col3, sum col4, count col5, exact col7)", weighed_columns:1, distinct:true, offset:5, limit:10, visible_columns:3}`},
 	}
 	checkLines(t, p.Explain(explainOptions()), want)
 

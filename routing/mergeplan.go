@@ -28,6 +28,27 @@ type mergePlan struct {
 	outer string
 	// legT is the leg printed as a template (set by the time analysis, which then drops leg).
 	legT template
+	// snippets are the hidden columns written as SQL text (weights, exact sums), by marker.
+	snippets map[string]snippet
+	// subst are select aliases printed as their expressions (in HAVING conditions the
+	// sub-queries compute).
+	subst map[*sqlparser.ColName]sqlparser.Expr
+	// types remembers the column types of one server for this statement (see TypesCache).
+	types TypesCache
+	// weightCols maps each weight snippet to the columns it weighs.
+	weightCols map[string][]int
+	// sigNames are the weight snippets whose collations' signatures sigT reads, in its order;
+	// sig is the statement that reads them (its select list until printed as sigT).
+	sigNames []string
+	sig      *sqlparser.Select
+	sigT     template
+	// distinctWeighed: a DISTINCT leg with weighed columns, whose LIMIT holds only when none
+	// of its weights is asked for.
+	distinctWeighed bool
+	// unionTypesExact: a UNION ALL of legs reports the column types of one leg, as it does for
+	// COUNT, and SUM and AVG of a column; otherwise (an ENUM, a TEXT, some DECIMAL
+	// expressions) the UNION's types differ and one leg's are read and remembered.
+	unionTypesExact bool
 }
 
 // notMergeable builds an ErrNotMergeable error.
@@ -44,8 +65,19 @@ type mergePlanner struct {
 	aliases []string // visible items' aliases, lower case
 	// hiddenKeys maps the text of each hidden column's expression to its index.
 	hiddenKeys map[string]int
-	visible    int
-	spec       merge.Spec
+	// snippetCols maps each snippet, by its text, to its column.
+	snippetCols map[string]int
+	// weightOf maps columns to their weight columns, for merge.Spec.Weights.
+	weightOf map[int]int
+	// groupKeys are the GROUP BY expressions, for HAVING conditions computed by the sub-queries.
+	groupKeys []string
+	snippets  map[string]snippet
+	subst     map[*sqlparser.ColName]sqlparser.Expr
+	// sigNames and sigItems are the weights' collation signatures a probe reads.
+	sigNames []string
+	sigItems sqlparser.SelectExprs
+	visible  int
+	spec     merge.Spec
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
@@ -66,7 +98,8 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		return nil, err
 	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
-	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{}}
+	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{}}
 	p.leg.Having = nil
 	star := false
 	grouped := len(sel.GroupBy) > 0
@@ -95,22 +128,21 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		p.visible = len(items)
 	}
 	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.QueryOpts.Distinct, Limit: merge.NoLimit}
-	legItems := p.leg.SelectExprs
-	for i, se := range items {
+	for _, se := range items {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok {
 			continue
 		}
 		p.aliases = append(p.aliases, ae.As.Lowered())
 		p.keys = append(p.keys, exprKey(ae.Expr))
-		f, arg, _ := p.aggregate(ae.Expr)
-		switch {
-		case f == merge.AggAvg:
-			legItems[i].(*sqlparser.AliasedExpr).Expr = aggregateCall("sum", arg)
-			cnt := p.hiddenCount(aggregateCall("count", arg))
-			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: merge.AggAvg, Column: i, CountColumn: cnt})
-		case f != 0:
-			p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
+	}
+	for i, se := range items {
+		if ae, ok := se.(*sqlparser.AliasedExpr); ok {
+			if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
+				if err := p.addAggregate(i, f, ae.Expr, arg); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if grouped {
@@ -119,7 +151,7 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		}
 	}
 	if sel.Having != nil {
-		h, err := p.having(sel.Having.Expr)
+		h, err := p.condition(sel.Having.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -128,10 +160,26 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
 	}
-	if sel.QueryOpts.Distinct && !grouped && len(p.leg.SelectExprs) > p.visible {
+	if sel.QueryOpts.Distinct && !grouped && p.hiddenOrderKeys() {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
 	}
-	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1}
+	if sel.QueryOpts.Distinct {
+		for i := range p.visible {
+			p.weigh(i, p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr)
+		}
+	}
+	p.spec.Weights = p.weightColumns()
+	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1, snippets: p.snippets, subst: p.subst, unionTypesExact: p.unionTypesExact()}
+	mp.weightCols = map[string][]int{}
+	for c, w := range p.weightOf {
+		name := p.leg.SelectExprs[w].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()
+		mp.weightCols[name] = append(mp.weightCols[name], c)
+	}
+	mp.types.derive = mp.derive
+	if len(p.sigItems) > 0 {
+		mp.sigNames = p.sigNames
+		mp.sig = &sqlparser.Select{SelectExprs: p.sigItems, From: p.leg.From}
+	}
 	switch {
 	case grouped && p.spec.StreamsGroups():
 		// The merge streams groups: legs and per-backend streams come sorted by the group keys.
@@ -175,125 +223,23 @@ func aggregateCall(name string, arg sqlparser.Expr) sqlparser.Expr {
 	return &sqlparser.FuncExpr{Name: sqlparser.NewColIdent(name), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: arg}}}
 }
 
-// hidden appends a hidden column to the leg's select list and returns its index.
+// hidden appends a hidden column to the leg's select list, found by resolve, and returns its
+// index.
 func (p *mergePlanner) hidden(e sqlparser.Expr) int {
-	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e})
-	i := len(p.leg.SelectExprs) - 1
+	i := p.helper(e)
 	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
 		p.hiddenKeys[exprKey(e)] = i
 	}
 	return i
 }
 
-// hiddenCount appends the hidden COUNT column of an AVG; it is not found by resolve, since the
-// merge engine folds it into the AVG rather than merging it as a COUNT of its own.
-func (p *mergePlanner) hiddenCount(e sqlparser.Expr) int {
-	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e})
-	return len(p.leg.SelectExprs) - 1
-}
-
-// aggregate classifies e: 0 for no aggregate at its top, else the merge function and its argument.
-// An aggregate below the top (SUM(x)+1) or one that cannot be merged is an error.
-func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Expr, error) {
-	x, ok := e.(*sqlparser.FuncExpr)
-	if !ok || !x.IsAggregate() {
-		if _, ok := e.(*sqlparser.GroupConcatExpr); ok {
-			return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
-		}
-		if containsAggregate(e) {
-			return 0, nil, notMergeable("the aggregate inside %s cannot be merged; select the aggregate itself and compute the expression in the application", nodeText(e))
-		}
-		return 0, nil, nil
-	}
-	var f merge.AggFunc
-	switch x.Name.Lowered() {
-	case "count":
-		f = merge.AggCount
-	case "sum":
-		f = merge.AggSum
-	case "min":
-		f = merge.AggMin
-	case "max":
-		f = merge.AggMax
-	case "avg":
-		f = merge.AggAvg
-	default:
-		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
-	}
-	if f == merge.AggCount && len(x.Exprs) == 1 {
-		if _, star := x.Exprs[0].(*sqlparser.StarExpr); star && !x.Distinct {
-			return merge.AggCount, nil, nil // COUNT(*)
-		}
-	}
-	if len(x.Exprs) != 1 {
-		return 0, nil, notMergeable("%s with %d arguments cannot be merged; give it one column", nodeText(e), len(x.Exprs))
-	}
-	ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr)
-	if !ok {
-		return 0, nil, notMergeable("%s cannot be merged; give it one column", nodeText(e))
-	}
-	arg, distinct := ae.Expr, x.Distinct
-	if distinct && f == merge.AggCount {
-		if col, ok := unparen(arg).(*sqlparser.ColName); ok && col.Name.Lowered() == p.key {
-			distinct = false // distinct shard-key values never repeat across clamped tables
-		}
-	}
-	if distinct {
-		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; count or add distinct values in the application, or narrow the range to one table", nodeText(e))
-	}
-	if containsAggregate(arg) {
-		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", nodeText(e))
-	}
-	return f, arg, nil
-}
-
-func containsAggregate(e sqlparser.SQLNode) bool {
-	found := false
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		switch x := n.(type) {
-		case *sqlparser.Subquery:
-			return false, nil
-		case *sqlparser.FuncExpr:
-			found = x != nil && x.IsAggregate()
-		case *sqlparser.GroupConcatExpr:
-			found = x != nil
-		}
-		return !found, nil
-	}, e)
-	return found
-}
-
-func hasWindow(sel *sqlparser.Select) bool {
-	found := false
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if o, ok := n.(*sqlparser.Over); ok && o != nil {
-			found = true
-		}
-		return !found, nil
-	}, sel)
-	return found
-}
-
-// checkSubqueryLimit refuses LIMIT inside a subquery: each leg would apply it to its own table.
-func checkSubqueryLimit(sel *sqlparser.Select) error {
-	var err error
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if n == sqlparser.SQLNode(sel) {
-			return true, nil
-		}
-		switch s := n.(type) {
-		case *sqlparser.Select:
-			if s != nil && s.Limit != nil {
-				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
-			}
-		case *sqlparser.SetOp:
-			if s != nil && s.Limit != nil {
-				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
-			}
-		}
-		return err == nil, nil
-	}, sel)
-	return err
+// helper appends a hidden column that resolve does not find (a part of an AVG, a weight: the
+// merge folds it into another column rather than merging it on its own) and returns its index.
+// Hidden columns are named by their position: short, and never taken for a column of the table.
+func (p *mergePlanner) helper(e sqlparser.Expr) int {
+	i := len(p.leg.SelectExprs)
+	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e, As: sqlparser.NewColIdent("_obroute_" + strconv.Itoa(i+1))})
+	return i
 }
 
 // resolve finds the leg column of an ORDER BY / GROUP BY / HAVING term: a position, a select
@@ -346,6 +292,8 @@ func (p *mergePlanner) groupBy() error {
 		}
 		isGroup[i] = true
 		p.spec.GroupBy = append(p.spec.GroupBy, i)
+		p.weigh(i, p.columnExpr(i, e))
+		p.groupKeys = append(p.groupKeys, exprKey(p.columnExpr(i, e)))
 	}
 	for i, se := range p.sel.SelectExprs {
 		ae := se.(*sqlparser.AliasedExpr)
@@ -373,16 +321,8 @@ func (p *mergePlanner) aggColumn(e sqlparser.Expr, f merge.AggFunc, arg sqlparse
 	if err != nil || i >= 0 {
 		return i, err
 	}
-	if f == merge.AggAvg {
-		sum := p.hidden(aggregateCall("sum", arg))
-		cnt := p.hiddenCount(aggregateCall("count", arg))
-		p.hiddenKeys[exprKey(e)] = sum // the AVG term is merged into its SUM column
-		p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: sum, CountColumn: cnt})
-		return sum, nil
-	}
 	i = p.hidden(e)
-	p.spec.Aggregates = append(p.spec.Aggregates, merge.Aggregate{Func: f, Column: i})
-	return i, nil
+	return i, p.addAggregate(i, f, e, arg)
 }
 
 func (p *mergePlanner) orderBy(grouped bool) error {
@@ -412,114 +352,10 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 				i = p.hidden(o.Expr)
 			}
 		}
+		p.weigh(i, p.columnExpr(i, o.Expr))
 		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
 	}
 	return nil
-}
-
-var havingOps = map[string]merge.CmpOp{
-	sqlparser.EqualStr: merge.OpEq, sqlparser.NotEqualStr: merge.OpNe, sqlparser.LessThanStr: merge.OpLt,
-	sqlparser.LessEqualStr: merge.OpLe, sqlparser.GreaterThanStr: merge.OpGt, sqlparser.GreaterEqualStr: merge.OpGe,
-	sqlparser.NullSafeEqualStr: merge.OpNullSafeEq,
-}
-
-// having translates a HAVING condition into a merge expression over leg columns.
-func (p *mergePlanner) having(e sqlparser.Expr) (merge.Expr, error) {
-	switch x := e.(type) {
-	case *sqlparser.ParenExpr:
-		return p.having(x.Expr)
-	case *sqlparser.AndExpr, *sqlparser.OrExpr:
-		var l, r sqlparser.Expr
-		if a, ok := x.(*sqlparser.AndExpr); ok {
-			l, r = a.Left, a.Right
-		} else {
-			o := x.(*sqlparser.OrExpr)
-			l, r = o.Left, o.Right
-		}
-		a, err := p.having(l)
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.having(r)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := x.(*sqlparser.AndExpr); ok {
-			return merge.And(a, b), nil
-		}
-		return merge.Or(a, b), nil
-	case *sqlparser.NotExpr:
-		a, err := p.having(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		return merge.Not(a), nil
-	case *sqlparser.ComparisonExpr:
-		op, ok := havingOps[x.Operator]
-		if !ok {
-			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons can be applied after merging", nodeText(x))
-		}
-		a, err := p.having(x.Left)
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.having(x.Right)
-		if err != nil {
-			return nil, err
-		}
-		return merge.Cmp(op, a, b), nil
-	case *sqlparser.IsExpr:
-		a, err := p.having(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		switch x.Operator {
-		case sqlparser.IsNullStr:
-			return merge.IsNull(a), nil
-		case sqlparser.IsNotNullStr:
-			return merge.Not(merge.IsNull(a)), nil
-		}
-	case *sqlparser.NullVal:
-		return merge.Lit(nil), nil
-	case *sqlparser.SQLVal:
-		switch x.Type {
-		case sqlparser.IntVal:
-			if n, err := strconv.ParseInt(string(x.Val), 10, 64); err == nil {
-				return merge.Lit(n), nil
-			}
-		case sqlparser.FloatVal:
-			// 10.50 is a DECIMAL, compared exactly; 1e3 is a DOUBLE.
-			if !strings.ContainsAny(string(x.Val), "eE") {
-				return merge.Lit(string(x.Val)), nil
-			}
-			if f, err := strconv.ParseFloat(string(x.Val), 64); err == nil {
-				return merge.Lit(f), nil
-			}
-		case sqlparser.StrVal:
-			return merge.Lit(string(x.Val)), nil
-		case sqlparser.ValArg:
-			return nil, notMergeable("HAVING with a ? placeholder across several tables is not supported yet; write the value into the statement")
-		}
-	default:
-		i, err := p.resolve(e, false)
-		if err != nil {
-			return nil, err
-		}
-		if i < 0 {
-			f, arg, err := p.aggregate(e)
-			if err != nil {
-				return nil, err
-			}
-			if f == 0 {
-				return nil, notMergeable("HAVING %s is neither a selected column nor an aggregate; add it to the select list", nodeText(e))
-			}
-			if i, err = p.aggColumn(e, f, arg); err != nil {
-				return nil, err
-			}
-		}
-		return merge.Col(i), nil
-	}
-	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", nodeText(e))
 }
 
 // limit reads LIMIT and OFFSET and decides what the legs get.
@@ -560,7 +396,14 @@ func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
 	// several legs repeats values across them: limiting it could keep only copies of a few
 	// values. Its rows are deduplicated by the merge instead.
 	mp.pushLimit = !p.spec.Distinct
-	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
+	if p.spec.Distinct && len(p.weightOf) > 0 {
+		// A leg's DISTINCT also compares the weights, which tell apart values its collation
+		// holds equal ('a' and 'a '): its first rows may hold fewer distinct values than the
+		// LIMIT needs. Where a text column is weighed, its rows are all read (the LIMIT is
+		// rendered as unbounded) and deduplicated by the merge.
+		mp.distinctWeighed = true
+	}
+	if mp.limitArg >= 0 || mp.offsetArg >= 0 || mp.distinctWeighed {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
 	} else {
 		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntVal([]byte(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10)))}

@@ -3,6 +3,8 @@ package routing
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +19,11 @@ func splitPlan(t *testing.T, sql string) (*Plan, error) {
 }
 
 const splitWhere = " where order_time >= '2024-12-01' and order_time < '2025-03-01'"
+
+// weightItem is the hidden weight column of e, as the n-th item of a leg.
+func weightItem(e string, n int) string {
+	return strings.Join(merge.WeightSQL(), e) + " as _obroute_" + strconv.Itoa(n)
+}
 
 func TestMergePlan(t *testing.T) {
 	cases := []struct {
@@ -33,53 +40,75 @@ func TestMergePlan(t *testing.T) {
 			spec: merge.Spec{Visible: 2, Limit: merge.NoLimit},
 		},
 		{
-			name: "order by selected and hidden columns, limit offset",
+			name: "order by selected and hidden columns, limit offset; the shard key needs no weight",
 			sql:  "select id, amount as a from orders" + splitWhere + " order by a desc, order_time limit 20, 10",
-			leg:  "select id, amount as a, order_time from orders_202412 where",
-			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 2}}, Offset: 20, Limit: 10},
+			leg:  "select id, amount as a, " + weightItem("amount", 3) + ", order_time as _obroute_4 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1, Desc: true}, {Column: 3}}, Offset: 20, Limit: 10, Weights: []int{0, 2, 0, 0}},
 		},
 		{
 			name: "order by position",
 			sql:  "select id, amount from orders" + splitWhere + " order by 2, 1 desc limit 3",
-			leg:  "select id, amount from orders_202412 where",
-			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1}, {Column: 0, Desc: true}}, Limit: 3},
+			leg:  "select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 2, OrderBy: []merge.OrderKey{{Column: 1}, {Column: 0, Desc: true}}, Limit: 3, Weights: []int{3, 2, 0, 0}},
 		},
 		{
-			name: "aggregates without group",
+			name: "aggregates without group; AVG stays, with its SUM, COUNT and the session's div_precision_increment",
 			sql:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount) from orders" + splitWhere,
-			leg:  "select count(*), count(amount), sum(amount), min(order_time), max(order_time), sum(amount) as `avg(amount)`, count(amount) from orders_202412 where",
+			leg: "select count(*), count(amount), sum(amount), min(order_time), max(order_time), avg(amount), " +
+				"sum(amount) as _obroute_7, count(amount) as _obroute_8, @@div_precision_increment as _obroute_9 from orders_202412 where",
 			spec: merge.Spec{Visible: 6, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
 				{Func: merge.AggCount, Column: 0}, {Func: merge.AggCount, Column: 1}, {Func: merge.AggSum, Column: 2},
-				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4}, {Func: merge.AggAvg, Column: 5, CountColumn: 6}}},
+				{Func: merge.AggMin, Column: 3}, {Func: merge.AggMax, Column: 4},
+				{Func: merge.AggAvg, Column: 5, Sum: 6, Count: 7, Increment: 8, Arg: merge.ArgColumn}}},
+		},
+		{
+			name: "SUM and AVG of a division: exact partial sums",
+			sql:  "select sum(amount/3), avg(amount/3) from orders" + splitWhere,
+			leg: "select sum(amount / 3) as `sum(amount/3)`, avg(amount / 3) as `avg(amount/3)`, " +
+				strings.Join(merge.ExactSumSQL(), "sum(amount / 3)") + " as _obroute_3, sum(amount / 3) as _obroute_4, count(amount / 3) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6, (sum(amount / 3) * 0 + 2) / 3 as _obroute_7 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{
+				{Func: merge.AggSum, Column: 0, Exact: 2},
+				{Func: merge.AggAvg, Column: 1, Sum: 3, Count: 4, Increment: 5, Exact: 2, Mode: 6, Arg: merge.ArgArithmetic}}},
 		},
 		{
 			name: "group by, having on a hidden aggregate, order by aggregate, limit not pushed",
 			sql:  "select user_id, sum(amount) as total from orders" + splitWhere + " group by user_id having count(*) > 2 and total >= 10.50 order by total desc, user_id limit 10",
-			leg:  "select user_id, sum(amount) as total, count(*) from orders_202412 where",
-			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: 10,
-				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggCount, Column: 2}},
-				Having:     merge.And(merge.Cmp(">", merge.Col(2), merge.Lit(int64(2))), merge.Cmp(">=", merge.Col(1), merge.Lit("10.50"))),
+			leg:  "select user_id, sum(amount) as total, " + weightItem("user_id", 3) + ", count(*) as _obroute_4 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: 10, Weights: []int{2, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 1}, {Func: merge.AggCount, Column: 3}},
+				Having:     merge.And(merge.Cmp(">", merge.Col(3), merge.Lit(int64(2))), merge.Cmp(">=", merge.Col(1), merge.Lit("10.50"))),
 				OrderBy:    []merge.OrderKey{{Column: 1, Desc: true}, {Column: 0}}},
 		},
 		{
 			name: "group by a column not selected is hidden",
 			sql:  "select count(*) from orders" + splitWhere + " group by status",
-			leg:  "select count(*), `status` from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
+			leg:  "select count(*), `status` as _obroute_2, " + weightItem("`status`", 3) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Weights: []int{0, 2, 0}, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
 		},
 		{
 			name: "having avg not selected",
 			sql:  "select status from orders" + splitWhere + " group by 1 having avg(amount) is not null",
-			leg:  "select `status`, sum(amount), count(amount) from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit,
-				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 1, CountColumn: 2}},
-				Having:     merge.Not(merge.IsNull(merge.Col(1)))},
+			leg: "select `status`, " + weightItem("`status`", 2) + ", avg(amount) as _obroute_3, sum(amount) as _obroute_4, count(amount) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6 from orders_202412 where",
+			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{1, 0, 0, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 2, Sum: 3, Count: 4, Increment: 5, Arg: merge.ArgColumn}},
+				Having:     merge.Not(merge.IsNull(merge.Col(2)))},
+		},
+		{
+			name: "having on a group key and on MIN: computed by the sub-queries",
+			sql:  "select status, min(status) from orders" + splitWhere + " group by status having status <> 'new' and min(status) > ?",
+			leg: "select `status`, min(`status`) as `min(status)`, " + weightItem("min(`status`)", 3) + ", " + weightItem("`status`", 4) + ", " +
+				"`status` != 'new' and min(`status`) > ? as _obroute_5 from orders_202412 where",
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{3, 2, 0, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggMin, Column: 1, Carry: []int{4}}},
+				Having:     merge.Col(4)},
 		},
 		{
 			name: "distinct with limit pushed",
 			sql:  "select distinct status from orders" + splitWhere + " order by status limit 4",
-			leg:  "select distinct `status` from orders_202412 where",
-			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4},
+			leg:  "select distinct `status`, " + weightItem("`status`", 2) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4, Weights: []int{1, 0}},
 		},
 		{
 			name: "count distinct shard key is exact",
@@ -110,14 +139,29 @@ func TestMergePlan(t *testing.T) {
 
 // A DISTINCT leg keeps its LIMIT, but a per-backend UNION ALL of DISTINCT legs must not be
 // limited: the legs repeat each other's values, and "LIMIT 3 OFFSET 5" over six cold tables of
-// the same user_ids kept only copies of the smallest one (found by internal/difftest).
+// the same user_ids kept only copies of the smallest one (found by internal/difftest). And a
+// leg keeps its LIMIT only when its column is not weighed: the weights of a text column tell
+// apart values its collation holds equal, so that the leg's first rows may hold fewer distinct
+// values than the LIMIT needs.
 func TestDistinctLimitNotPushedOverUnion(t *testing.T) {
 	f := standard(t)
-	p, err := f.route("select distinct user_id from orders where order_time >= '2024-09-01' and order_time < '2025-02-01' order by user_id limit 3 offset 5", nil, Input{})
+	const sql = "select distinct user_id from orders where order_time >= '2024-09-01' and order_time < '2025-02-01' order by user_id limit 3 offset 5"
+	p, err := f.route(sql, nil, Input{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !p.TypesUnknown() || strings.Count(p.Targets[0].SQL, " limit 9223372036854775807)") != 4 {
+		t.Errorf("types unknown %v: the legs must not be limited while the column may be text:\n%s", p.TypesUnknown(), p.Targets[0].SQL)
+	}
+	// user_id is an INT: its weight is not asked for, and the legs are limited.
+	p.Types.Store(nil, []merge.ColumnType{{DatabaseTypeName: "INT"}, {DatabaseTypeName: "VARBINARY"}}, nil)
+	if p, err = f.route(sql, nil, Input{}); err != nil {
+		t.Fatal(err)
+	}
 	cold := p.Targets[0].SQL
+	if strings.Contains(cold, "WEIGHT_STRING") || !slices.Equal(p.SkippedWeights(), []int{0}) {
+		t.Errorf("the weight of an INT column is asked for (skipped %v):\n%s", p.SkippedWeights(), cold)
+	}
 	if n := strings.Count(cold, " limit 8)"); n != 4 {
 		t.Errorf("%d of 4 cold legs limited to 8 rows:\n%s", n, cold)
 	}
@@ -170,5 +214,40 @@ func TestNotMergeableSingleTable(t *testing.T) {
 	p, err := f.route("select id, row_number() over (order by id) from orders where order_time >= '2025-03-02'", nil, Input{})
 	if err != nil || p.Merge != nil || len(p.Targets) != 1 {
 		t.Errorf("%v %+v", err, p)
+	}
+}
+
+// The statement that reads the collations of a split SELECT's weighed expressions is one
+// aggregate row over one of its tables: MIN of each expression (an aggregate as it is),
+// without GROUP BY, with a false clamp; and the types probe reads no row either.
+func TestTypesProbes(t *testing.T) {
+	f := standard(t)
+	p, err := f.route("select status, min(status) from orders"+splitWhere+" and user_id > ? group by status order by status", args(int64(3)), Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.TypesUnknown() {
+		t.Fatal("a first run must read the column types")
+	}
+	if _, ok := p.SignatureProbe([]merge.ColumnType{{DatabaseTypeName: "INT"}, {DatabaseTypeName: "INT"}}); ok {
+		t.Error("a signature probe where no weighed column is text")
+	}
+	sig, ok := p.SignatureProbe(nil)
+	want := "/* cold_query */ select " + strings.Join(merge.SignatureSQL(false), "min(`status`)") + ", " +
+		strings.Join(merge.SignatureSQL(true), "min(`status`)") + " from orders_202412 where order_time >= '2024-12-01' and order_time < '2025-03-01' and user_id > ? and 1 = 0"
+	if !ok || sig.SQL != want || len(sig.Args) != 1 || sig.Args[0].Value != int64(3) {
+		t.Errorf("signature probe %v\n got %s %v\nwant %s", ok, sig.SQL, sig.Args, want)
+	}
+	types, ok := p.TypesProbe()
+	if !ok || !strings.HasSuffix(types.SQL, " and 1 = 0 group by `status` order by 1 asc") || strings.Contains(types.SQL, "WEIGHT_STRING") {
+		t.Errorf("types probe %v: %s", ok, types.SQL)
+	}
+	// Known types and collations: the sub-queries are rendered with the weights of text.
+	p.Types.Store(nil, []merge.ColumnType{{DatabaseTypeName: "VARCHAR"}, {DatabaseTypeName: "VARCHAR"}}, [][]byte{[]byte("utf8mb4_general_ci 1\x04\x00 \x00 "), []byte("utf8mb4_general_ci 1\x04\x00 \x00 ")})
+	if p, err = f.route("select status, min(status) from orders"+splitWhere+" and user_id > ? group by status order by status", args(int64(3)), Input{}); err != nil {
+		t.Fatal(err)
+	}
+	if p.TypesUnknown() || len(p.Merge.Collations) < 2 || p.Merge.Collations[0] == nil || p.Merge.Collations[1] == nil {
+		t.Errorf("with the types known: unknown %v, collations %q", p.TypesUnknown(), p.Merge.Collations)
 	}
 }

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"database/sql/driver"
+	"strings"
 	"time"
 
 	"github.com/obroute/obroute/hint"
@@ -93,6 +94,9 @@ type Plan struct {
 	Targets []Target
 	// Merge says how the rows of several targets become one result; nil for one target.
 	Merge *merge.Spec
+	// Types is, for a split SELECT, where the column types one server reports for the
+	// statement are remembered across executions (see TypesProbe); nil otherwise.
+	Types *TypesCache
 	// Prompts explain the decision in plain words, for EXPLAIN ROUTE and debug logs; filled only
 	// when the Input asked for them (Input.Explain).
 	Prompts []string
@@ -101,6 +105,104 @@ type Plan struct {
 
 	explain bool      // Input.Explain: fill Prompts
 	one     [1]Target // backing array of Targets for a single-target plan
+	// split is what a split SELECT's execution needs to know about its column types.
+	split *splitTypes
+}
+
+// splitTypes is, for a split SELECT, what TypesProbe renders (the sub-query of one of its
+// tables) and how its sub-queries were rendered.
+type splitTypes struct {
+	mp      *mergePlan
+	args    []driver.NamedValue
+	l       leg
+	backend string
+	cold    bool
+	// unknown: the sub-queries were rendered without knowing the column types (every weight
+	// asked for); skipped: the columns whose weights were not asked for.
+	unknown bool
+	skipped []int
+}
+
+// TypesUnknown reports whether a split SELECT's sub-queries need the column types one server
+// reports before they run: to ask only for the weights of text columns, or because each
+// combines tables with UNION ALL whose types are not one server's. The caller reads them
+// (TypesProbe), stores them in Types and routes the statement again.
+func (p *Plan) TypesUnknown() bool { return p.split != nil && p.split.unknown }
+
+// SkippedWeights lists the columns whose weights the sub-queries were not asked for, their
+// types not being text; a sub-query that returns text in one of them shows that the types
+// changed.
+func (p *Plan) SkippedWeights() []int {
+	if p.split == nil {
+		return nil
+	}
+	return p.split.skipped
+}
+
+// UnionTypesExact reports whether a sub-query combining tables with UNION ALL reports the
+// column types one server reports (COUNT, and SUM and AVG of a column).
+func (p *Plan) UnionTypesExact() bool { return p.split != nil && p.split.mp.unionTypesExact }
+
+// TypesProbe returns, for a split SELECT, a statement that returns no rows but the column
+// types one server reports for the statement: the sub-query of one of its tables with a false
+// clamp. ok is false for any other plan.
+func (p *Plan) TypesProbe() (t Target, ok bool) {
+	pr := p.split
+	if pr == nil {
+		return Target{}, false
+	}
+	l := pr.l
+	l.probe = true
+	// The weights are not what the probe is for: none is asked for.
+	l.skip = make([]bool, len(pr.mp.legT.snips))
+	for i, sn := range pr.mp.legT.snips {
+		_, l.skip[i] = pr.mp.weightCols[sn.name]
+	}
+	return pr.target(&pr.mp.legT, &l), true
+}
+
+// SignatureProbe returns, for a split SELECT that weighs text, a statement that returns one
+// row: the signatures of the collations of the weighed expressions that are text in types (the
+// column types TypesProbe read; NULL for the others), for TypesCache.Store. ok is false when
+// there is none.
+func (p *Plan) SignatureProbe(types []merge.ColumnType) (t Target, ok bool) {
+	pr := p.split
+	if pr == nil || len(pr.mp.sigNames) == 0 {
+		return Target{}, false
+	}
+	l := pr.l
+	l.probe, l.skip = true, make([]bool, len(pr.mp.sigT.snips))
+	any := false
+	for i := range pr.mp.sigT.snips { // one per weight, in sigNames order
+		text := anyText(types, pr.mp.weightCols[pr.mp.sigNames[i]])
+		l.skip[i], any = !text, any || text
+	}
+	if !any {
+		return Target{}, false
+	}
+	return pr.target(&pr.mp.sigT, &l), true
+}
+
+// target renders t for the probe's table with l.
+func (pr *splitTypes) target(t *template, l *leg) Target {
+	var b strings.Builder
+	b.Grow(t.estimate(l) + len(coldPrefix))
+	if pr.cold {
+		b.WriteString(coldPrefix)
+	}
+	t.render(&b, l)
+	args := t.appendArgs(make([]driver.NamedValue, 0, t.argCount(l)), pr.args, l)
+	return Target{Backend: pr.backend, SQL: b.String(), Args: args, Cold: pr.cold, Tables: []string{l.table}}
+}
+
+// anyText reports whether one of cols is text in types, or of a type not known.
+func anyText(types []merge.ColumnType, cols []int) bool {
+	for _, c := range cols {
+		if c >= len(types) || types[c].DatabaseTypeName == "" || types[c].IsText() {
+			return true
+		}
+	}
+	return false
 }
 
 // Backends lists the distinct backends of the plan's targets, in target order.

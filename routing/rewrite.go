@@ -21,17 +21,28 @@ type template struct {
 	rowsAt int
 	size   int
 	clocks int // clock pieces, each rendered as a literal of up to clockLen bytes
+	// snips are the snippets (hidden columns of a merge leg written as SQL text) in the order
+	// they appear, each with the args printed inside it; a rendering may print NULL instead.
+	snips []snipSpan
+}
+
+// snipSpan is one snippet of a template: its marker name and its args, t.args[from:to].
+type snipSpan struct {
+	name     string
+	from, to int
 }
 
 type pieceKind uint8
 
 const (
-	pText  pieceKind = iota
-	pTable           // the physical table name
-	pClamp           // the clamp predicate: the table's span on the shard key
-	pLimit           // a LIMIT row count computed per execution
-	pRows            // the VALUES rows of an INSERT
-	pClock           // a clock function, sent as the statement's instant (text: kind, precision)
+	pText    pieceKind = iota
+	pTable             // the physical table name
+	pClamp             // the clamp predicate: the table's span on the shard key
+	pLimit             // a LIMIT row count computed per execution
+	pRows              // the VALUES rows of an INSERT
+	pClock             // a clock function, sent as the statement's instant (text: kind, precision)
+	pSnip              // the start of a snippet, up to the matching pSnipEnd
+	pSnipEnd           // the end of a snippet
 )
 
 type piece struct {
@@ -46,6 +57,8 @@ const (
 	markClamp = "\x00C"
 	markLimit = "\x00L"
 	markRows  = "\x00R"
+	markSnip  = "\x00S"
+	markEnd   = "\x00E"
 	// placeholder column names standing for the clamp and the computed LIMIT in an AST.
 	clampColumn = "__obroute_clamp__"
 	limitColumn = "__obroute_limit__"
@@ -61,8 +74,13 @@ type printer struct {
 	typed   map[*sqlparser.SQLVal]string
 	// rollup is the GROUP BY printed with WITH ROLLUP, which the parser does not read.
 	rollup sqlparser.GroupBy
+	// snippets are the hidden columns of a merge leg written as SQL text, by marker name.
+	snippets map[string]snippet
+	// subst are columns (select aliases) printed as other expressions.
+	subst  map[*sqlparser.ColName]sqlparser.Expr
 	args   []int
 	rowsAt int
+	snips  []snipSpan
 }
 
 func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
@@ -109,6 +127,24 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			return
 		case limitColumn:
 			buf.WriteString(markLimit)
+			return
+		}
+		if sn, ok := p.snippets[n.Name.String()]; ok {
+			span := snipSpan{name: n.Name.String(), from: len(p.args)}
+			buf.WriteString(markSnip)
+			for i, piece := range sn.pieces {
+				if i > 0 {
+					buf.Myprintf("%v", sn.arg)
+				}
+				buf.WriteString(piece)
+			}
+			buf.WriteString(markEnd)
+			span.to = len(p.args)
+			p.snips = append(p.snips, span)
+			return
+		}
+		if e, ok := p.subst[n]; ok {
+			buf.Myprintf("(%v)", e)
 			return
 		}
 	case sqlparser.GroupBy:
@@ -168,11 +204,12 @@ func (p *printer) values(buf *sqlparser.TrackedBuffer, n sqlparser.AliasedValues
 
 // print prints node into a template.
 func (p *printer) print(node sqlparser.SQLNode) template {
-	p.args = nil
+	p.args, p.snips = nil, nil
 	buf := sqlparser.NewTrackedBuffer(p.format)
 	p.format(buf, node)
 	t := splitTemplate(buf.String(), p.args)
 	t.rowsAt = p.rowsAt
+	t.snips = p.snips
 	return t
 }
 
@@ -202,6 +239,10 @@ func splitTemplate(s string, args []int) template {
 			k = pLimit
 		case 'R':
 			k = pRows
+		case 'S':
+			k = pSnip
+		case 'E':
+			k = pSnipEnd
 		}
 		t.pieces = append(t.pieces, piece{kind: k})
 		s = s[i+2:]
@@ -219,10 +260,14 @@ type leg struct {
 	key      string    // shard-key column
 	min, max time.Time // the table's span
 	open     bool      // the span is open above: the clamp has no upper bound
-	empty    bool      // no table overlaps the range: the clamp is false
-	limit    int64     // computed LIMIT row count
-	rows     []template
-	clock    *stmtClock // the statement's instant, for its clock functions
+	// probe: the leg is asked for its column types only: the clamp is false.
+	probe bool
+	limit int64 // computed LIMIT row count
+	rows  []template
+	clock *stmtClock // the statement's instant, for its clock functions
+	// skip[i] set: snippet i of the template is printed as NULL (a weight the merge does not
+	// need: its column is not text).
+	skip []bool
 }
 
 // clampLen is an upper bound of the clamp predicate's length beyond names.
@@ -234,8 +279,18 @@ func (t *template) estimate(l *leg) int {
 
 // render appends the template filled for l.
 func (t *template) render(b *strings.Builder, l *leg) {
-	for i := range t.pieces {
+	snip := 0
+	for i := 0; i < len(t.pieces); i++ {
 		switch pc := &t.pieces[i]; pc.kind {
+		case pSnip:
+			if snip < len(l.skip) && l.skip[snip] {
+				b.WriteString("NULL")
+				for t.pieces[i].kind != pSnipEnd {
+					i++
+				}
+			}
+			snip++
+		case pSnipEnd:
 		case pText:
 			b.WriteString(pc.text)
 		case pTable:
@@ -263,7 +318,8 @@ func (t *template) render(b *strings.Builder, l *leg) {
 // last second (DATETIME(6) columns) belong to the table too. A span open above has no upper
 // bound.
 func writeClamp(b *strings.Builder, l *leg) {
-	if l.empty {
+	switch {
+	case l.probe:
 		b.WriteString("1 = 0")
 		return
 	}
@@ -302,6 +358,18 @@ func (t *template) appendArgs(dst, args []driver.NamedValue, l *leg) []driver.Na
 			}
 			dst = append(dst, v)
 		}
+	}
+	if l != nil && len(l.skip) > 0 {
+		// The args of skipped snippets are not printed.
+		from := 0
+		for j, sn := range t.snips {
+			if j < len(l.skip) && l.skip[j] {
+				add(t.args[from:sn.from])
+				from = sn.to
+			}
+		}
+		add(t.args[from:])
+		return dst
 	}
 	if l == nil || len(l.rows) == 0 {
 		add(t.args)

@@ -341,7 +341,10 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	}
 	emptyRange := len(tables) == 0
 	if emptyRange {
-		// Nothing can match: ask the newest table with a false clamp, for the right columns.
+		// Nothing can match: the newest table is asked, for the columns only. Its clamp and the
+		// statement's own condition select nothing, and neither is a constant the server could
+		// fold, so the server plans the statement (and types its columns) as one server holding
+		// every row would; rows outside the table's span stay hidden, as in every other route.
 		tables = all[len(all)-1:]
 	}
 	// Where each table lives, and what the range reaches.
@@ -423,7 +426,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if open >= 0 {
 		openName = all[open].Name
 	}
-	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, emptyRange, coldAll); err != nil {
+	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, coldAll); err != nil {
 		return err
 	}
 	if in.Explain {
@@ -549,8 +552,8 @@ func wallUTC(t time.Time) time.Time {
 // buildTargets renders the sub-queries: one per table for writes, one statement per backend
 // (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
 // (metadata.OpenAbove), "" if none.
-func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, empty, coldAll bool) error {
-	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, empty: empty, clock: clock}
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, coldAll bool) error {
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock}
 	names := make([]string, len(tables))
 	for i := range tables {
 		names[i] = tables[i].Name
@@ -574,8 +577,15 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 	// SELECT across tables: legs grouped per backend, in order of first appearance.
 	mp := ts.merge
 	spec := &mp.spec
+	// With the column types known, only text columns are weighed (see TypesCache).
+	known := mp.types.known()
+	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
+	if known != nil {
+		spec, l.skip = &known.spec, known.skip
+		sp.skipped = known.skipped
+	}
 	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
-		s := mp.spec
+		s := *spec
 		var err error
 		if s.Limit, err = argRowCount(args, mp.limitArg, s.Limit, "LIMIT"); err != nil {
 			return err
@@ -586,7 +596,14 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 		spec = &s
 	}
 	l.limit = addRows(spec.Offset, spec.Limit)
+	if mp.distinctWeighed && (known == nil || slices.ContainsFunc(spec.Weights, func(w int) bool { return w != 0 })) {
+		l.limit = math.MaxInt64
+	}
 	p.Merge = spec
+	p.Types, p.split = &mp.types, sp
+	allUnion := true
+	sp.l = l
+	sp.l.table, sp.l.min, sp.l.max = tables[0].Name, tables[0].Min, tables[0].Max
 	nb := 0
 	var order [8]int
 	first := order[:0]
@@ -654,7 +671,9 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.Name
 			}
 		}
 		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
+		allUnion = allUnion && n > 1
 	}
+	sp.unknown = known == nil && (len(mp.weightCols) > 0 || !mp.unionTypesExact && allUnion)
 	return nil
 }
 

@@ -98,8 +98,13 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			ts.mergeErr = err
 		} else {
 			mp.leg.Where = withClamp(mp.leg.Where)
+			pr.snippets, pr.subst = mp.snippets, mp.subst
 			mp.legT = pr.print(mp.leg)
-			mp.leg = nil // the template is all a route needs
+			if mp.sig != nil {
+				mp.sig.Where = mp.leg.Where
+				mp.sigT = pr.print(mp.sig)
+			}
+			mp.leg, mp.sig = nil, nil // the templates are all a route needs
 			ts.merge = mp
 		}
 	case *sqlparser.Update:

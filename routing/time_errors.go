@@ -1,6 +1,10 @@
 package routing
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/obroute/obroute/merge"
+)
 
 // Errors of hot/cold time routing. Each is wrapped with the statement's detail and a way to fix
 // it; test them with errors.Is.
@@ -38,6 +42,7 @@ var (
 	ErrTimeShardedJoin = errors.New("obroute: join of time-sharded tables")
 	// ErrNotMergeable: a statement on a time-sharded table would be split into sub-queries whose
 	// rows cannot be merged into the right answer (or the statement's shape cannot be split at
-	// all). obroute refuses rather than answer wrongly.
-	ErrNotMergeable = errors.New("obroute: statement cannot be split and merged correctly")
+	// all). obroute refuses rather than answer wrongly. It is merge.ErrNotExact, which the merge
+	// returns for what only the rows show (a collation, the digits of a division).
+	ErrNotMergeable = merge.ErrNotExact
 )

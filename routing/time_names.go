@@ -8,11 +8,9 @@ import (
 
 // MySQL names a select item without an alias by its text as the application wrote it
 // ("COUNT(*)", "AVG(amount)"). A rewritten statement is printed from the parse tree
-// ("count(*)", "count(`status`)") and a merge leg may even compute another expression in the
-// item's place (AVG split into SUM and COUNT), so the backend would name the column
-// differently. withColumnNames pins the names: every unaliased item whose printed text differs
-// from what was written gets the written text as its alias, and so does every unaliased AVG,
-// whose merge leg computes SUM in its place.
+// ("count(*)", "count(`status`)"), so the backend would name the column differently.
+// withColumnNames pins the names: every unaliased item whose printed text differs from what
+// was written gets the written text as its alias.
 
 // maxAliasLen is the longest alias MySQL accepts; longer items are left unnamed.
 const maxAliasLen = 256
@@ -36,22 +34,10 @@ func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
 				return sel // the select list was not found where expected: leave it as it is
 			}
 		}
-		text, printed := texts[i], nodeText(ae.Expr)
-		avg := false
-		if f, ok := ae.Expr.(*sqlparser.FuncExpr); ok && f.Name.Lowered() == "avg" {
-			avg = true
-		}
-		switch {
-		case avg && (text == "" || len(text) > maxAliasLen):
-			// Not nameable as written: the printed AVG is nearer than the leg's SUM.
-			if len(printed) > maxAliasLen {
-				continue
-			}
-			text = printed
-		case text == "" || len(text) > maxAliasLen, isStringLiteral(text):
-			// A string literal is named by its value, however it is written.
-			continue
-		case text == printed && !avg && !hasClock(ae.Expr): // a clock function is sent as a literal
+		text := texts[i]
+		if text == "" || len(text) > maxAliasLen || isStringLiteral(text) || text == nodeText(ae.Expr) && !hasClock(ae.Expr) {
+			// A string literal is named by its value, however it is written; a clock function is
+			// sent as a literal, so it keeps the name it was written with.
 			continue
 		}
 		if out == nil {

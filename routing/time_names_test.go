@@ -33,13 +33,13 @@ func TestSelectItemTexts(t *testing.T) {
 func TestSplitKeepsColumnNames(t *testing.T) {
 	cases := []struct{ name, sql, leg string }{
 		{"aggregates", "SELECT COUNT(*), COUNT(status), AVG(amount), MAX(order_time) FROM orders" + strings.ToUpper(splitWhere),
-			"select COUNT(*), COUNT(`status`) as `COUNT(status)`, sum(amount) as `AVG(amount)`, MAX(order_time), count(amount) from orders_202412 where"},
+			"select COUNT(*), COUNT(`status`) as `COUNT(status)`, AVG(amount), MAX(order_time), sum(amount) as _obroute_5, count(amount) as _obroute_6, @@div_precision_increment as _obroute_7 from orders_202412 where"},
 		{"group by with hidden order", "SELECT user_id, SUM(amount) FROM orders" + splitWhere + " GROUP BY user_id ORDER BY 2 DESC",
-			"select user_id, SUM(amount) from orders_202412 where"},
+			"select user_id, SUM(amount), " + weightItem("user_id", 3) + " from orders_202412 where"},
 		{"written as printed, aliased, columns: unchanged", "select o.id, amount a, sum(amount) as s, count(*) from orders o" + splitWhere + " group by o.id, amount",
-			"select o.id, amount as a, sum(amount) as s, count(*) from orders_202412 as o where"},
-		{"avg written as printed is still named as written", "select avg(amount), user_id from orders" + splitWhere + " group by user_id",
-			"select sum(amount) as `avg(amount)`, user_id, count(amount) from orders_202412 where"},
+			"select o.id, amount as a, sum(amount) as s, count(*), " + weightItem("o.id", 5) + ", " + weightItem("amount", 6) + " from orders_202412 as o where"},
+		{"avg written as printed is named as written", "select avg(amount), user_id from orders" + splitWhere + " group by user_id",
+			"select avg(amount), user_id, sum(amount) as _obroute_3, count(amount) as _obroute_4, @@div_precision_increment as _obroute_5, " + weightItem("user_id", 6) + " from orders_202412 where"},
 		{"one table", "SELECT COUNT(*) FROM orders WHERE order_time >= '2025-03-02'",
 			"select COUNT(*) from orders_202503 where"},
 	}

@@ -32,7 +32,7 @@ func TestNewestTableOpenAbove(t *testing.T) {
 		{name: "an older table ending later: no span is open, a range past every table reads nothing",
 			tables: append(monthlyTables("2025-01-01", "2025-03-01", "2025-01-01"), metadata.Table{Name: "orders_2025q1", Min: day("2025-01-01"), Max: day("2025-04-30 23:59:59"), Hot: true}),
 			sql:    "select count(*) from orders where order_time >= '2025-05-01'",
-			want:   []wantTarget{{"hot", "select count(*) from orders_202503 where order_time >= '2025-05-01' and 1 = 0", nil}},
+			want:   []wantTarget{{"hot", "select count(*) from orders_202503 where order_time >= '2025-05-01' and orders_202503.order_time >= '2025-03-01 00:00:00' and orders_202503.order_time < '2025-04-01 00:00:00'", nil}},
 		},
 	}
 	for _, c := range cases {

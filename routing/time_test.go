@@ -68,8 +68,8 @@ func TestRewrite(t *testing.T) {
 			sql:  "select id from orders where order_time >= ? and order_time < ? order by id limit 5, 10",
 			args: args("2024-12-20", "2025-02-01"),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ select id from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
-				{"hot", "select id from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"cold", "/* cold_query */ select id, " + weightItem("id", 2) + " from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"hot", "select id, " + weightItem("id", 2) + " from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
 			},
 		},
 		{
@@ -77,13 +77,13 @@ func TestRewrite(t *testing.T) {
 			sql:  "select id, amount from orders where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? order by amount desc, id limit ?",
 			args: args(5, int64(3)),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ (select id, amount from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time < '2024-11-01 00:00:00' order by amount desc, id asc limit 3) union all (select id, amount from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time < '2024-12-01 00:00:00' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
+				{"cold", "/* cold_query */ (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time < '2024-11-01 00:00:00' order by amount desc, id asc limit 3) union all (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time < '2024-12-01 00:00:00' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
 			},
 		},
 		{
-			name: "range before every table: no rows, newest table with a false clamp", class: ClassHotOnly,
+			name: "range before every table: no rows, newest table with its clamp and the statement's own condition", class: ClassHotOnly,
 			sql:  "select count(*) from orders where order_time < '2020-01-01'",
-			want: []wantTarget{{"hot", "select count(*) from orders_202503 where order_time < '2020-01-01' and 1 = 0", nil}},
+			want: []wantTarget{{"hot", "select count(*) from orders_202503 where order_time < '2020-01-01' and orders_202503.order_time >= '2025-03-01 00:00:00'", nil}},
 		},
 		{
 			name: "hints are not sent to the backend", class: ClassHotOnly,

@@ -119,14 +119,19 @@ func openMySQL(t testing.TB, dsn string) *sql.DB {
 // shard metadata read from hot, and the clock fixed at now.
 func openObroute(t testing.TB, hot, cold *sqltest.Backend, now time.Time, w metadata.HotWindow) (*connector.Connector, *sql.DB) {
 	t.Helper()
-	cfg := &config.Config{
+	return openObrouteConfig(t, &config.Config{
 		Backends: []config.Backend{
 			{Name: "hot", Role: "hot", DSN: hot.DSN},
 			{Name: "cold", Role: "cold", DSN: cold.DSN},
 		},
 		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: w}},
 		Metadata:   config.Metadata{Backend: "hot"},
-	}
+	}, now)
+}
+
+// openObrouteConfig opens obroute with cfg and the clock fixed at now.
+func openObrouteConfig(t testing.TB, cfg *config.Config, now time.Time) (*connector.Connector, *sql.DB) {
+	t.Helper()
 	conn, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)

@@ -93,16 +93,21 @@ func MonthlyTables(prefix string, first, last, hotFrom time.Time) []metadata.Tab
 // Split assigns each order to the table whose span holds its time; orders no table holds are
 // returned under "".
 func Split(orders []Order, tables []metadata.Table) map[string][]Order {
-	out := map[string][]Order{}
-	for _, o := range orders {
+	return splitBy(orders, tables, func(o Order) time.Time { return o.OrderTime })
+}
+
+// splitBy assigns each row to the table whose span holds its time (at), "" when none does.
+func splitBy[T any](rows []T, tables []metadata.Table, at func(T) time.Time) map[string][]T {
+	out := map[string][]T{}
+	for _, r := range rows {
 		name := ""
 		for _, t := range tables {
-			if !o.OrderTime.Before(t.Min) && !o.OrderTime.After(t.Max) {
+			if tm := at(r); !tm.Before(t.Min) && !tm.After(t.Max) {
 				name = t.Name
 				break
 			}
 		}
-		out[name] = append(out[name], o)
+		out[name] = append(out[name], r)
 	}
 	return out
 }
