@@ -188,8 +188,8 @@ func (t *timeRouter) storedRange(tb *metadata.Table, backend string, sess *Sessi
 }
 
 // sameStored checks that the value v, which table all[owner] stores as [lo, hi], is stored
-// alike by every other table that would hold it: when the tables' shard-key columns differ in
-// precision, a table the value could go to may keep a value the owner rounds away.
+// alike by every other table that could hold it: when the tables' shard-key columns differ in
+// precision (or one's is unknown), where the row belongs would depend on the table chosen.
 func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionState, v tval, lo, hi time.Time) error {
 	if v.lo.Equal(v.lo.Truncate(time.Second)) && v.hi.Equal(v.hi.Truncate(time.Second)) {
 		return nil // whole seconds are stored as written everywhere
@@ -200,10 +200,44 @@ func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionSt
 		}
 		b, _ := t.location(&all[j])
 		jlo, jhi, exact := t.storedRange(&all[j], b, sess, v.lo, v.hi)
-		if covers(&all[j], jlo) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
+		if (covers(&all[j], jlo) || covers(&all[j], jhi)) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
+			if !exact {
+				return fmt.Errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
+					all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo), formatTime(jhi))
+			}
 			return fmt.Errorf("%s would store the value as '%s' and %s as '%s' (their shard-key columns differ in precision), so where it belongs depends on the table; write the time at the precision of both, or give the tables one precision",
 				all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo))
 		}
 	}
 	return nil
+}
+
+// KeyColumn is the shard-key column of one physical table and the backend that holds it.
+type KeyColumn struct {
+	Backend, Table, Column string
+}
+
+// UnknownKeyColumns lists the shard-key columns of snap's physical tables whose precision was
+// never given (SetShardKeyPrecision), for the connector to read; tables without a valid
+// location are left out (statements on them are refused anyway).
+func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
+	if r.time == nil || snap == nil {
+		return nil
+	}
+	f := r.time.facts.p.Load()
+	var out []KeyColumn
+	for i := range r.time.cfg.Tables {
+		tt := &r.time.cfg.Tables[i]
+		for _, tb := range r.time.own(tt, snap.Logical(tt.Table)) {
+			if f != nil {
+				if _, ok := f.digits[strings.ToLower(tb.Name)]; ok {
+					continue
+				}
+			}
+			if b, err := r.time.location(&tb); err == nil {
+				out = append(out, KeyColumn{Backend: b, Table: tb.Name, Column: tt.ShardKey})
+			}
+		}
+	}
+	return out
 }

@@ -97,6 +97,22 @@ func TestInsertFractionUsesTheOwnersPrecision(t *testing.T) {
 	}
 }
 
+// A table whose column was never read could hold the value too, rounded: refused.
+func TestInsertFractionWithAnUnreadNeighbour(t *testing.T) {
+	f := standard(t)
+	f.r.SetBackendServer("hot", FlavorMariaDB, "")
+	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 0})
+	_, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.5')", nil, Input{})
+	if !errors.Is(err, ErrNoTimeRange) || !strings.Contains(err.Error(), "orders_202502, whose shard-key column obroute has not read") {
+		t.Errorf("error %v, want ErrNoTimeRange naming orders_202502", err)
+	}
+	f.r.SetShardKeyPrecision(map[string]int{"orders_202502": 0})
+	p, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.5')", nil, Input{})
+	if err != nil || !reflect.DeepEqual(p.Targets[0].Tables, []string{"orders_202501"}) {
+		t.Errorf("with both read: %v, %v; want orders_202501 (truncated)", p, err)
+	}
+}
+
 func TestServerFlavor(t *testing.T) {
 	cases := []struct {
 		version, comment string
