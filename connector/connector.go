@@ -133,7 +133,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c.router = router
 	if c.meta != nil && c.meta.db != nil {
-		c.meta.facts = newStoreFacts(router, cfg.Metadata.Backend, c.meta.db, func(b string) *sql.DB {
+		c.meta.facts = newStoreFacts(router, cfg, c.meta.db, func(b string) *sql.DB {
 			return sql.OpenDB(c.backends[b].connect) // opens nothing yet
 		})
 	}

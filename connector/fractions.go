@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
 )
@@ -17,39 +18,54 @@ import (
 // the router needs each backend's server flavour and the sql_mode its server sessions start
 // with, the precision of every physical table's shard-key column, and the client session's own
 // sql_mode. The first two are read back with the first load of the shard metadata, within the
-// statement that needs it, in one query per backend that holds tables (on the metadata
-// backend, the same query reads the default time zone); the columns of tables that appear
-// later are read after the metadata refresh that lists them. A change of a backend's global
-// sql_mode or of a column's type needs a restart of the connector.
+// statement that needs it, in one query per backend that an INSERT may write to, run
+// concurrently (on the metadata backend the same query reads the default time zone). The
+// backends of the history store, which an INSERT writes to only with allow_cold_writes, are
+// read after the next metadata refresh, and so are the columns of tables that appear later.
+// A change of a backend's global sql_mode or of a column's type needs a restart of the
+// connector.
 
-// factsTimeout bounds the reading of new tables' columns after a background refresh.
+// factsTimeout bounds the reading of columns after a background refresh.
 const factsTimeout = 10 * time.Second
 
 // storeFacts reads the backends' servers and the shard-key columns for the router.
 type storeFacts struct {
-	router  *routing.Router
-	open    func(backend string) *sql.DB // a handle on backend, opening nothing yet
-	meta    string                       // the metadata backend, whose default time zone is read
-	ctx     context.Context              // cancelled by close
-	cancel  context.CancelFunc
+	router *routing.Router
+	open   func(backend string) *sql.DB // a handle on backend, opening nothing yet
+	meta   string                       // the metadata backend, whose default time zone is read
+	// later are the backends read only after a refresh: the history store's, when no time
+	// table allows writes there.
+	later  map[string]bool
+	ctx    context.Context // cancelled by close
+	cancel context.CancelFunc
+
 	mu      sync.Mutex
 	dbs     map[string]*sql.DB
 	servers map[string]bool // the backends whose server was read
 }
 
-func newStoreFacts(router *routing.Router, meta string, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
-	f := &storeFacts{router: router, open: open, meta: meta, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{}}
+func newStoreFacts(router *routing.Router, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
+	meta := cfg.Metadata.Backend
+	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{}}
+	if !slices.ContainsFunc(cfg.TimeTables, func(t routing.TimeTable) bool { return t.AllowColdWrites }) {
+		for _, b := range cfg.Backends {
+			if b.Role == routing.RoleCold && b.Name != meta {
+				f.later[b.Name] = true
+			}
+		}
+	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	return f
 }
 
 // first reads, within the first statement's context, the metadata backend's default time zone
-// and what is unknown of the backends holding snap's tables.
+// and what is unknown of the backends an INSERT may write to.
 func (f *storeFacts) first(ctx context.Context, snap *metadata.Snapshot) {
 	f.read(ctx, snap, true)
 }
 
-// refreshed reads the columns of the tables a background refresh brought.
+// refreshed reads what is still unknown after a background refresh: the history store's
+// backends, tables that appeared, and what an earlier read could not get.
 func (f *storeFacts) refreshed(snap *metadata.Snapshot) {
 	ctx, cancel := context.WithTimeout(f.ctx, factsTimeout)
 	defer cancel()
@@ -64,40 +80,51 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 	}
 	cols := map[string][]routing.KeyColumn{}
 	for _, k := range f.router.UnknownKeyColumns(snap) {
-		cols[k.Backend] = append(cols[k.Backend], k)
-	}
-	if first {
-		if _, ok := cols[f.meta]; !ok {
-			cols[f.meta] = nil
+		if !first || !f.later[k.Backend] {
+			cols[k.Backend] = append(cols[k.Backend], k)
 		}
 	}
-	backends := make([]string, 0, len(cols))
+	if _, ok := cols[f.meta]; first && !ok {
+		cols[f.meta] = nil
+	}
+	type outcome struct {
+		backend string
+		db      *sql.DB
+		read    *serverRead
+		err     error
+	}
+	outs := make([]outcome, 0, len(cols))
 	for b := range cols {
-		backends = append(backends, b)
-	}
-	slices.Sort(backends)
-	for _, b := range backends {
-		db := f.dbs[b]
-		if db == nil {
-			db = f.open(b)
-			f.dbs[b] = db
+		if f.dbs[b] == nil {
+			f.dbs[b] = f.open(b)
 		}
-		s, err := readServer(ctx, db, cols[b])
-		if first && b == f.meta {
-			if err != nil { // a server that cannot answer the whole query may answer the zone's
-				f.router.SetDefaultTimeZone(defaultTimeZone(ctx, db))
+		outs = append(outs, outcome{backend: b, db: f.dbs[b]})
+	}
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i].read, outs[i].err = readServer(ctx, outs[i].db, cols[outs[i].backend])
+		}()
+	}
+	wg.Wait()
+	for _, o := range outs {
+		if first && o.backend == f.meta {
+			if o.err != nil { // a server that cannot answer the whole query may answer the zone's
+				f.router.SetDefaultTimeZone(defaultTimeZone(ctx, o.db))
 			} else {
-				f.router.SetDefaultTimeZone(s.zone.resolve())
+				f.router.SetDefaultTimeZone(o.read.zone.resolve())
 			}
 		}
-		if err != nil {
+		if o.err != nil {
 			continue // left unknown: routing refuses what it would need them for
 		}
-		if !f.servers[b] {
-			f.router.SetBackendServer(b, routing.ServerFlavor(s.version, s.comment), s.sqlMode)
-			f.servers[b] = true
+		if !f.servers[o.backend] {
+			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode)
+			f.servers[o.backend] = true
 		}
-		f.router.SetShardKeyPrecision(s.digits)
+		f.router.SetShardKeyPrecision(o.read.digits)
 	}
 }
 
