@@ -844,6 +844,10 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)
 		}
+		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s' (by the column's precision and the session's sql_mode), which %s holds",
+				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), all[owner[r]].Name))
+		}
 	}
 	var tables []metadata.Table
 	var rowsOf [][]template

@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,13 +26,14 @@ func TestInsertFractionByColumnAndSQLMode(t *testing.T) {
 		sql     string
 		args    []any
 		table   string // "" : refused
+		stored  string // the value as stored, when the route explains it
 		refusal string
 	}{
 		{name: "DATETIME(6) keeps the value", flavor: FlavorMariaDB, digits: 6, sql: last, table: "orders_202501"},
 		{name: "DATETIME(6) on an unknown server keeps the value", flavor: FlavorUnknown, digits: 6, sql: last, table: "orders_202501"},
 		{name: "DATETIME(1) keeps .5", flavor: FlavorMySQL, digits: 1, sql: half, table: "orders_202501"},
-		{name: "MariaDB truncates", flavor: FlavorMariaDB, mode: "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", sql: last, table: "orders_202501"},
-		{name: "MariaDB with TIME_ROUND_FRACTIONAL rounds", flavor: FlavorMariaDB, mode: "STRICT_TRANS_TABLES,TIME_ROUND_FRACTIONAL", sql: last, table: "orders_202502"},
+		{name: "MariaDB truncates", flavor: FlavorMariaDB, mode: "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", sql: last, table: "orders_202501", stored: "2025-01-31 23:59:59"},
+		{name: "MariaDB with TIME_ROUND_FRACTIONAL rounds", flavor: FlavorMariaDB, mode: "STRICT_TRANS_TABLES,TIME_ROUND_FRACTIONAL", sql: last, table: "orders_202502", stored: "2025-02-01 00:00:00"},
 		{name: "MariaDB, the session sets TIME_ROUND_FRACTIONAL", flavor: FlavorMariaDB, sess: mode("time_round_fractional"), sql: last, table: "orders_202502"},
 		{name: "MariaDB, the session clears TIME_ROUND_FRACTIONAL", flavor: FlavorMariaDB, mode: "TIME_ROUND_FRACTIONAL", sess: mode(""), sql: last, table: "orders_202501"},
 		{name: "MySQL rounds", flavor: FlavorMySQL, mode: "STRICT_TRANS_TABLES", sql: half, table: "orders_202502"},
@@ -70,6 +72,9 @@ func TestInsertFractionByColumnAndSQLMode(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, []string{c.table}) {
 				t.Errorf("tables %v, want %s", got, c.table)
+			}
+			if c.stored != "" && !slices.ContainsFunc(p.Prompts, func(s string) bool { return strings.Contains(s, "is stored as '"+c.stored+"'") }) {
+				t.Errorf("prompts %q, want one saying the value is stored as %s", p.Prompts, c.stored)
 			}
 		})
 	}
