@@ -812,8 +812,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 		var lo, last time.Time
 		exact := false
 		for i := len(all) - 1; i >= 0; i-- {
-			b, _ := t.location(&all[i]) // a bad location is refused below if the row goes there
-			lo, last, exact = t.storedRange(&all[i], b, in.Session, v.lo, v.hi)
+			lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
 			if covers(&all[i], lo) {
 				owner[r] = i
 				break
@@ -828,8 +827,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			for i := len(all) - 1; i >= 0 && owner[r] < 0; i-- {
 				if covers(&all[i], v.lo) {
 					owner[r] = i
-					b, _ := t.location(&all[i])
-					lo, last, exact = t.storedRange(&all[i], b, in.Session, v.lo, v.hi)
+					lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
 				}
 			}
 		}
@@ -837,9 +835,13 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
 		}
 		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
+			if exact && v.lo.Equal(v.hi) {
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo))
+			}
 			if exact {
-				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores between '%s' and '%s' (by its column's precision and the session's sql_mode, or a clock in an unknown session time zone), which it does not hold whole; write the time at the column's precision, or SET time_zone first",
-					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo), formatTime(last))
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(lo), formatTime(last), o.Name)
 			}
 			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)

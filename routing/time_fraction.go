@@ -149,10 +149,10 @@ func (r *Router) SetShardKeyPrecision(digits map[string]int) {
 	}
 }
 
-// storedRange returns the values the shard-key value range [lo, hi] is stored as in table tb,
-// whose backend is backend: exact when the column's precision and the server session's rule are
-// known, else widened to every value a truncation or a rounding could give (exact false).
-func (t *timeRouter) storedRange(tb *metadata.Table, backend string, sess *SessionState, lo, hi time.Time) (slo, shi time.Time, exact bool) {
+// storedRange returns the values the shard-key value range [lo, hi] is stored as in table tb:
+// exact when the column's precision and the server session's rule are known, else widened to
+// every value a truncation or a rounding could give (exact false).
+func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi time.Time) (slo, shi time.Time, exact bool) {
 	fits := func(x time.Time, unit time.Duration) bool { return x.Equal(x.Truncate(unit)) }
 	if fits(lo, time.Second) && fits(hi, time.Second) {
 		return lo, hi, true
@@ -163,6 +163,7 @@ func (t *timeRouter) storedRange(tb *metadata.Table, backend string, sess *Sessi
 			if fits(lo, unit) && fits(hi, unit) {
 				return lo, hi, true
 			}
+			backend, _ := t.location(tb) // a bad location is refused if the row goes there
 			if s, ok := f.servers[backend]; ok {
 				mode := s.mode
 				if sess != nil && sess.SQLMode.Set {
@@ -198,8 +199,7 @@ func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionSt
 		if j == owner {
 			continue
 		}
-		b, _ := t.location(&all[j])
-		jlo, jhi, exact := t.storedRange(&all[j], b, sess, v.lo, v.hi)
+		jlo, jhi, exact := t.storedRange(&all[j], sess, v.lo, v.hi)
 		if (covers(&all[j], jlo) || covers(&all[j], jhi)) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
 			if !exact {
 				return fmt.Errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
