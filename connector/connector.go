@@ -10,6 +10,7 @@ package connector
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -132,9 +133,9 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c.router = router
 	if c.meta != nil && c.meta.db != nil {
-		c.meta.firstLoad = func(ctx context.Context) {
-			router.SetDefaultTimeZone(defaultTimeZone(ctx, c.meta.db))
-		}
+		c.meta.facts = newStoreFacts(router, cfg, c.meta.db, func(b string) *sql.DB {
+			return sql.OpenDB(c.backends[b].connect) // opens nothing yet
+		})
 	}
 	return c, nil
 }
