@@ -207,6 +207,11 @@ func TestBadDSN(t *testing.T) {
 		{"route to a backend not configured", "obroute:backends.hot.dsn=app:" + password + "@tcp(127.0.0.1:3306)/test;routes.audit_log=cold", []string{"routes.audit_log", `"cold"`}},
 		{"unknown key", "obroute:backends.hot.dsn=app:" + password + "@tcp(127.0.0.1:3306)/test;colour=blue", []string{"colour", "unknown DSN key"}},
 		{"backend DSN without its key", "obroute:app:" + password + "@tcp(127.0.0.1:3306)/test?parseTime=true", []string{"DSN item 1", "backends.NAME.dsn="}},
+		{"hot window of days and months", "obroute:backends.hot.dsn=app:" + password + "@tcp(127.0.0.1:3306)/test;time_tables.orders.shard_key=order_time;" +
+			"time_tables.orders.hot_window.days=3;time_tables.orders.hot_window.months=1", []string{"time_tables.orders.hot_window", "exactly one"}},
+		{"shadow regex that does not compile", "obroute:backends.hot.dsn=app:" + password + "@tcp(127.0.0.1:3306)/test;backends.shadow_hot.dsn=app:" + password +
+			"@tcp(127.0.0.1:3306)/test;backends.shadow_hot.role=shadow;shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.a.kind=regex_match;shadow.algorithms.a.column=c;" +
+			"shadow.algorithms.a.operation=insert;shadow.algorithms.a.regex=(;shadow.tables.t.algorithms=a", []string{"shadow", "does not compile"}},
 		{"missing YAML file", "obroute:config=" + filepath.Join(t.TempDir(), "none.yaml"), []string{"config=", "cannot read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
