@@ -79,7 +79,7 @@ func setup(b *testing.B) *fixture {
 	}
 	cfg := &config.Config{
 		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: hot.DSN}, {Name: "cold", Role: "cold", DSN: cold.DSN}},
-		TimeTables: timeTables(),
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
 	c, err := connector.New(cfg, connector.WithMetadataSource(shardMetadata()), connector.WithClock(func() time.Time { return now }))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
 )
@@ -107,7 +108,15 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
 	}
-	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
+	shadowRule, err := rules.Shadow(cfg)
+	if err != nil {
+		return nil, err
+	}
+	timeTables, err := rules.TimeTables(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: shadowRule, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
 		if err != nil {
@@ -124,7 +133,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 			return nil, err
 		}
 		c.meta = c.newShardMetadata(&o)
-		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
+		rc.Time = &routing.TimeConfig{Tables: timeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
 	}
 	router, err := routing.New(rc)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
-// TimeConfig configures hot/cold time routing (DOMAIN.md §5).
+// TimeConfig configures hot/cold time routing: which tables are split by time, where their
+// shard metadata comes from, and the clock and zone the hot window is computed in.
 type TimeConfig struct {
 	// Tables are the time-sharded logical tables.
 	Tables []TimeTable `yaml:"tables"`

@@ -3,7 +3,6 @@ package sqltest
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/internal/handshake"
 )
 
 // Env vars read by this package.
@@ -344,30 +345,18 @@ func (c *adminConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// parseHandshake reads the connection ID of a HandshakeV10 packet: 4-byte
-// packet header, protocol version 10, NUL-terminated server version, then
-// the 4-byte little-endian connection ID.
+// parseHandshake reads the connection ID out of the handshake once enough of
+// it has arrived, and records it as an admin ID.
 func (c *adminConn) parseHandshake() {
-	const header = 4
-	if len(c.head) < header+1 {
+	id, r := handshake.ConnectionID(c.head)
+	if r == handshake.More {
 		return
 	}
-	if c.head[header] != 10 {
-		c.known, c.head = true, nil // not a handshake we understand: never an admin ID
-		return
-	}
-	end := -1
-	for i := header + 1; i < len(c.head); i++ {
-		if c.head[i] == 0 {
-			end = i
-			break
-		}
-	}
-	if end < 0 || len(c.head) < end+5 {
-		return
-	}
-	c.id = binary.LittleEndian.Uint32(c.head[end+1 : end+5])
 	c.known, c.head = true, nil
+	if r == handshake.Unknown {
+		return // not a handshake we understand: never an admin ID
+	}
+	c.id = id
 	c.owner.mu.Lock()
 	c.owner.ids[c.id] = c
 	c.owner.ever[c.id] = true

@@ -362,17 +362,25 @@ func (in *instance) killLocked() {
 	in.cmd = nil
 }
 
-func (in *instance) pause() error {
+func (in *instance) pause() error { return in.signal(syscall.SIGSTOP) }
+
+func (in *instance) resume() error { return in.signal(syscall.SIGCONT) }
+
+// signal sends SIGSTOP or SIGCONT to the running mariadbd and records whether it is paused;
+// after SIGSTOP it returns once every thread has stopped.
+func (in *instance) signal(sig syscall.Signal) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.cmd == nil {
 		return errors.New("mariadbd is not running; Start it first")
 	}
-	if err := in.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := in.cmd.Process.Signal(sig); err != nil {
 		return err
 	}
-	in.paused = true
-	waitStopped(in.cmd.Process.Pid)
+	in.paused = sig == syscall.SIGSTOP
+	if in.paused {
+		waitStopped(in.cmd.Process.Pid)
+	}
 	return nil
 }
 
@@ -400,19 +408,6 @@ func waitStopped(pid int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func (in *instance) resume() error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.cmd == nil {
-		return errors.New("mariadbd is not running; Start it first")
-	}
-	if err := in.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return err
-	}
-	in.paused = false
-	return nil
 }
 
 // destroy kills the process, even a paused one; cleanup uses it.

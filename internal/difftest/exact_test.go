@@ -68,7 +68,7 @@ func newTextsCluster(t *testing.T, seed uint64, n int) *textsCluster {
 				{Name: "hot", Role: "hot", DSN: c.hot.DSN + param},
 				{Name: "cold", Role: "cold", DSN: c.cold.DSN + param},
 			},
-			TimeTables: []routing.TimeTable{{Table: "texts", ShardKey: "t_time", Window: window}},
+			TimeTables: []config.TimeTable{{Table: "texts", ShardKey: "t_time", HotWindow: config.HotWindow(window)}},
 			Metadata:   config.Metadata{Backend: "hot"},
 		}
 		_, c.obDB[p] = openObrouteConfig(t, cfg, clockNow)
