@@ -47,9 +47,9 @@ type storeFacts struct {
 func newStoreFacts(router *routing.Router, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
 	meta := cfg.Metadata.Backend
 	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{}}
-	if !slices.ContainsFunc(cfg.TimeTables, func(t routing.TimeTable) bool { return t.AllowColdWrites }) {
+	if !slices.ContainsFunc(cfg.TimeTables, func(t config.TimeTable) bool { return t.AllowColdWrites }) {
 		for _, b := range cfg.Backends {
-			if b.Role == routing.RoleCold && b.Name != meta {
+			if b.Role == config.RoleCold && b.Name != meta {
 				f.later[b.Name] = true
 			}
 		}

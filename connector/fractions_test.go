@@ -39,12 +39,12 @@ func TestInsertFractionAtPeriodBoundary(t *testing.T) {
 		}
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	window := metadata.HotWindow{Months: 2}
+	window := config.HotWindow{Months: 2}
 	cfg := &config.Config{
 		Backends: []config.Backend{{Name: "hot", Role: "hot", DSN: hot.DSN}, {Name: "meta", Role: "cold", DSN: meta.DSN}},
-		TimeTables: []routing.TimeTable{
-			{Table: "events", ShardKey: "at", Window: window},
-			{Table: "visits", ShardKey: "at", Window: window},
+		TimeTables: []config.TimeTable{
+			{Table: "events", ShardKey: "at", HotWindow: window},
+			{Table: "visits", ShardKey: "at", HotWindow: window},
 		},
 		Metadata: config.Metadata{Backend: "meta"},
 	}
@@ -129,7 +129,7 @@ func TestInsertFractionOfANewTable(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	cfg := &config.Config{
 		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: b.DSN}},
-		TimeTables: []routing.TimeTable{{Table: "visits", ShardKey: "at", Window: metadata.HotWindow{Months: 2}}},
+		TimeTables: []config.TimeTable{{Table: "visits", ShardKey: "at", HotWindow: config.HotWindow{Months: 2}}},
 		Metadata:   config.Metadata{Backend: "hot"},
 	}
 	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }))
