@@ -11,6 +11,7 @@ import (
 type group struct {
 	row  []driver.Value
 	aggs []aggState
+	incr int // the sessions' div_precision_increment, for computed columns; -1 until read
 }
 
 // grouper holds what both the streaming and the hash GROUP BY need.
@@ -18,10 +19,12 @@ type grouper struct {
 	keys   []*comparer
 	width  int
 	aggs   []aggregator
-	aggCol []bool // columns written by an aggregate
+	aggCol []bool // columns written by an aggregate or a computed expression
+	// computed are the expressions over aggregates, written after the aggregates.
+	computed []computer
 }
 
-func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
+func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error) {
 	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
 	for _, k := range spec.GroupBy {
 		g.keys = append(g.keys, cols.cmp[k])
@@ -47,7 +50,7 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
 			g.aggCol[w.weight] = true
 		}
 	}
-	return g
+	return g, g.bindComputed(spec, cols, types)
 }
 
 func (g *grouper) newGroup() *group {
@@ -68,6 +71,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 		st := &gr.aggs[i]
 		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
 	}
+	gr.incr = -1
 	return g.add(gr, row)
 }
 
@@ -103,7 +107,7 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 			return err
 		}
 	}
-	return nil
+	return g.addComputed(gr, row)
 }
 
 // finish writes the merged aggregates into gr.row.
@@ -142,7 +146,7 @@ func (g *grouper) finish(gr *group) error {
 			}
 		}
 	}
-	return nil
+	return g.finishComputed(gr)
 }
 
 // copyValue returns src, with a []byte copied into dst's buffer when it has one.

@@ -118,12 +118,20 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if len(spec.GroupBy) > 0 {
 			src = newMergeSource(in, width, order[:len(spec.GroupBy)])
 		}
-		p = &streamGroup{grouper: newGrouper(spec, cols, types), src: src}
+		g, err := newGrouper(spec, cols, types)
+		if err != nil {
+			return nil, err
+		}
+		p = &streamGroup{grouper: g, src: src}
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}
 	default:
-		p = &hashGroup{grouper: newGrouper(spec, cols, types), src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
+		g, err := newGrouper(spec, cols, types)
+		if err != nil {
+			return nil, err
+		}
+		p = &hashGroup{grouper: g, src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
 	}
 	if spec.Distinct {
 		p = newDistinct(p, cols.cmp[:visible], maxHeld)

@@ -32,6 +32,9 @@ type Spec struct {
 	GroupBy []int
 	// Aggregates says which columns hold partial aggregates and how to merge them.
 	Aggregates []Aggregate
+	// Computed are the columns whose values are expressions over the merged aggregates,
+	// written after them (and before HAVING, ORDER BY and DISTINCT read them).
+	Computed []Computed
 	// Having is evaluated on each merged group row (all columns, hidden
 	// included); rows for which it is FALSE or NULL are dropped. nil = none.
 	Having Expr
@@ -264,6 +267,19 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 				if err := hidden(h.what, h.i); err != nil {
 					return 0, invalidf("AVG on column %d needs hidden SUM, COUNT and div_precision_increment columns: %w", a.Column, err)
 				}
+			}
+		}
+	}
+	for _, c := range s.Computed {
+		if err := col("computed", c.Column); err != nil {
+			return 0, err
+		}
+		if c.Expr == nil {
+			return 0, invalidf("computed column %d has no expression", c.Column)
+		}
+		if c.Increment != 0 {
+			if err := hidden("computed div_precision_increment", c.Increment); err != nil {
+				return 0, err
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func (p *mergePlanner) mayBeText(e sqlparser.Expr) bool {
 		return x.Operator != sqlparser.UMinusStr && x.Operator != sqlparser.UPlusStr && x.Operator != sqlparser.TildaStr
 	case *sqlparser.FuncExpr:
 		switch x.Name.Lowered() {
-		case "count", "sum", "avg":
+		case "count", "sum", "avg", "round":
 			return false
 		case "min", "max":
 			if len(x.Exprs) == 1 {

@@ -78,6 +78,8 @@ type mergePlanner struct {
 	sigItems sqlparser.SelectExprs
 	visible  int
 	spec     merge.Spec
+	// computedCols are the columns the merge computes from merged aggregates.
+	computedCols map[int]bool
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
@@ -99,7 +101,8 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
-		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{}}
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
+		computedCols: map[int]bool{}}
 	p.leg.Having = nil
 	star := false
 	grouped := len(sel.GroupBy) > 0
@@ -109,6 +112,10 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		case *sqlparser.StarExpr:
 			star = true
 		case *sqlparser.AliasedExpr:
+			if overAggregates(x.Expr) {
+				grouped = true
+				continue
+			}
 			f, _, err := p.aggregate(x.Expr)
 			if err != nil {
 				return nil, err
@@ -138,7 +145,11 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	for i, se := range items {
 		if ae, ok := se.(*sqlparser.AliasedExpr); ok {
-			if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
+			if overAggregates(ae.Expr) {
+				if err := p.addComputed(i, ae.Expr); err != nil {
+					return nil, err
+				}
+			} else if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
 				if err := p.addAggregate(i, f, ae.Expr, arg); err != nil {
 					return nil, err
 				}
@@ -286,7 +297,7 @@ func (p *mergePlanner) groupBy() error {
 			}
 			i = p.hidden(e)
 		} else if i < p.visible {
-			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 {
+			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 || p.computedCols[i] {
 				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
 			}
 		}
@@ -297,7 +308,7 @@ func (p *mergePlanner) groupBy() error {
 	}
 	for i, se := range p.sel.SelectExprs {
 		ae := se.(*sqlparser.AliasedExpr)
-		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !isConstant(ae.Expr) {
+		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !p.computedCols[i] && !isConstant(ae.Expr) {
 			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", nodeText(ae.Expr))
 		}
 	}
@@ -340,6 +351,11 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 		if i < 0 {
 			f, arg, err := p.aggregate(o.Expr)
 			switch {
+			case grouped && overAggregates(o.Expr):
+				i = p.hidden(o.Expr)
+				if err := p.addComputed(i, o.Expr); err != nil {
+					return err
+				}
 			case err != nil:
 				return err
 			case f != 0 && grouped:

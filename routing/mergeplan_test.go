@@ -111,6 +111,23 @@ func TestMergePlan(t *testing.T) {
 			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4, Weights: []int{1, 0}},
 		},
 		{
+			name: "expressions over aggregates: the aggregates merged hidden, the expression computed",
+			sql:  "select user_id, sum(amount)/count(*) as q, round(avg(amount), 1) from orders" + splitWhere + " group by user_id order by max(amount) - min(amount)",
+			leg: "select user_id, sum(amount) / count(*) as q, round(avg(amount), 1), sum(amount) as _obroute_4, count(*) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6, avg(amount) as _obroute_7, sum(amount) as _obroute_8, count(amount) as _obroute_9, " +
+				weightItem("user_id", 10) + ", max(amount) - min(amount) as _obroute_11, max(amount) as _obroute_12, " + weightItem("max(amount)", 13) +
+				", min(amount) as _obroute_14, " + weightItem("min(amount)", 15) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 3, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 0, 14, 0},
+				OrderBy: []merge.OrderKey{{Column: 10}},
+				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 3}, {Func: merge.AggCount, Column: 4},
+					{Func: merge.AggAvg, Column: 6, Sum: 7, Count: 8, Increment: 5, Arg: merge.ArgColumn},
+					{Func: merge.AggMax, Column: 11}, {Func: merge.AggMin, Column: 13}},
+				Computed: []merge.Computed{
+					{Column: 1, Expr: merge.Arith('/', merge.Agg(3), merge.Agg(4)), Increment: 5},
+					{Column: 2, Expr: merge.Round(merge.Agg(6), 1)},
+					{Column: 10, Expr: merge.Arith('-', merge.Agg(11), merge.Agg(13))}}},
+		},
+		{
 			name: "count distinct shard key is exact",
 			sql:  "select count(distinct order_time) from orders" + splitWhere,
 			leg:  "select count(distinct order_time) from orders_202412 where",
@@ -181,7 +198,12 @@ func TestMergeRefusals(t *testing.T) {
 		{"count distinct", "select count(distinct user_id) from orders" + splitWhere, "cannot be merged exactly"},
 		{"sum distinct", "select sum(distinct amount) from orders" + splitWhere, "cannot be merged exactly"},
 		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
-		{"aggregate in expression", "select sum(amount) / count(*) from orders" + splitWhere, "select the aggregate itself"},
+		{"float literal over aggregates", "select sum(amount) / 1e3 from orders" + splitWhere, "select the aggregates themselves"},
+		{"function over an aggregate", "select concat(max(amount), ' EUR') from orders" + splitWhere, "only +, -, *, /, unary minus and ROUND"},
+		{"integer division over aggregates", "select sum(amount) div count(*) from orders" + splitWhere, "compute the expression in the application"},
+		{"placeholder over aggregates", "select count(*) * ? from orders" + splitWhere, "cannot be computed exactly"},
+		{"aggregate of a quotient in an expression", "select avg(amount / 3) * 2 from orders" + splitWhere, "ROUND(amount / 3, n)"},
+		{"group by an expression over aggregates", "select sum(amount) + 1 from orders" + splitWhere + " group by 1", "names an aggregate"},
 		{"group_concat", "select group_concat(id) from orders" + splitWhere, "use COUNT, SUM, MIN, MAX or AVG"},
 		{"group by expression not selected", "select count(*) from orders" + splitWhere + " group by year(amount)", "add it to the select list"},
 		{"select * with group by", "select * from orders" + splitWhere + " group by user_id", "name the columns"},
