@@ -109,3 +109,15 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 	}, sel)
 	return err
 }
+
+// hasSubquery reports whether e holds a subquery.
+func hasSubquery(e sqlparser.SQLNode) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if s, ok := n.(*sqlparser.Subquery); ok && s != nil {
+			found = true
+		}
+		return !found, nil
+	}, e)
+	return found
+}

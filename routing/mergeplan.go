@@ -292,8 +292,8 @@ func (p *mergePlanner) groupBy() error {
 			return err
 		}
 		if i < 0 {
-			if _, ok := e.(*sqlparser.ColName); !ok {
-				return notMergeable("GROUP BY %s is not in the select list; add it to the select list", nodeText(e))
+			if containsAggregate(e) || hasSubquery(e) {
+				return notMergeable("GROUP BY %s cannot be a hidden group key; group by columns or expressions of columns", nodeText(e))
 			}
 			i = p.hidden(e)
 		} else if i < p.visible {

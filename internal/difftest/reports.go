@@ -65,6 +65,9 @@ func (g *ReportGenerator) Next() Query {
 		}
 	case "hidden_group":
 		aggs := g.pick([]string{"COUNT(*)", "SUM(amount)", "MAX(amount)", "MIN(order_time)", "AVG(amount)"}, 1+g.rng.IntN(2))
+		if g.rng.IntN(2) == 0 {
+			group = []string{"DATE(order_time)", "user_id % 3", "MONTH(order_time)", "LOWER(status)", "user_id, status"}[g.rng.IntN(5)]
+		}
 		q.SQL = "SELECT " + strings.Join(aggs, ", ") + from + " GROUP BY " + group
 		q.FoldCase = false
 	case "star":
