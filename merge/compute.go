@@ -68,7 +68,8 @@ type aggValue int
 // Agg is the merged value of the aggregate (COUNT, SUM, AVG, MIN or MAX) in column i.
 func Agg(i int) Value { return aggValue(i) }
 
-func (a aggValue) String() string { return fmt.Sprintf("col%d", int(a)) }
+// String names the column from 1, as EXPLAIN ROUTE does.
+func (a aggValue) String() string { return fmt.Sprintf("col%d", int(a)+1) }
 
 func (a aggValue) bindValue(b *valueBinder) (valueFunc, error) {
 	col := int(a)

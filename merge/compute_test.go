@@ -110,3 +110,18 @@ func TestComputedRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadingHidden: with Spec.Leading the hidden columns come first (a SELECT * whose width only
+// the rows tell) and are dropped; the merge orders by them.
+func TestLeadingHidden(t *testing.T) {
+	cols := []string{"k", "id", "note"}
+	types := []string{"BIGINT", "BIGINT", "BIGINT"}
+	spec := Spec{Leading: 1, OrderBy: []OrderKey{{Column: 0, Desc: true}}, Limit: NoLimit}
+	got, err := mergeAll(t, spec, newFake(cols, types, r("9", "1", "10"), r("3", "2", "20")), newFake(cols, types, r("5", "3", "30")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1|10", "3|30", "2|20"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -60,7 +60,11 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 	if types == nil {
 		types = ReadColumnTypes(in.rows[spec.TypesFrom])
 	}
-	m := &mergedRows{in: in, names: names[:visible:visible], types: types[:visible:visible], offset: spec.Offset, limit: spec.Limit}
+	lead := spec.Leading
+	if lead > 0 {
+		visible = width // the hidden columns lead, the rest are visible
+	}
+	m := &mergedRows{in: in, names: names[lead:visible:visible], types: types[lead:visible:visible], lead: lead, offset: spec.Offset, limit: spec.Limit}
 
 	uses := make([]use, width)
 	for _, k := range spec.OrderBy {
@@ -75,7 +79,7 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		}
 	}
 	if spec.Distinct {
-		for i := range visible {
+		for i := lead; i < visible; i++ {
 			uses[i] |= useEqual
 		}
 	}
@@ -134,7 +138,7 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		p = &hashGroup{grouper: g, src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
 	}
 	if spec.Distinct {
-		p = newDistinct(p, cols.cmp[:visible], maxHeld)
+		p = newDistinct(p, cols.cmp[lead:visible], maxHeld)
 	}
 	m.pipe = p
 	return m, nil
@@ -238,6 +242,7 @@ type mergedRows struct {
 	in      *inputSet
 	names   []string
 	types   []ColumnType // one server's, for the visible columns
+	lead    int          // hidden columns before the visible ones
 	pipe    stage
 	offset  int64
 	limit   int64
@@ -277,7 +282,7 @@ func (m *mergedRows) Next(dest []driver.Value) error {
 	if err != nil {
 		return m.fail(err)
 	}
-	copy(dest, row[:len(m.names)])
+	copy(dest, row[m.lead:m.lead+len(m.names)])
 	m.emitted++
 	return nil
 }

@@ -22,8 +22,12 @@ type Spec struct {
 	// Visible is the number of leading columns the caller sees; later columns
 	// are helper columns the rewrite added (sort keys not in the select list,
 	// weights, partial sums and counts) and are dropped from the output. 0
-	// means all columns.
+	// means all columns (after the Leading ones).
 	Visible int
+	// Leading is the number of hidden helper columns that come first instead,
+	// for a SELECT * whose width only the rows tell: the columns after them
+	// are visible. With Leading set, Visible must be 0.
+	Leading int
 	// OrderBy lists the keys every input is already sorted by; the output is
 	// their k-way merge (or, after a hash GROUP BY, the held groups sorted by them).
 	OrderBy []OrderKey
@@ -215,6 +219,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 	if visible < 0 || visible > n {
 		return 0, invalidf("Visible = %d, the inputs have %d columns", s.Visible, n)
 	}
+	if s.Leading != 0 && (s.Visible != 0 || s.Leading < 0 || s.Leading >= n) {
+		return 0, invalidf("Leading = %d with Visible = %d: the inputs have %d columns", s.Leading, s.Visible, n)
+	}
 	col := func(what string, i int) error {
 		if i < 0 || i >= n {
 			return invalidf("%s column %d is out of range: the inputs have %d columns (0..%d)", what, i, n, n-1)
@@ -222,6 +229,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		return nil
 	}
 	hidden := func(what string, i int) error {
+		if s.Leading > 0 && i >= 0 && i < s.Leading {
+			return nil
+		}
 		if i < visible || i >= n {
 			return invalidf("%s column %d is not a hidden column: the inputs have %d columns, %d visible", what, i, n, visible)
 		}

@@ -164,6 +164,13 @@ func mergeFields(m *merge.Spec) fields {
 		}
 		f = f.str("aggregates", strings.Join(aggs, ","))
 	}
+	if len(m.Computed) > 0 {
+		cs := make([]string, len(m.Computed))
+		for i, c := range m.Computed {
+			cs[i] = "col" + strconv.Itoa(c.Column+1) + " = " + c.Expr.String()
+		}
+		f = f.str("computed", strings.Join(cs, ","))
+	}
 	if n := weighedColumns(m.Weights); n > 0 {
 		f = f.int("weighed_columns", int64(n))
 	}
@@ -178,6 +185,9 @@ func mergeFields(m *merge.Spec) fields {
 	}
 	if m.Limit != merge.NoLimit {
 		f = f.int("limit", m.Limit)
+	}
+	if m.Leading > 0 {
+		f = f.int("leading_hidden_columns", int64(m.Leading))
 	}
 	if m.Visible > 0 {
 		f = f.int("visible_columns", int64(m.Visible))

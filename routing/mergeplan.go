@@ -80,6 +80,8 @@ type mergePlanner struct {
 	spec     merge.Spec
 	// computedCols are the columns the merge computes from merged aggregates.
 	computedCols map[int]bool
+	// star: the select list is *, whose width only the rows tell.
+	star bool
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
@@ -128,9 +130,10 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if sel.Having != nil {
 		grouped = true
 	}
-	if star && (grouped || len(sel.OrderBy) > 0 || sel.QueryOpts.Distinct) {
-		return nil, notMergeable("SELECT * with ORDER BY, GROUP BY, aggregates or DISTINCT across several tables needs the column positions; name the columns instead of *")
+	if err := checkStar(star, sel, grouped); err != nil {
+		return nil, err
 	}
+	p.star = star
 	if !star {
 		p.visible = len(items)
 	}
@@ -180,6 +183,11 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		}
 	}
 	p.spec.Weights = p.weightColumns()
+	if star {
+		if err := p.hiddenFirst(); err != nil {
+			return nil, err
+		}
+	}
 	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1, snippets: p.snippets, subst: p.subst, unionTypesExact: p.unionTypesExact()}
 	mp.weightCols = map[string][]int{}
 	for c, w := range p.weightOf {
@@ -257,6 +265,9 @@ func (p *mergePlanner) helper(e sqlparser.Expr) int {
 // alias, or an expression of the select list. It returns -1 when none matches.
 func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
 	if lit, ok := e.(*sqlparser.SQLVal); ok && positions && lit.Type == sqlparser.IntVal {
+		if p.star {
+			return 0, notMergeable("ORDER BY %s is a position in SELECT *, whose columns obroute does not know; name the column instead", lit.Val)
+		}
 		n, err := strconv.Atoi(string(lit.Val))
 		if err != nil || n < 1 || n > p.visible {
 			return 0, notMergeable("position %s is not a column of the select list", lit.Val)

@@ -28,7 +28,8 @@ func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
 // Seed returns the generator's seed.
 func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
-// ReportShapes are the kinds of ReportGenerator's queries.
+// ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
+// with ORDER BY).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
 
 // aggregate expressions of the select list, each a plain aggregate or an expression over some.
@@ -73,7 +74,8 @@ func (g *ReportGenerator) Next() Query {
 	case "star":
 		switch g.rng.IntN(4) {
 		case 0:
-			q.SQL = "SELECT *" + from + " ORDER BY order_time" + g.dir() + ", id" + g.dir() + g.limit()
+			q.Kind = "star_order"
+			q.SQL = "SELECT *" + strings.Replace(from, " FROM "+g.cfg.Table, " FROM "+g.cfg.Table+" o", 1) + " ORDER BY o.order_time" + g.dir() + ", id" + g.dir() + g.limit()
 			q.Ordered = true
 			q.FoldCase = false
 		case 1:
@@ -83,7 +85,8 @@ func (g *ReportGenerator) Next() Query {
 			q.SQL = "SELECT *, COUNT(*)" + from + " GROUP BY id"
 			q.FoldCase = false
 		default:
-			q.SQL = "SELECT *" + from + " ORDER BY amount" + g.dir() + ", id LIMIT 10"
+			q.Kind = "star_order"
+			q.SQL = "SELECT *" + from + " ORDER BY " + []string{"amount", "status", "user_id"}[g.rng.IntN(3)] + g.dir() + ", id LIMIT 10"
 			q.Ordered = true
 			q.FoldCase = false
 		}
