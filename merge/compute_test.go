@@ -125,3 +125,38 @@ func TestLeadingHidden(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestDistinctAggregates: each value of the argument is counted and added once per group, equal
+// values from several inputs included, NULL never; with EmptyGroup, inputs without rows give the
+// aggregates over no rows.
+func TestDistinctAggregates(t *testing.T) {
+	// COUNT(DISTINCT x), SUM(DISTINCT x), AVG(DISTINCT x) (with its hidden SUM, COUNT and
+	// increment), COUNT(*), then the argument x.
+	cols := []string{"cd", "sd", "ad", "cnt", "avg_sum", "avg_cnt", "incr", "x"}
+	types := []string{"BIGINT", "DECIMAL(34,2)", "DECIMAL(16,6)", "BIGINT", "DECIMAL(34,2)", "BIGINT", "BIGINT", "DECIMAL(12,2)"}
+	spec := Spec{Visible: 4, Limit: NoLimit, Aggregates: []Aggregate{
+		{Func: AggCount, Column: 0, Distinct: 7},
+		{Func: AggSum, Column: 1, Distinct: 7},
+		{Func: AggAvg, Column: 2, Sum: 4, Count: 5, Increment: 6, Arg: ArgColumn, Distinct: 7},
+		{Func: AggCount, Column: 3},
+	}}
+	row := func(n, x string) []driver.Value { return r("1", x, x, n, x, "1", "4", x) }
+	got, err := mergeAll(t, spec,
+		newFake(cols, types, row("2", "1.50"), row("1", "2.00"), r("0", "NULL", "NULL", "3", "NULL", "0", "4", "NULL")),
+		newFake(cols, types, row("4", "1.5"), row("1", "3.25")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Distinct values 1.50, 2.00, 3.25: 3, 6.75, 2.25; eleven rows.
+	if want := []string{"3|6.75|2.250000|11"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	spec.EmptyGroup = true
+	got, err = mergeAll(t, spec, newFake(cols, types), newFake(cols, types))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0|NULL|NULL|0"}; !slices.Equal(got, want) {
+		t.Errorf("no rows: got %q, want %q", got, want)
+	}
+}

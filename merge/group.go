@@ -31,6 +31,10 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error)
 	}
 	for _, a := range spec.Aggregates {
 		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
+		if a.Distinct != 0 {
+			ag.arg = cols.cmp[a.Distinct]
+			g.aggCol[a.Distinct] = true
+		}
 		t := types[a.Column]
 		ag.float = cols.kinds[a.Column] == kindFloat
 		if cols.kinds[a.Column] == kindNumber && t.HasPrecisionScale {
@@ -91,6 +95,18 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 		a := &g.aggs[i]
 		st := &gr.aggs[i]
 		var err error
+		if a.Distinct != 0 {
+			if a.Func == AggAvg {
+				err = st.readIncrement(row[a.Increment], a.Increment)
+			}
+			if err == nil {
+				err = st.addDistinct(a, row)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch a.Func {
 		case AggCount:
 			err = st.addCount(row[a.Column], a.Column)
@@ -171,6 +187,9 @@ type streamGroup struct {
 	cur     *group
 	pending []driver.Value // first row of the next group, still valid in src
 	done    bool
+	// empty: return the group of no rows when the source has none (Spec.EmptyGroup).
+	empty    bool
+	returned bool
 }
 
 func (s *streamGroup) next() ([]driver.Value, error) {
@@ -181,11 +200,15 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 			return nil, io.EOF
 		}
 		r, err := s.src.next()
+		if err == io.EOF && s.empty && !s.returned {
+			return s.emptyGroup()
+		}
 		if err != nil {
 			return nil, err
 		}
 		first = r
 	}
+	s.returned = true
 	if s.cur == nil {
 		s.cur = s.newGroup()
 	}
@@ -213,6 +236,20 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 		return nil, err
 	}
 	return s.cur.row, nil
+}
+
+// emptyGroup returns the aggregates over no rows, once.
+func (s *streamGroup) emptyGroup() ([]driver.Value, error) {
+	s.returned, s.done = true, true
+	gr := s.newGroup()
+	for i := range gr.aggs {
+		gr.aggs[i].incr = -1
+	}
+	gr.incr = -1
+	if err := s.finish(gr); err != nil {
+		return nil, err
+	}
+	return gr.row, nil
 }
 
 // hashGroup reads every input row into groups keyed by the group columns,

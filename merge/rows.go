@@ -77,6 +77,9 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if a.Func == AggMin || a.Func == AggMax {
 			uses[a.Column] |= useOrder
 		}
+		if a.Distinct != 0 {
+			uses[a.Distinct] |= useEqual
+		}
 	}
 	if spec.Distinct {
 		for i := lead; i < visible; i++ {
@@ -126,7 +129,7 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if err != nil {
 			return nil, err
 		}
-		p = &streamGroup{grouper: g, src: src}
+		p = &streamGroup{grouper: g, src: src, empty: spec.EmptyGroup && len(spec.GroupBy) == 0}
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}

@@ -39,6 +39,10 @@ type Spec struct {
 	// Computed are the columns whose values are expressions over the merged aggregates,
 	// written after them (and before HAVING, ORDER BY and DISTINCT read them).
 	Computed []Computed
+	// EmptyGroup: the statement has no GROUP BY but the sub-queries group (by a DISTINCT
+	// aggregate's argument), so they may return no row at all; the result then has the one row
+	// of aggregates over no rows that the server returns: COUNT 0, the others NULL.
+	EmptyGroup bool
 	// Having is evaluated on each merged group row (all columns, hidden
 	// included); rows for which it is FALSE or NULL are dropped. nil = none.
 	Having Expr
@@ -171,6 +175,12 @@ type Aggregate struct {
 	// server rounds or cuts the quotient's digits to the result's scale: (SUM(x) * 0 + 2) / 3
 	// (AvgModeSQL), divided as the AVG is; 0 when Arg says it.
 	Mode int
+	// Distinct is, for COUNT, SUM and AVG of DISTINCT x, the hidden column holding x: the
+	// sub-queries group by x too, and the merge counts or adds each value of x once per group
+	// (compared as the column compares, by its weight when it is text); 0 for none. The
+	// aggregate's own column and, for AVG, Sum and Count are then not read (but for the Go type
+	// of a COUNT).
+	Distinct int
 	// Carry lists, for MIN and MAX, hidden columns whose values belong to the
 	// partial row whose MIN or MAX wins (a HAVING comparison computed on it);
 	// the merged row takes them from that row. The column's weight is carried
@@ -261,6 +271,14 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 		if a.Mode != 0 {
 			if err := hidden("AVG mode", a.Mode); err != nil {
+				return 0, err
+			}
+		}
+		if a.Distinct != 0 {
+			if a.Func != AggCount && a.Func != AggSum && a.Func != AggAvg {
+				return 0, invalidf("%s on column %d cannot be DISTINCT: only COUNT, SUM and AVG", a.Func, a.Column)
+			}
+			if err := hidden(a.Func.String()+" DISTINCT argument", a.Distinct); err != nil {
 				return 0, err
 			}
 		}

@@ -34,6 +34,9 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 	default:
 		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
 	}
+	if x.Distinct && len(x.Exprs) > 1 {
+		return 0, nil, notMergeable("%s with several arguments cannot be merged; count the distinct values of one expression (COUNT(DISTINCT CONCAT_WS(...))), or narrow the range to one table", nodeText(e))
+	}
 	if f == merge.AggCount && len(x.Exprs) == 1 {
 		if _, star := x.Exprs[0].(*sqlparser.StarExpr); star && !x.Distinct {
 			return merge.AggCount, nil, nil // COUNT(*)
@@ -52,8 +55,10 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 			distinct = false // distinct shard-key values never repeat across clamped tables
 		}
 	}
-	if distinct {
-		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; count or add distinct values in the application, or narrow the range to one table", nodeText(e))
+	if distinct && f != merge.AggMin && f != merge.AggMax {
+		if err := p.distinctArgument(x, arg); err != nil {
+			return 0, nil, err
+		}
 	}
 	if containsAggregate(arg) {
 		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", nodeText(e))

@@ -82,6 +82,10 @@ type mergePlanner struct {
 	computedCols map[int]bool
 	// star: the select list is *, whose width only the rows tell.
 	star bool
+	// distinctArg is the argument of the statement's COUNT, SUM or AVG (DISTINCT …), and
+	// distinctCol its hidden column (0 until added).
+	distinctArg sqlparser.Expr
+	distinctCol int
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
@@ -182,6 +186,7 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 			p.weigh(i, p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr)
 		}
 	}
+	p.groupByDistinct()
 	p.spec.Weights = p.weightColumns()
 	if star {
 		if err := p.hiddenFirst(); err != nil {

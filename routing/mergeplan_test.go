@@ -134,6 +134,14 @@ func TestMergePlan(t *testing.T) {
 			spec: merge.Spec{Leading: 4, OrderBy: []merge.OrderKey{{Column: 0, Desc: true}, {Column: 2}}, Limit: 5, Weights: []int{1, 0, 3, 0, 0}},
 		},
 		{
+			name: "distinct aggregates: the legs group by the argument too, which they return",
+			sql:  "select status, count(distinct user_id), sum(distinct user_id), count(*) from orders" + splitWhere + " group by status",
+			leg: "select `status`, count(distinct user_id), sum(distinct user_id), count(*), user_id as _obroute_5, " + weightItem("user_id", 6) + ", " +
+				weightItem("`status`", 7) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 4, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{6, 0, 0, 0, 5, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: 4}, {Func: merge.AggSum, Column: 2, Distinct: 4}, {Func: merge.AggCount, Column: 3}}},
+		},
+		{
 			name: "count distinct shard key is exact",
 			sql:  "select count(distinct order_time) from orders" + splitWhere,
 			leg:  "select count(distinct order_time) from orders_202412 where",
@@ -201,8 +209,9 @@ func TestMergeRefusals(t *testing.T) {
 		{"window function", "select id, row_number() over (order by id) from orders" + splitWhere, "window functions"},
 		{"named window", "select id, sum(amount) over w from orders" + splitWhere + " window w as (partition by user_id)", "window functions"},
 		{"limit in subquery", "select id from orders" + splitWhere + " and user_id in (select id from (select id from users limit 5) x)", "LIMIT inside a subquery"},
-		{"count distinct", "select count(distinct user_id) from orders" + splitWhere, "cannot be merged exactly"},
-		{"sum distinct", "select sum(distinct amount) from orders" + splitWhere, "cannot be merged exactly"},
+		{"count distinct of two arguments", "select count(distinct user_id, status) from orders" + splitWhere, "COUNT(DISTINCT CONCAT_WS"},
+		{"distinct aggregates of two arguments", "select count(distinct user_id), sum(distinct amount) from orders" + splitWhere, "one statement per expression"},
+		{"sum distinct of a quotient", "select sum(distinct amount / 3) from orders" + splitWhere, "ROUND(amount / 3, n)"},
 		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
 		{"float literal over aggregates", "select sum(amount) / 1e3 from orders" + splitWhere, "select the aggregates themselves"},
 		{"function over an aggregate", "select concat(max(amount), ' EUR') from orders" + splitWhere, "only +, -, *, /, unary minus and ROUND"},
@@ -279,5 +288,29 @@ func TestTypesProbes(t *testing.T) {
 	}
 	if p.TypesUnknown() || len(p.Merge.Collations) < 2 || p.Merge.Collations[0] == nil || p.Merge.Collations[1] == nil {
 		t.Errorf("with the types known: unknown %v, collations %q", p.TypesUnknown(), p.Merge.Collations)
+	}
+}
+
+// The legs of a DISTINCT aggregate group by its argument after the statement's group keys;
+// without GROUP BY they may then return no row, and the merge returns the aggregates over none.
+func TestDistinctAggregateLegs(t *testing.T) {
+	cases := []struct {
+		sql, group string
+		empty      bool
+	}{
+		{"select status, count(distinct user_id) from orders" + splitWhere + " group by status", " group by `status`, user_id", false},
+		{"select avg(distinct amount), count(*) from orders" + splitWhere, " group by amount", true},
+	}
+	for _, c := range cases {
+		p, err := splitPlan(t, c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cold := p.Targets[0].SQL; !strings.Contains(cold, c.group) {
+			t.Errorf("%s\ncold sub-query does not %q:\n%s", c.sql, c.group, cold)
+		}
+		if p.Merge.EmptyGroup != c.empty {
+			t.Errorf("%s: EmptyGroup %v, want %v", c.sql, p.Merge.EmptyGroup, c.empty)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
 func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
-// with ORDER BY).
+// with ORDER BY; "distinct_aggregate" draws "distinct_several": COUNT(DISTINCT x, y)).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
 
 // aggregate expressions of the select list, each a plain aggregate or an expression over some.
@@ -92,9 +92,16 @@ func (g *ReportGenerator) Next() Query {
 		}
 	case "distinct_aggregate":
 		agg := []string{"COUNT(DISTINCT user_id)", "SUM(DISTINCT user_id)", "AVG(DISTINCT amount)", "COUNT(DISTINCT status)",
-			"SUM(DISTINCT amount)", "COUNT(DISTINCT user_id, status)"}[g.rng.IntN(6)]
+			"SUM(DISTINCT amount)", "COUNT(DISTINCT user_id, status)", "AVG(DISTINCT user_id), COUNT(DISTINCT user_id) * 2",
+			"COUNT(DISTINCT LOWER(status)), MAX(amount)", "SUM(DISTINCT amount) / COUNT(DISTINCT amount)"}[g.rng.IntN(9)]
+		if strings.Contains(agg, ", status)") {
+			q.Kind = "distinct_several"
+		}
 		if g.rng.IntN(2) == 0 {
 			q.SQL = "SELECT " + agg + ", COUNT(*)" + from
+			if g.rng.IntN(4) == 0 {
+				q.SQL += " AND id < 0" // no row: the aggregates over no rows
+			}
 			q.FoldCase = false
 		} else {
 			q.SQL = "SELECT " + group + ", " + agg + from + " GROUP BY " + group
