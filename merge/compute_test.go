@@ -160,3 +160,25 @@ func TestDistinctAggregates(t *testing.T) {
 		t.Errorf("no rows: got %q, want %q", got, want)
 	}
 }
+
+// TestRollup: after the last group of each prefix of the keys comes its subtotal, the keys after
+// the prefix NULL, and the total last, as MariaDB returns GROUP BY g, h WITH ROLLUP (its answer
+// over the same rows, in one table: NULL a 1 4 / NULL NULL 1 4 / 1 a 1 1 / 1 b 1 2 / 1 NULL 2 3 /
+// 2 NULL 1 5 / 2 a 1 3 / 2 NULL 2 8 / NULL NULL 5 15).
+func TestRollup(t *testing.T) {
+	cols := []string{"g", "h", "cnt", "total"}
+	types := []string{"BIGINT", "BIGINT", "BIGINT", "DECIMAL(32,0)"}
+	spec := Spec{Visible: 4, GroupBy: []int{0, 1}, OrderBy: []OrderKey{{Column: 0}, {Column: 1}}, Rollup: true, Limit: NoLimit,
+		Aggregates: []Aggregate{{Func: AggCount, Column: 2}, {Func: AggSum, Column: 3}}}
+	// h: 1 stands for 'a', 2 for 'b'; the groups split over two inputs, each sorted.
+	got, err := mergeAll(t, spec,
+		newFake(cols, types, r("NULL", "1", "1", "4"), r("1", "1", "1", "1"), r("2", "NULL", "1", "5")),
+		newFake(cols, types, r("1", "2", "1", "2"), r("2", "1", "1", "3")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"NULL|1|1|4", "NULL|NULL|1|4", "1|1|1|1", "1|2|1|2", "1|NULL|2|3", "2|NULL|1|5", "2|1|1|3", "2|NULL|2|8", "NULL|NULL|5|15"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -190,9 +190,16 @@ type streamGroup struct {
 	// empty: return the group of no rows when the source has none (Spec.EmptyGroup).
 	empty    bool
 	returned bool
+	// rollup adds the subtotal rows of WITH ROLLUP; nil without.
+	rollup *rollupLevels
 }
 
 func (s *streamGroup) next() ([]driver.Value, error) {
+	if s.rollup != nil {
+		if row := s.rollup.pop(); row != nil {
+			return row, nil
+		}
+	}
 	first := s.pending
 	s.pending = nil
 	if first == nil {
@@ -215,6 +222,9 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 	if err := s.start(s.cur, first); err != nil {
 		return nil, err
 	}
+	if err := s.addRollup(first); err != nil {
+		return nil, err
+	}
 	for {
 		r, err := s.src.next()
 		if err == io.EOF {
@@ -231,11 +241,27 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 		if err := s.add(s.cur, r); err != nil {
 			return nil, err
 		}
+		if err := s.addRollup(r); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.finish(s.cur); err != nil {
 		return nil, err
 	}
+	if s.rollup != nil {
+		// The subtotals that end here follow the group; pending is still valid in src.
+		if err := s.rollup.end(s.grouper, s.cur, s.pending); err != nil {
+			return nil, err
+		}
+	}
 	return s.cur.row, nil
+}
+
+func (s *streamGroup) addRollup(row []driver.Value) error {
+	if s.rollup == nil {
+		return nil
+	}
+	return s.rollup.add(s.grouper, row)
 }
 
 // emptyGroup returns the aggregates over no rows, once.

@@ -129,7 +129,11 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if err != nil {
 			return nil, err
 		}
-		p = &streamGroup{grouper: g, src: src, empty: spec.EmptyGroup && len(spec.GroupBy) == 0}
+		sg := &streamGroup{grouper: g, src: src, empty: spec.EmptyGroup && len(spec.GroupBy) == 0}
+		if spec.Rollup {
+			sg.rollup = newRollup(g)
+		}
+		p = sg
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}

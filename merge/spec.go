@@ -39,6 +39,11 @@ type Spec struct {
 	// Computed are the columns whose values are expressions over the merged aggregates,
 	// written after them (and before HAVING, ORDER BY and DISTINCT read them).
 	Computed []Computed
+	// Rollup: GROUP BY … WITH ROLLUP. The inputs are sorted by the group keys (OrderBy starts
+	// with them, ascending); after the last group of each prefix of the keys comes its subtotal
+	// row, the keys after the prefix NULL, and after all groups the total, as the server
+	// returns them.
+	Rollup bool
 	// EmptyGroup: the statement has no GROUP BY but the sub-queries group (by a DISTINCT
 	// aggregate's argument), so they may return no row at all; the result then has the one row
 	// of aggregates over no rows that the server returns: COUNT 0, the others NULL.
@@ -324,6 +329,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		if i >= len(s.Collations) {
 			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
 		}
+	}
+	if s.Rollup && (len(s.GroupBy) == 0 || !s.StreamsGroups()) {
+		return 0, invalidf("Rollup needs GROUP BY and inputs sorted by the group keys (OrderBy)")
 	}
 	if s.Offset < 0 {
 		return 0, invalidf("Offset = %d is negative", s.Offset)

@@ -174,6 +174,9 @@ func mergeFields(m *merge.Spec) fields {
 	if n := weighedColumns(m.Weights); n > 0 {
 		f = f.int("weighed_columns", int64(n))
 	}
+	if m.Rollup {
+		f = f.bool("rollup", true)
+	}
 	if m.Having != nil {
 		f = f.bool("having", true)
 	}

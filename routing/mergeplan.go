@@ -90,8 +90,9 @@ type mergePlanner struct {
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
 
-// planMerge plans the split of sel, or says clearly why it cannot be split correctly.
-func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
+// planMerge plans the split of sel (whose GROUP BY is WITH ROLLUP when rollup is set), or says
+// clearly why it cannot be split correctly.
+func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan, error) {
 	switch {
 	case sel.With != nil:
 		return nil, notMergeable("a WITH clause on a time-sharded table cannot be split; move the common table expression into the application or a single-table query")
@@ -177,6 +178,11 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
+	}
+	if rollup {
+		if err := p.rollup(); err != nil {
+			return nil, err
+		}
 	}
 	if sel.QueryOpts.Distinct && !grouped && p.hiddenOrderKeys() {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")

@@ -226,7 +226,8 @@ func TestMergeRefusals(t *testing.T) {
 		{"select distinct *", "select distinct * from orders" + splitWhere, "name the columns instead of *"},
 		{"select * and more with order by", "select *, amount * 2 as x from orders" + splitWhere + " order by x", "name the columns instead of *"},
 		{"non-aggregated column", "select user_id, status, count(*) from orders" + splitWhere + " group by user_id", "neither aggregated nor in GROUP BY"},
-		{"with rollup", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup", "WITH ROLLUP"},
+		{"with rollup and order by", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup order by 2", "drop the ORDER BY"},
+		{"with rollup and having", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup having count(*) > 1", "filter the rows in the application"},
 		{"order by rand", "select id from orders" + splitWhere + " order by rand()", "RAND()"},
 		{"distinct with hidden order", "select distinct status from orders" + splitWhere + " order by id", "DISTINCT with ORDER BY"},
 		{"sql_calc_found_rows", "select sql_calc_found_rows id from orders" + splitWhere + " limit 3", "SQL_CALC_FOUND_ROWS"},
@@ -312,5 +313,21 @@ func TestDistinctAggregateLegs(t *testing.T) {
 		if p.Merge.EmptyGroup != c.empty {
 			t.Errorf("%s: EmptyGroup %v, want %v", c.sql, p.Merge.EmptyGroup, c.empty)
 		}
+	}
+}
+
+// The legs of GROUP BY … WITH ROLLUP group without ROLLUP, sorted by the group keys; the merge
+// adds the subtotals.
+func TestRollupLegs(t *testing.T) {
+	p, err := splitPlan(t, "select status, user_id, count(*) from orders"+splitWhere+" group by status, user_id with rollup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := p.Targets[0].SQL
+	if strings.Contains(strings.ToLower(cold), "rollup") || !strings.Contains(cold, " group by `status`, user_id order by 1 asc, 2 asc") {
+		t.Errorf("cold sub-query:\n%s", cold)
+	}
+	if !p.Merge.Rollup || !p.Merge.StreamsGroups() {
+		t.Errorf("merge %+v: want Rollup over groups streamed in key order", *p.Merge)
 	}
 }

@@ -107,7 +107,13 @@ func (g *ReportGenerator) Next() Query {
 			q.SQL = "SELECT " + group + ", " + agg + from + " GROUP BY " + group
 		}
 	case "rollup":
-		q.SQL = "SELECT " + group + ", COUNT(*), SUM(amount)" + from + " GROUP BY " + group + " WITH ROLLUP"
+		if g.rng.IntN(3) == 0 {
+			group, q.FoldCase = "status, user_id", true
+		}
+		aggs := g.pick([]string{"COUNT(*)", "SUM(amount)", "AVG(amount)", "MIN(order_time)", "MAX(status)", "COUNT(DISTINCT user_id)", "SUM(amount)/COUNT(*)"}, 1+g.rng.IntN(3))
+		q.SQL = "SELECT " + group + ", " + strings.Join(aggs, ", ") + from + " GROUP BY " + group + " WITH ROLLUP"
+		q.Ordered = true
+		q.FoldCase = true
 	case "derived":
 		where := strings.TrimPrefix(from, " FROM "+g.cfg.Table)
 		switch g.rng.IntN(4) {
