@@ -139,12 +139,5 @@ func diffReport(ctx context.Context, ref, got queryer, q difftest.Query) []misma
 	if want == nil {
 		return out
 	}
-	if q.FoldCase {
-		fold(want.rows)
-		fold(have.rows)
-	}
-	if err := difftest.Compare(want.rows, have.rows, q.Ordered); err != nil {
-		out = append(out, mismatch{"rows", err})
-	}
-	return out
+	return append(out, diffRows(want.rows, have.rows, q)...)
 }
