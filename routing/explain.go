@@ -160,6 +160,9 @@ func mergeFields(m *merge.Spec) fields {
 			if a.Exact != 0 {
 				aggs[i] += ", exact col" + strconv.Itoa(a.Exact+1)
 			}
+			if a.Distinct != 0 {
+				aggs[i] += ", distinct values of col" + strconv.Itoa(a.Distinct+1)
+			}
 			aggs[i] += ")"
 		}
 		f = f.str("aggregates", strings.Join(aggs, ","))

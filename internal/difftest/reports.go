@@ -58,10 +58,16 @@ func (g *ReportGenerator) Next() Query {
 		}
 		q.SQL = "SELECT " + group + ", " + strings.Join(exprs, ", ") + from + " GROUP BY " + group
 		if g.rng.IntN(3) == 0 {
-			q.SQL += " HAVING " + exprs[0] + []string{" > 0", " IS NOT NULL", " < 1000"}[g.rng.IntN(3)]
+			// A selected expression, or one the sub-queries must add hidden.
+			having := []string{exprs[0], reportExprs[g.rng.IntN(len(reportExprs))]}[g.rng.IntN(2)]
+			q.SQL += " HAVING " + having + []string{" > 0", " IS NOT NULL", " < 1000"}[g.rng.IntN(3)]
 		}
 		if g.rng.IntN(2) == 0 {
-			q.SQL += fmt.Sprintf(" ORDER BY %d%s, 1%s", 2+g.rng.IntN(len(exprs)), g.dir(), g.dir()) + g.limit()
+			key := fmt.Sprintf("%d", 2+g.rng.IntN(len(exprs)))
+			if g.rng.IntN(3) == 0 {
+				key = reportExprs[g.rng.IntN(len(reportExprs))]
+			}
+			q.SQL += " ORDER BY " + key + g.dir() + ", 1" + g.dir() + g.limit()
 			q.Ordered = true
 		}
 	case "hidden_group":
