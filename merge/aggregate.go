@@ -11,7 +11,7 @@ import (
 type aggregator struct {
 	Aggregate
 	cmp *comparer // MIN, MAX: the comparison of Column
-	arg *comparer // DISTINCT: the comparison of the argument's column
+	args []*comparer // DISTINCT: the comparisons of the arguments' columns
 	// float: SUM or AVG of FLOAT/DOUBLE, summed as float64.
 	float bool
 	// scale is the result's scale (DECIMAL), when known (hasScale): the merged
@@ -143,17 +143,19 @@ func (st *aggState) learnAvgMode(a *aggregator, row []driver.Value) {
 	}
 }
 
-// addDistinct adds the value of a DISTINCT aggregate's argument in row, unless the group has
-// seen an equal one: COUNT counts it, SUM adds it, AVG does both.
+// addDistinct adds the value (list of values) of a DISTINCT aggregate's arguments in row, unless
+// the group has seen an equal one: COUNT counts it, SUM adds it, AVG does both.
 func (st *aggState) addDistinct(a *aggregator, row []driver.Value) error {
 	if st.countTyp == nil && row[a.Column] != nil {
 		st.countTyp = row[a.Column] // COUNT(DISTINCT x) is sent as a COUNT is
 	}
-	v := row[a.Distinct]
-	if v == nil {
-		return nil
+	var key []byte
+	for _, c := range a.args {
+		if row[c.col] == nil {
+			return nil // a list with a NULL is not counted
+		}
+		key = c.appendKey(key, row)
 	}
-	key := a.arg.appendKey(nil, row)
 	if _, dup := st.distinct[string(key)]; dup {
 		return nil
 	}
@@ -162,7 +164,7 @@ func (st *aggState) addDistinct(a *aggregator, row []driver.Value) error {
 	}
 	st.distinct[string(key)] = struct{}{}
 	if a.Func != AggCount {
-		if err := st.addSum(a, row, a.Distinct); err != nil {
+		if err := st.addSum(a, row, a.Distinct[0]); err != nil {
 			return err
 		}
 	}

@@ -389,6 +389,9 @@ func (g *grouper) finishComputed(gr *group) error {
 			if v.frac > 0 {
 				v = roundNumber(v, 0, 0)
 			}
+			if !v.u.IsInt64() && (v.u.Sign() < 0 || !v.u.IsUint64()) {
+				return notExactf("column %d: %s is out of the range of a BIGINT, where the server fails the statement; compute it in the application", c.Column+1, c.Expr)
+			}
 			if c.sample == 2 && v.u.IsInt64() {
 				gr.row[c.Column] = v.u.Int64()
 				continue

@@ -135,9 +135,9 @@ func TestDistinctAggregates(t *testing.T) {
 	cols := []string{"cd", "sd", "ad", "cnt", "avg_sum", "avg_cnt", "incr", "x"}
 	types := []string{"BIGINT", "DECIMAL(34,2)", "DECIMAL(16,6)", "BIGINT", "DECIMAL(34,2)", "BIGINT", "BIGINT", "DECIMAL(12,2)"}
 	spec := Spec{Visible: 4, Limit: NoLimit, Aggregates: []Aggregate{
-		{Func: AggCount, Column: 0, Distinct: 7},
-		{Func: AggSum, Column: 1, Distinct: 7},
-		{Func: AggAvg, Column: 2, Sum: 4, Count: 5, Increment: 6, Arg: ArgColumn, Distinct: 7},
+		{Func: AggCount, Column: 0, Distinct: []int{7}},
+		{Func: AggSum, Column: 1, Distinct: []int{7}},
+		{Func: AggAvg, Column: 2, Sum: 4, Count: 5, Increment: 6, Arg: ArgColumn, Distinct: []int{7}},
 		{Func: AggCount, Column: 3},
 	}}
 	row := func(n, x string) []driver.Value { return r("1", x, x, n, x, "1", "4", x) }
@@ -180,5 +180,22 @@ func TestRollup(t *testing.T) {
 	want := []string{"NULL|1|1|4", "NULL|NULL|1|4", "1|1|1|1", "1|2|1|2", "1|NULL|2|3", "2|NULL|1|5", "2|1|1|3", "2|NULL|2|8", "NULL|NULL|5|15"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestCountDistinctList: COUNT(DISTINCT x, y) counts each list of values once, and no list with
+// a NULL.
+func TestCountDistinctList(t *testing.T) {
+	cols := []string{"cd", "x", "y"}
+	types := []string{"BIGINT", "BIGINT", "DECIMAL(12,2)"}
+	spec := Spec{Visible: 1, Limit: NoLimit, Aggregates: []Aggregate{{Func: AggCount, Column: 0, Distinct: []int{1, 2}}}}
+	got, err := mergeAll(t, spec,
+		newFake(cols, types, r("1", "1", "1.50"), r("1", "1", "2.00"), r("0", "2", "NULL")),
+		newFake(cols, types, r("1", "1", "1.5"), r("1", "2", "1.50"), r("0", "NULL", "3.00")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"3"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -31,9 +31,9 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error)
 	}
 	for _, a := range spec.Aggregates {
 		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
-		if a.Distinct != 0 {
-			ag.arg = cols.cmp[a.Distinct]
-			g.aggCol[a.Distinct] = true
+		for _, c := range a.Distinct {
+			ag.args = append(ag.args, cols.cmp[c])
+			g.aggCol[c] = true
 		}
 		t := types[a.Column]
 		ag.float = cols.kinds[a.Column] == kindFloat
@@ -95,7 +95,7 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 		a := &g.aggs[i]
 		st := &gr.aggs[i]
 		var err error
-		if a.Distinct != 0 {
+		if len(a.Distinct) > 0 {
 			if a.Func == AggAvg {
 				err = st.readIncrement(row[a.Increment], a.Increment)
 			}

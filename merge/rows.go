@@ -77,8 +77,8 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if a.Func == AggMin || a.Func == AggMax {
 			uses[a.Column] |= useOrder
 		}
-		if a.Distinct != 0 {
-			uses[a.Distinct] |= useEqual
+		for _, c := range a.Distinct {
+			uses[c] |= useEqual
 		}
 	}
 	if spec.Distinct {

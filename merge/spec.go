@@ -180,12 +180,12 @@ type Aggregate struct {
 	// server rounds or cuts the quotient's digits to the result's scale: (SUM(x) * 0 + 2) / 3
 	// (AvgModeSQL), divided as the AVG is; 0 when Arg says it.
 	Mode int
-	// Distinct is, for COUNT, SUM and AVG of DISTINCT x, the hidden column holding x: the
-	// sub-queries group by x too, and the merge counts or adds each value of x once per group
-	// (compared as the column compares, by its weight when it is text); 0 for none. The
-	// aggregate's own column and, for AVG, Sum and Count are then not read (but for the Go type
-	// of a COUNT).
-	Distinct int
+	// Distinct is, for COUNT, SUM and AVG of DISTINCT x (COUNT(DISTINCT x, y, …)), the hidden
+	// columns holding x (y, …): the sub-queries group by them too, and the merge counts or adds
+	// each value (list of values without NULL) once per group, compared as the columns compare,
+	// text by its weight; nil for none. The aggregate's own column and, for AVG, Sum and Count
+	// are then not read (but for the Go type of a COUNT).
+	Distinct []int
 	// Carry lists, for MIN and MAX, hidden columns whose values belong to the
 	// partial row whose MIN or MAX wins (a HAVING comparison computed on it);
 	// the merged row takes them from that row. The column's weight is carried
@@ -279,12 +279,14 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 				return 0, err
 			}
 		}
-		if a.Distinct != 0 {
-			if a.Func != AggCount && a.Func != AggSum && a.Func != AggAvg {
-				return 0, invalidf("%s on column %d cannot be DISTINCT: only COUNT, SUM and AVG", a.Func, a.Column)
+		if len(a.Distinct) > 0 {
+			if a.Func != AggCount && (a.Func != AggSum && a.Func != AggAvg || len(a.Distinct) > 1) {
+				return 0, invalidf("%s on column %d cannot be DISTINCT of %d arguments: only COUNT, SUM and AVG, of one argument but COUNT", a.Func, a.Column, len(a.Distinct))
 			}
-			if err := hidden(a.Func.String()+" DISTINCT argument", a.Distinct); err != nil {
-				return 0, err
+			for _, c := range a.Distinct {
+				if err := hidden(a.Func.String()+" DISTINCT argument", c); err != nil {
+					return 0, err
+				}
 			}
 		}
 		for _, c := range a.Carry {

@@ -160,8 +160,12 @@ func mergeFields(m *merge.Spec) fields {
 			if a.Exact != 0 {
 				aggs[i] += ", exact col" + strconv.Itoa(a.Exact+1)
 			}
-			if a.Distinct != 0 {
-				aggs[i] += ", distinct values of col" + strconv.Itoa(a.Distinct+1)
+			if len(a.Distinct) > 0 {
+				cols := make([]string, len(a.Distinct))
+				for j, c := range a.Distinct {
+					cols[j] = "col" + strconv.Itoa(c+1)
+				}
+				aggs[i] += ", distinct values of " + strings.Join(cols, " ")
 			}
 			aggs[i] += ")"
 		}

@@ -99,7 +99,7 @@ func TestPlanExplain(t *testing.T) {
 
 	// Expressions over aggregates, a DISTINCT aggregate, ROLLUP; hidden columns before a *.
 	p.Merge = &merge.Spec{GroupBy: []int{0}, OrderBy: []merge.OrderKey{{Column: 0}}, Rollup: true, Limit: merge.NoLimit, Visible: 3,
-		Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: 4}, {Func: merge.AggSum, Column: 3}},
+		Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: []int{4}}, {Func: merge.AggSum, Column: 3}},
 		Computed:   []merge.Computed{{Column: 2, Expr: merge.Round(merge.Arith('/', merge.Agg(3), merge.Agg(1)), 2), Increment: 5}}}
 	checkLines(t, p.Explain(explainOptions())[6:], []routing.ExplainLine{{"Route Plan", "MERGE",
 		`{order_by:"col1", group_by:"col1", aggregates:"COUNT(col2, distinct values of col5),SUM(col4)", computed:"col3 = ROUND((col4 / col2), 2)", rollup:true, visible_columns:3}`}})

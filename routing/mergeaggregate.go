@@ -34,8 +34,12 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 	default:
 		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
 	}
-	if x.Distinct && len(x.Exprs) > 1 {
-		return 0, nil, notMergeable("%s with several arguments cannot be merged; count the distinct values of one expression (COUNT(DISTINCT CONCAT_WS(...))), or narrow the range to one table", nodeText(e))
+	if x.Distinct && f == merge.AggCount && len(x.Exprs) > 1 {
+		args, err := distinctArgs(x)
+		if err == nil {
+			err = p.distinctArgument(x, args)
+		}
+		return merge.AggCount, args[0], err
 	}
 	if f == merge.AggCount && len(x.Exprs) == 1 {
 		if _, star := x.Exprs[0].(*sqlparser.StarExpr); star && !x.Distinct {
@@ -56,7 +60,7 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 		}
 	}
 	if distinct && f != merge.AggMin && f != merge.AggMax {
-		if err := p.distinctArgument(x, arg); err != nil {
+		if err := p.distinctArgument(x, []sqlparser.Expr{arg}); err != nil {
 			return 0, nil, err
 		}
 	}

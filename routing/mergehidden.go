@@ -196,8 +196,8 @@ func hiddenDigits(e sqlparser.Expr) bool {
 // addAggregate records the aggregate e = f(arg) in column col and the hidden columns it needs.
 func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.Expr) error {
 	a := merge.Aggregate{Func: f, Column: col}
-	if x := p.distinctOf(e); x != nil {
-		a.Distinct = p.distinctColumn(x)
+	if args := p.distinctOf(e); args != nil {
+		a.Distinct = p.distinctColumns(args)
 	}
 	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && len(p.sel.GroupBy) > 0 {
 		return notMergeable("%s in a grouped statement: MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",

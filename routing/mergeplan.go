@@ -82,10 +82,10 @@ type mergePlanner struct {
 	computedCols map[int]bool
 	// star: the select list is *, whose width only the rows tell.
 	star bool
-	// distinctArg is the argument of the statement's COUNT, SUM or AVG (DISTINCT …), and
-	// distinctCol its hidden column (0 until added).
-	distinctArg sqlparser.Expr
-	distinctCol int
+	// distinctArgs are the arguments of the statement's COUNT, SUM or AVG (DISTINCT …), and
+	// distinctCols their hidden columns (nil until added).
+	distinctArgs []sqlparser.Expr
+	distinctCols []int
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }

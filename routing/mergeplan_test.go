@@ -139,7 +139,7 @@ func TestMergePlan(t *testing.T) {
 			leg: "select `status`, count(distinct user_id), sum(distinct user_id), count(*), user_id as _obroute_5, " + weightItem("user_id", 6) + ", " +
 				weightItem("`status`", 7) + " from orders_202412 where",
 			spec: merge.Spec{Visible: 4, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{6, 0, 0, 0, 5, 0, 0},
-				Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: 4}, {Func: merge.AggSum, Column: 2, Distinct: 4}, {Func: merge.AggCount, Column: 3}}},
+				Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: []int{4}}, {Func: merge.AggSum, Column: 2, Distinct: []int{4}}, {Func: merge.AggCount, Column: 3}}},
 		},
 		{
 			name: "count distinct shard key is exact",
@@ -209,8 +209,8 @@ func TestMergeRefusals(t *testing.T) {
 		{"window function", "select id, row_number() over (order by id) from orders" + splitWhere, "window functions"},
 		{"named window", "select id, sum(amount) over w from orders" + splitWhere + " window w as (partition by user_id)", "window functions"},
 		{"limit in subquery", "select id from orders" + splitWhere + " and user_id in (select id from (select id from users limit 5) x)", "LIMIT inside a subquery"},
-		{"count distinct of two arguments", "select count(distinct user_id, status) from orders" + splitWhere, "COUNT(DISTINCT CONCAT_WS"},
-		{"distinct aggregates of two arguments", "select count(distinct user_id), sum(distinct amount) from orders" + splitWhere, "one statement per expression"},
+		{"distinct aggregates of two arguments", "select count(distinct user_id), sum(distinct amount) from orders" + splitWhere, "one statement per list"},
+		{"distinct aggregates of two lists", "select count(distinct user_id, status), count(distinct user_id) from orders" + splitWhere, "one statement per list"},
 		{"sum distinct of a quotient", "select sum(distinct amount / 3) from orders" + splitWhere, "ROUND(amount / 3, n)"},
 		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
 		{"float literal over aggregates", "select sum(amount) / 1e3 from orders" + splitWhere, "select the aggregates themselves"},
@@ -301,6 +301,7 @@ func TestDistinctAggregateLegs(t *testing.T) {
 	}{
 		{"select status, count(distinct user_id) from orders" + splitWhere + " group by status", " group by `status`, user_id", false},
 		{"select avg(distinct amount), count(*) from orders" + splitWhere, " group by amount", true},
+		{"select user_id, count(distinct status, amount) from orders" + splitWhere + " group by user_id", " group by user_id, `status`, amount", false},
 	}
 	for _, c := range cases {
 		p, err := splitPlan(t, c.sql)
