@@ -10,7 +10,7 @@ import (
 // aggregator is one Aggregate with what the result's type says about it.
 type aggregator struct {
 	Aggregate
-	cmp *comparer // MIN, MAX: the comparison of Column
+	cmp  *comparer   // MIN, MAX: the comparison of Column
 	args []*comparer // DISTINCT: the comparisons of the arguments' columns
 	// float: SUM or AVG of FLOAT/DOUBLE, summed as float64.
 	float bool
