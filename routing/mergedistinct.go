@@ -93,3 +93,37 @@ func (p *mergePlanner) groupByDistinct() {
 	p.leg.GroupBy = append(g, p.distinctArgs...)
 	p.spec.EmptyGroup = len(p.sel.GroupBy) == 0
 }
+
+// checkDistinctLists returns the arguments of the statement's COUNT, SUM or AVG (DISTINCT …),
+// and refuses DISTINCT aggregates of several lists of them, the shard key's included: grouping
+// the sub-queries by one list would make the others' partial counts overlap.
+func checkDistinctLists(sel *sqlparser.Select) (first []sqlparser.Expr, err error) {
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.Subquery:
+			return false, nil
+		case *sqlparser.FuncExpr:
+			if x == nil || !x.Distinct || !x.IsAggregate() {
+				return true, nil
+			}
+			switch x.Name.Lowered() {
+			case "count", "sum", "avg":
+			default:
+				return true, nil
+			}
+			args, aerr := distinctArgs(x)
+			switch {
+			case aerr != nil:
+				err = aerr
+			case first == nil:
+				first = args
+			case distinctKey(first) != distinctKey(args):
+				err = notMergeable("DISTINCT aggregates of %s and of %s: obroute merges the distinct values of one list of expressions per statement; run one statement per list, or narrow the range to one table",
+					nodeText(sqlparser.Exprs(first)), nodeText(sqlparser.Exprs(args)))
+			}
+			return false, nil
+		}
+		return err == nil, nil
+	}, sel)
+	return first, err
+}

@@ -199,7 +199,7 @@ func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.E
 	if args := p.distinctOf(e); args != nil {
 		a.Distinct = p.distinctColumns(args)
 	}
-	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && len(p.sel.GroupBy) > 0 {
+	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && p.grouping {
 		return notMergeable("%s in a grouped statement: MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
 			nodeText(e), strings.ToUpper(f.String()), nodeText(arg))
 	}

@@ -80,6 +80,9 @@ type mergePlanner struct {
 	spec     merge.Spec
 	// computedCols are the columns the merge computes from merged aggregates.
 	computedCols map[int]bool
+	// grouping: the sub-queries group (by the statement's keys, or a DISTINCT aggregate's
+	// arguments).
+	grouping bool
 	// star: the select list is *, whose width only the rows tell.
 	star bool
 	// distinctArgs are the arguments of the statement's COUNT, SUM or AVG (DISTINCT …), and
@@ -106,10 +109,14 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	if err := checkSubqueryLimit(sel); err != nil {
 		return nil, err
 	}
+	distinctList, err := checkDistinctLists(sel)
+	if err != nil {
+		return nil, err
+	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
 		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
-		computedCols: map[int]bool{}}
+		computedCols: map[int]bool{}, grouping: len(sel.GroupBy) > 0 || distinctList != nil}
 	p.leg.Having = nil
 	star := false
 	grouped := len(sel.GroupBy) > 0

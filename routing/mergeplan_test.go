@@ -210,6 +210,8 @@ func TestMergeRefusals(t *testing.T) {
 		{"named window", "select id, sum(amount) over w from orders" + splitWhere + " window w as (partition by user_id)", "window functions"},
 		{"limit in subquery", "select id from orders" + splitWhere + " and user_id in (select id from (select id from users limit 5) x)", "LIMIT inside a subquery"},
 		{"distinct aggregates of two arguments", "select count(distinct user_id), sum(distinct amount) from orders" + splitWhere, "one statement per list"},
+		{"distinct aggregates of the shard key and another", "select count(distinct order_time), count(distinct user_id) from orders" + splitWhere, "one statement per list"},
+		{"a sum of a quotient in sub-queries grouped by a distinct argument", "select count(distinct user_id), sum(amount / 3) from orders" + splitWhere, "SUM(ROUND(amount / 3, n))"},
 		{"distinct aggregates of two lists", "select count(distinct user_id, status), count(distinct user_id) from orders" + splitWhere, "one statement per list"},
 		{"sum distinct of a quotient", "select sum(distinct amount / 3) from orders" + splitWhere, "ROUND(amount / 3, n)"},
 		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
