@@ -200,7 +200,7 @@ func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.E
 		a.Distinct = p.distinctColumns(args)
 	}
 	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && p.grouping {
-		return notMergeable("%s in a grouped statement: MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
+		return notMergeable("%s where the sub-queries group (by GROUP BY keys or a DISTINCT aggregate's arguments): MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
 			nodeText(e), strings.ToUpper(f.String()), nodeText(arg))
 	}
 	switch f {
