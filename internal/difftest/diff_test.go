@@ -84,14 +84,20 @@ func diffOn(ctx context.Context, ref, db queryer, q difftest.Query) []mismatch {
 	if strings.Join(got.types, ", ") != strings.Join(want.types, ", ") {
 		out = append(out, mismatch{"types", fmt.Errorf("column types %q, want %q", got.types, want.types)})
 	}
+	return append(out, diffRows(want.rows, got.rows, q)...)
+}
+
+// diffRows compares the rows of the reference (want) and of obroute (got), in order when q is
+// ordered, with strings folded to lower case when q says.
+func diffRows(want, got [][]any, q difftest.Query) []mismatch {
 	if q.FoldCase {
-		fold(want.rows)
-		fold(got.rows)
+		fold(want)
+		fold(got)
 	}
-	if err := difftest.Compare(want.rows, got.rows, q.Ordered); err != nil {
-		out = append(out, mismatch{"rows", err})
+	if err := difftest.Compare(want, got, q.Ordered); err != nil {
+		return []mismatch{{"rows", err}}
 	}
-	return out
+	return nil
 }
 
 func fold(rows [][]any) {
