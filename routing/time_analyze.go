@@ -77,11 +77,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 				found, ons = true, o
 			}
 		}
-		if !found {
-			return nil, notMergeable("the time-sharded table %s is inside a subquery, derived table, UNION or WITH; name it in the top-level FROM of the statement", cfg.Table)
-		}
 		ts.qual = uses[0].As.String()
-		where = andAll(whereExpr(n.Where), ons)
 		if _, ok := st.hasAside(asideRollup); ok {
 			pr.rollup = n.GroupBy
 		}
@@ -90,12 +86,25 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead
 		// the statement, where the parser does not keep them.
 		leg := shallowSelect(named)
-		leg.Where = withClamp(leg.Where)
+		plan, mergeKey := named, ts.key
+		if found {
+			where = andAll(whereExpr(n.Where), ons)
+			leg.Where = withClamp(leg.Where)
+		} else {
+			d, err := analyzeDerived(named, uses[0], cfg.Table, ts.key)
+			if err != nil {
+				return nil, err
+			}
+			ts.derived = true
+			where, leg, plan, mergeKey = d.where, d.whole, d.whole, d.key
+		}
 		ts.whole = pr.print(leg)
-		if mp, err := planMerge(named, ts.key, pr.rollup != nil); err != nil {
+		if mp, err := planMerge(plan, mergeKey, pr.rollup != nil); err != nil {
 			ts.mergeErr = err
 		} else {
-			mp.leg.Where = withClamp(mp.leg.Where)
+			if found {
+				mp.leg.Where = withClamp(mp.leg.Where) // else the derived table has it
+			}
 			pr.snippets, pr.subst = mp.snippets, mp.subst
 			mp.legT = pr.print(mp.leg)
 			if mp.sig != nil {

@@ -30,7 +30,9 @@ func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
 // with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
-// of arguments).
+// of arguments; "derived" draws a derived table or WITH whose query is row-wise, and
+// "derived_grouped" (a derived table that groups), "union" (a UNION of two SELECTs on the table)
+// and "same_table_subquery" (a scalar subquery on the table in the WHERE of a query on it)).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
 
 // aggregate expressions of the select list, each a plain aggregate or an expression over some.
@@ -124,19 +126,22 @@ func (g *ReportGenerator) Next() Query {
 		q.Ordered = true
 		q.FoldCase = true
 	case "derived":
-		where := strings.TrimPrefix(from, " FROM "+g.cfg.Table)
+		inner := " FROM " + g.cfg.Table + strings.TrimPrefix(from, " FROM "+g.cfg.Table)
 		switch g.rng.IntN(4) {
 		case 0:
-			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n FROM " + g.cfg.Table + where + " GROUP BY user_id) AS t"
+			q.Kind = "derived_grouped"
+			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n" + inner + " GROUP BY user_id) AS t"
 			q.FoldCase = false
 		case 1:
-			q.SQL = "WITH t AS (SELECT status, amount FROM " + g.cfg.Table + where + ") SELECT status, SUM(amount) FROM t GROUP BY status"
+			g.rowWiseDerived(&q, inner)
 		case 2:
-			q.SQL = "SELECT id FROM " + g.cfg.Table + where + " UNION SELECT id FROM " + g.cfg.Table + where
+			q.Kind = "union"
+			q.SQL = "SELECT id" + inner + " UNION SELECT id" + inner
 			q.Args = append(q.Args, q.Args...)
 			q.FoldCase = false
 		default:
-			q.SQL = "SELECT id, amount" + from + " AND amount > (SELECT AVG(amount) FROM " + g.cfg.Table + where + ")"
+			q.Kind = "same_table_subquery"
+			q.SQL = "SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + inner + ")"
 			q.Args = append(q.Args, q.Args...)
 			q.FoldCase = false
 		}
@@ -179,4 +184,31 @@ func (g *ReportGenerator) pick(items []string, n int) []string {
 	items = append([]string(nil), items...)
 	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	return items[:min(n, len(items))]
+}
+
+// rowWiseDerived draws a derived table or common table expression whose query reads columns and
+// conditions of the sharded table (inner is its FROM and WHERE), under an outer query that
+// groups, aggregates, filters, orders or limits.
+func (g *ReportGenerator) rowWiseDerived(q *Query, inner string) {
+	switch g.rng.IntN(6) {
+	case 0:
+		q.SQL = "WITH t AS (SELECT status, amount" + inner + ") SELECT status, SUM(amount) FROM t GROUP BY status"
+		q.FoldCase = true
+	case 1:
+		q.SQL = "SELECT user_id, COUNT(*), SUM(amount) FROM (SELECT user_id, amount" + inner + ") AS t GROUP BY user_id"
+		q.FoldCase = false
+	case 2:
+		q.SQL = "SELECT * FROM (SELECT id, amount, status FROM " + g.cfg.Table + " o" + strings.TrimPrefix(inner, " FROM "+g.cfg.Table) +
+			") AS t WHERE amount > 50 ORDER BY amount" + g.dir() + ", id" + g.dir() + g.limit()
+		q.Ordered, q.FoldCase = true, false
+	case 3:
+		q.SQL = "SELECT COUNT(*), AVG(amt), MAX(amt) - MIN(amt) FROM (SELECT amount * 2 AS amt" + inner + ") t"
+		q.FoldCase = false
+	case 4:
+		q.SQL = "WITH recent AS (SELECT id, user_id, order_time" + inner + ") SELECT user_id, MIN(order_time), COUNT(DISTINCT id) FROM recent GROUP BY user_id ORDER BY user_id" + g.dir() + " LIMIT 5"
+		q.Ordered, q.FoldCase = true, false
+	default:
+		q.SQL = "SELECT DISTINCT status FROM (SELECT *" + inner + ") AS t"
+		q.FoldCase = true
+	}
 }
