@@ -19,6 +19,9 @@ type derivedSelect struct {
 	// whole is the statement with the clamp added to the inner query's WHERE, its common table
 	// expression (if any) written as a derived table.
 	whole *sqlparser.Select
+	// union is, for a UNION, the statement itself with the clamp in each SELECT: sent as it is
+	// to one table.
+	union *sqlparser.SetOp
 	// key is the shard key's name as a column of the derived table, "" when the inner query
 	// does not return it as itself.
 	key string
@@ -61,7 +64,7 @@ func analyzeDerived(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 	if target.Lateral || len(target.Expr.(*sqlparser.Subquery).Columns) > 0 {
 		return nil, notMergeable("a LATERAL derived table or one with a column list over the time-sharded table %s cannot be split; use a plain derived table with AS aliases on its select items", table)
 	}
-	d, err := derivedInner(inner, use, table, key)
+	d, err := derivedInner(inner, use, table, key, "the derived table or WITH")
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +118,7 @@ func analyzeCTE(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, k
 		}
 		return nil, notMergeable("the common table expression %s over the time-sharded table %s is read in a subquery; read it in the FROM of the statement", cte.As.String(), table)
 	}
-	d, err := derivedInner(inner, use, table, key)
+	d, err := derivedInner(inner, use, table, key, "the derived table or WITH")
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +146,8 @@ func fromExpr(from sqlparser.TableExprs) sqlparser.TableExpr {
 }
 
 // derivedInner checks that inner is row-wise and reads the range condition and the shard key's
-// column name.
-func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, key string) (*derivedSelect, error) {
+// column name; what names inner in messages.
+func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, key, what string) (*derivedSelect, error) {
 	var why string
 	switch {
 	case inner.With != nil:
@@ -165,11 +168,11 @@ func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 		why = "an aggregate"
 	}
 	if why != "" {
-		return nil, notMergeable("the derived table or WITH over the time-sharded table %s has %s, which would apply per table; keep its query to columns and conditions (move the grouping to the outer query), or narrow the range to one table", table, why)
+		return nil, notMergeable("%s over the time-sharded table %s has %s, which would apply per table; keep its query to columns and conditions (move the grouping to the outer query), or narrow the range to one table", what, table, why)
 	}
 	_, ons, err := findTable(fromExpr(inner.From), use, false)
 	if err != nil {
-		return nil, notMergeable("the time-sharded table %s in a derived table or WITH %s", table, strings.TrimPrefix(err.Error(), ErrNotMergeable.Error()+": "))
+		return nil, notMergeable("the time-sharded table %s in %s %s", table, what, strings.TrimPrefix(err.Error(), ErrNotMergeable.Error()+": "))
 	}
 	d := &derivedSelect{inner: inner, where: andAll(whereExpr(inner.Where), ons)}
 	for _, se := range inner.SelectExprs {
@@ -186,14 +189,14 @@ func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 				d.key = key
 			case x.As.Lowered() == key:
 				// Another value named as the shard key: the derived table's column is not it.
-				return nil, notMergeable("the derived table or WITH over %s names %s as another value; give that item another alias", table, key)
+				return nil, notMergeable("%s over %s names %s as another value; give that item another alias", what, table, key)
 			case !isCol && x.As.IsEmpty():
 				// A derived table's column is named by the expression as written, which the
 				// sub-queries print differently.
-				return nil, notMergeable("the derived table or WITH over the time-sharded table %s has the select item %s without an alias; give it one (AS name)", table, nodeText(x.Expr))
+				return nil, notMergeable("%s over the time-sharded table %s has the select item %s without an alias; give it one (AS name)", what, table, nodeText(x.Expr))
 			}
 		default:
-			return nil, notMergeable("the select item %s of the derived table over %s cannot be split", nodeText(se), table)
+			return nil, notMergeable("the select item %s of %s over %s cannot be split", nodeText(se), what, table)
 		}
 	}
 	return d, nil

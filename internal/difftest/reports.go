@@ -135,10 +135,7 @@ func (g *ReportGenerator) Next() Query {
 		case 1:
 			g.rowWiseDerived(&q, inner)
 		case 2:
-			q.Kind = "union"
-			q.SQL = "SELECT id" + inner + " UNION SELECT id" + inner
-			q.Args = append(q.Args, q.Args...)
-			q.FoldCase = false
+			g.union(&q, inner)
 		default:
 			q.Kind = "same_table_subquery"
 			q.SQL = "SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + inner + ")"
@@ -210,5 +207,28 @@ func (g *ReportGenerator) rowWiseDerived(q *Query, inner string) {
 	default:
 		q.SQL = "SELECT DISTINCT status FROM (SELECT *" + inner + ") AS t"
 		q.FoldCase = true
+	}
+}
+
+// union draws a UNION or UNION ALL of two SELECTs on the sharded table over ranges across the
+// boundary (inner is the first one's FROM and WHERE), bare or ordered and limited.
+func (g *ReportGenerator) union(q *Query, inner string) {
+	q.Kind = "union"
+	var second []any
+	other := " FROM " + g.cfg.Table + " WHERE " + g.where(&second) + " AND amount > 20"
+	q.Args = append(q.Args, second...)
+	switch g.rng.IntN(4) {
+	case 0:
+		q.SQL = "SELECT id" + inner + " UNION SELECT id" + other
+		q.FoldCase = false
+	case 1:
+		q.SQL = "SELECT status" + inner + " UNION SELECT status" + other
+		q.FoldCase = true
+	case 2:
+		q.SQL = "SELECT id, amount AS a" + inner + " UNION ALL SELECT id, amount" + other + " ORDER BY a" + g.dir() + ", id" + g.dir() + g.limit()
+		q.Ordered, q.FoldCase = true, false
+	default:
+		q.SQL = "SELECT user_id, order_time" + inner + " UNION ALL SELECT user_id, order_time" + other
+		q.FoldCase = false
 	}
 }
