@@ -157,6 +157,9 @@ type timeStatement struct {
 	// derived: the sharded table is read inside a derived table or WITH of a SELECT, which
 	// carries the clamp and the range.
 	derived bool
+	// oneTable refuses a SELECT reading the sharded table several times (a subquery on it, a
+	// self-join) whose range does not lie in one table's span; nil for other statements.
+	oneTable error
 	// qualSQL is qual printed as an identifier for the clamp (quoted when it needs to be).
 	qualSQL string
 	rng     *rangeNode
@@ -312,6 +315,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		set, span = s, s.span()
 	}
 	defaulted := false
+	if span.unbounded() && ts.oneTable != nil {
+		return ts.oneTable // some use reads every time: no default range makes it one table's
+	}
 	if span.unbounded() {
 		if ts.table.DefaultRange <= 0 {
 			why := ts.rng.whyUnbounded()
@@ -430,6 +436,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return ts.splitErr
 		}
 	}
+	if ts.oneTable != nil && (len(tables) != 1 || emptyRange || !withinTable(span, &tables[0], open >= 0 && tables[0].Name == all[open].Name)) {
+		return ts.oneTable
+	}
 	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
 		return ts.mergeErr
 	}
@@ -483,6 +492,9 @@ func (t *timeRouter) explain(p *Plan, ts *timeStatement, span interval, boundary
 		}
 		b = append(b, " table(s), level "...)
 		b = append(b, p.Level.String()...)
+	}
+	if ts.derived {
+		b = append(b, "; read inside a derived table, WITH or UNION, which each sub-query runs whole on its table"...)
 	}
 	if hotOnly {
 		p.Prompts = append(p.Prompts, string(b), "did not touch the history store")

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -52,7 +53,8 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 		return true, nil
 	}, p.ast)
-	if len(uses) > 1 && union == nil { // a UNION names the table once per SELECT
+	sel, _ := p.ast.(*sqlparser.Select)
+	if len(uses) > 1 && union == nil && sel == nil { // a UNION names the table once per SELECT
 		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
 	}
 	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey), clocked: hasClock(p.ast)}
@@ -76,6 +78,16 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		var ons []sqlparser.Expr
 		if len(uses) == 0 {
 			return nil, nil
+		}
+		if len(uses) > 1 {
+			rng, ok, err := selfJoinRange(n, uses, logical, ts.key, p.typed)
+			if !ok || err != nil {
+				return nil, cmp.Or(err, selfJoinRefusal(cfg.Table, len(uses)))
+			}
+			ts.rng, ts.oneTable = rng, selfJoinRefusal(cfg.Table, len(uses))
+			ts.mergeErr = ts.oneTable
+			ts.whole = pr.print(withColumnNames(n, p.text))
+			return ts, nil
 		}
 		found := false
 		for _, te := range n.From {

@@ -34,6 +34,14 @@ func TestDerivedTables(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkRoute(t, c.sql, nil, c.class, c.merge, c.want) })
 	}
+	p, err := standard(t).route(cases[1].sql, nil, Input{Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "range [2024-12-20 00:00:00, 2025-01-10 00:00:00) on order_time: crosses the hot window boundary 2025-01-01 00:00:00: split into 1 hot and 1 cold sub-queries; read inside a derived table, WITH or UNION, which each sub-query runs whole on its table"
+	if len(p.Prompts) != 1 || p.Prompts[0] != want {
+		t.Errorf("prompts %q, want [%q]", p.Prompts, want)
+	}
 }
 
 // TestDerivedTableRefusals: what a per-table push-down of the whole statement would answer

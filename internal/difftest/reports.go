@@ -31,8 +31,9 @@ func (g *ReportGenerator) Seed() uint64 { return g.seed }
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
 // with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
 // of arguments; "derived" draws a derived table or WITH whose query is row-wise, and
-// "derived_grouped" (a derived table that groups), "union" (a UNION of two SELECTs on the table)
-// and "same_table_subquery" (a scalar subquery on the table in the WHERE of a query on it)).
+// "derived_grouped" (a derived table that groups), "union" (a UNION of two SELECTs on the table),
+// "same_table_subquery" (a scalar subquery on the table in the WHERE of a query on it) and
+// "subquery_one_table" (the same, or IN a subquery, every range in one month)).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
 
 // aggregate expressions of the select list, each a plain aggregate or an expression over some.
@@ -138,6 +139,21 @@ func (g *ReportGenerator) Next() Query {
 			g.union(&q, inner)
 		default:
 			q.Kind = "same_table_subquery"
+			if g.rng.IntN(2) == 0 {
+				// Both ranges in one month: one physical table holds every row either reads.
+				q.Kind, q.Args = "subquery_one_table", nil
+				b := g.cfg.Boundary
+				month := time.Date(b.Year(), b.Month()-time.Month(g.rng.IntN(3)), 1, 0, 0, 0, 0, b.Location())
+				inner = " FROM " + g.cfg.Table + " WHERE " + g.inMonth(month, &q.Args)
+				other := " FROM " + g.cfg.Table + " WHERE " + g.inMonth(month, &q.Args)
+				q.SQL = []string{
+					"SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + other + ") ORDER BY id",
+					"SELECT user_id, COUNT(*) FROM " + g.cfg.Table + " o WHERE o." + strings.TrimPrefix(inner, " FROM "+g.cfg.Table+" WHERE ") + " AND o.user_id IN (SELECT user_id" + other + " AND amount > 100) GROUP BY user_id",
+				}[g.rng.IntN(2)]
+				q.Ordered = strings.Contains(q.SQL, "ORDER BY")
+				q.FoldCase = false
+				break
+			}
 			q.SQL = "SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + inner + ")"
 			q.Args = append(q.Args, q.Args...)
 			q.FoldCase = false
@@ -231,4 +247,16 @@ func (g *ReportGenerator) union(q *Query, inner string) {
 		q.SQL = "SELECT user_id, order_time" + inner + " UNION ALL SELECT user_id, order_time" + other
 		q.FoldCase = false
 	}
+}
+
+// inMonth draws a range of a few days inside the month that starts at m (a condition on
+// order_time, as literals or ? arguments appended to args).
+func (g *ReportGenerator) inMonth(m time.Time, args *[]any) string {
+	lo := m.AddDate(0, 0, 1+g.rng.IntN(10))
+	hi := lo.AddDate(0, 0, 1+g.rng.IntN(10))
+	if g.rng.IntN(2) == 0 {
+		*args = append(*args, lo.Format(time.DateTime), hi.Format(time.DateTime))
+		return "order_time >= ? AND order_time < ?"
+	}
+	return "order_time >= '" + lo.Format(time.DateTime) + "' AND order_time < '" + hi.Format(time.DateTime) + "'"
 }
