@@ -108,7 +108,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead
 		// the statement, where the parser does not keep them.
 		leg := shallowSelect(named)
-		plan, mergeKey := named, ts.key
+		plan, mergeKey, clampLegs := named, ts.key, found
 		if found {
 			where = andAll(whereExpr(n.Where), ons)
 			leg.Where = withClamp(leg.Where)
@@ -119,8 +119,11 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			}
 			ts.derived = true
 			where, leg, plan, mergeKey = d.where, d.whole, d.whole, d.key
+			if d.plan != nil {
+				plan, clampLegs = d.plan, true
+			}
 		}
-		ts.planSelect(pr, leg, plan, mergeKey, found)
+		ts.planSelect(pr, leg, plan, mergeKey, clampLegs)
 	case *sqlparser.Update:
 		if len(n.TableExprs) != 1 || len(uses) != 1 {
 			return nil, fmt.Errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)

@@ -19,6 +19,9 @@ type derivedSelect struct {
 	// whole is the statement with the clamp added to the inner query's WHERE, its common table
 	// expression (if any) written as a derived table.
 	whole *sqlparser.Select
+	// plan is, for an inner query flattened with the outer one, the query the merge plans,
+	// without clamp (the legs add it to its WHERE); nil when the merge plans whole.
+	plan *sqlparser.Select
 	// union is, for a UNION, the statement itself with the clamp in each SELECT: sent as it is
 	// to one table.
 	union *sqlparser.SetOp
@@ -64,7 +67,7 @@ func analyzeDerived(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 	if target.Lateral || len(target.Expr.(*sqlparser.Subquery).Columns) > 0 {
 		return nil, notMergeable("a LATERAL derived table or one with a column list over the time-sharded table %s cannot be split; use a plain derived table with AS aliases on its select items", table)
 	}
-	d, err := derivedInner(inner, use, table, key, "the derived table or WITH")
+	d, err := derivedInner(inner, use, table, key, "the derived table or WITH", sel, target)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +121,7 @@ func analyzeCTE(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, k
 		}
 		return nil, notMergeable("the common table expression %s over the time-sharded table %s is read in a subquery; read it in the FROM of the statement", cte.As.String(), table)
 	}
-	d, err := derivedInner(inner, use, table, key, "the derived table or WITH")
+	d, err := derivedInner(inner, use, table, key, "the derived table or WITH", plan, refs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +149,10 @@ func fromExpr(from sqlparser.TableExprs) sqlparser.TableExpr {
 }
 
 // derivedInner checks that inner is row-wise and reads the range condition and the shard key's
-// column name; what names inner in messages.
-func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, key, what string) (*derivedSelect, error) {
+// column name; what names inner in messages. An inner query that groups or aggregates under
+// outer (reading it as target; nil for none) is flattened into one query if it can be
+// (flattenGrouped).
+func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, key, what string, outer *sqlparser.Select, target *sqlparser.AliasedTableExpr) (*derivedSelect, error) {
 	var why string
 	switch {
 	case inner.With != nil:
@@ -167,7 +172,13 @@ func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 	case containsAggregate(inner.SelectExprs) || containsAggregate(inner.OrderBy):
 		why = "an aggregate"
 	}
-	if why != "" {
+	var flat *sqlparser.Select
+	if grouped := why == "GROUP BY or HAVING" || why == "an aggregate"; grouped && outer != nil {
+		var err error
+		if flat, err = flattenGrouped(outer, target, inner, table, why); err != nil {
+			return nil, err
+		}
+	} else if why != "" {
 		return nil, notMergeable("%s over the time-sharded table %s has %s, which would apply per table; keep its query to columns and conditions (move the grouping to the outer query), or narrow the range to one table", what, table, why)
 	}
 	_, ons, err := findTable(fromExpr(inner.From), use, false)
@@ -175,6 +186,11 @@ func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 		return nil, notMergeable("the time-sharded table %s in %s %s", table, what, strings.TrimPrefix(err.Error(), ErrNotMergeable.Error()+": "))
 	}
 	d := &derivedSelect{inner: inner, where: andAll(whereExpr(inner.Where), ons)}
+	if flat != nil {
+		// The merge plans the flattened query, over the sharded table itself.
+		d.plan, d.key = flat, key
+		return d, nil
+	}
 	for _, se := range inner.SelectExprs {
 		switch x := se.(type) {
 		case *sqlparser.StarExpr:

@@ -31,7 +31,9 @@ func (g *ReportGenerator) Seed() uint64 { return g.seed }
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
 // with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
 // of arguments; "derived" draws a derived table or WITH whose query is row-wise, and
-// "derived_grouped" (a derived table that groups), "union" (a UNION of two SELECTs on the table),
+// "derived_grouped" (a derived table that groups under an outer query that aggregates),
+// "derived_flat" (a derived table or WITH that groups under an outer query that selects,
+// filters, orders and limits its columns), "union" (a UNION of two SELECTs on the table),
 // "same_table_subquery" (a scalar subquery on the table in the WHERE of a query on it) and
 // "subquery_one_table" (the same, or IN a subquery, every range in one month)).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
@@ -130,6 +132,10 @@ func (g *ReportGenerator) Next() Query {
 		inner := " FROM " + g.cfg.Table + strings.TrimPrefix(from, " FROM "+g.cfg.Table)
 		switch g.rng.IntN(4) {
 		case 0:
+			if g.rng.IntN(2) == 0 {
+				g.flatDerived(&q, inner)
+				break
+			}
 			q.Kind = "derived_grouped"
 			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n" + inner + " GROUP BY user_id) AS t"
 			q.FoldCase = false
@@ -259,4 +265,30 @@ func (g *ReportGenerator) inMonth(m time.Time, args *[]any) string {
 		return "order_time >= ? AND order_time < ?"
 	}
 	return "order_time >= '" + lo.Format(time.DateTime) + "' AND order_time < '" + hi.Format(time.DateTime) + "'"
+}
+
+// flatDerived draws a derived table or common table expression that groups or aggregates the
+// sharded table (inner is its FROM and WHERE) under an outer query that selects, filters, orders
+// and limits its columns.
+func (g *ReportGenerator) flatDerived(q *Query, inner string) {
+	q.Kind = "derived_flat"
+	g.choose(q, []drawn{
+		{"SELECT user_id, n FROM (SELECT user_id, COUNT(*) AS n" + inner + " GROUP BY user_id) AS t WHERE n > 1 ORDER BY n" + g.dir() + ", user_id" + g.dir() + g.limit(), true, false},
+		{"WITH t AS (SELECT status, SUM(amount) AS s, COUNT(*) AS c" + inner + " GROUP BY status) SELECT * FROM t", false, true},
+		{"SELECT s, c FROM (SELECT status, SUM(amount) AS s, AVG(amount) AS c" + inner + " GROUP BY status) t WHERE s > 100", false, false},
+		{"SELECT total, c FROM (SELECT SUM(amount) AS total, COUNT(*) AS c, MAX(order_time) AS latest" + inner + ") t", false, false},
+	})
+}
+
+// drawn is a query a generator may draw: its text, whether its ORDER BY fixes the order of every
+// row, and whether its strings compare folded to lower case.
+type drawn struct {
+	sql           string
+	ordered, fold bool
+}
+
+// choose sets q to one of options.
+func (g *ReportGenerator) choose(q *Query, options []drawn) {
+	d := options[g.rng.IntN(len(options))]
+	q.SQL, q.Ordered, q.FoldCase = d.sql, d.ordered, d.fold
 }
