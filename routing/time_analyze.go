@@ -79,6 +79,9 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		if len(uses) == 0 {
 			return nil, nil
 		}
+		if _, ok := st.hasAside(asideRollup); ok {
+			pr.rollup = n.GroupBy
+		}
 		if len(uses) > 1 {
 			rng, ok, err := selfJoinRange(n, uses, logical, ts.key, p.typed)
 			if !ok || err != nil {
@@ -100,9 +103,6 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			}
 		}
 		ts.qual = uses[0].As.String()
-		if _, ok := st.hasAside(asideRollup); ok {
-			pr.rollup = n.GroupBy
-		}
 		// Rewritten statements keep the column names of the statement as written.
 		named := withColumnNames(n, p.text)
 		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead

@@ -18,6 +18,11 @@ func TestSubqueryOnTheShardedTable(t *testing.T) {
 			want: []wantTarget{{"hot", "select count(*) from orders_202503 as o where o.order_time >= '2025-03-02' and o.user_id in (select user_id from orders_202503 where order_time >= ? and `status` = 'paid')", []any{"2025-03-05"}}},
 		},
 		{
+			name: "with rollup, kept", class: ClassHotOnly,
+			sql:  "select status, count(*) from orders where " + feb + " and user_id in (select user_id from orders where " + feb + ") group by status with rollup",
+			want: []wantTarget{{"hot", "select `status`, count(*) from orders_202502 where order_time >= '2025-02-03' and order_time < '2025-02-10' and user_id in (select user_id from orders_202502 where order_time >= '2025-02-03' and order_time < '2025-02-10') group by `status` with rollup", nil}},
+		},
+		{
 			name: "a self-join, each side's range read from its own conditions", class: ClassHotOnly,
 			sql:  "select a.id, b.id from orders a join orders b on b.user_id = a.user_id and b.order_time >= '2025-02-20' and b.order_time < '2025-02-21' where a.order_time >= '2025-02-03' and a.order_time < '2025-02-10'",
 			want: []wantTarget{{"hot", "select a.id, b.id from orders_202502 as a join orders_202502 as b on b.user_id = a.user_id and b.order_time >= '2025-02-20' and b.order_time < '2025-02-21' where a.order_time >= '2025-02-03' and a.order_time < '2025-02-10'", nil}},
