@@ -155,13 +155,43 @@ func (r *Router) backendNames() string {
 // Role returns the role of the named backend, "" when it is not configured.
 func (r *Router) Role(backend string) string { return r.roles[backend] }
 
-// Analyze returns the analysis of sql, from the cache when the same text was seen before.
+// Analyze returns the analysis of sql, from the cache when the same text, or the same text
+// with other literal values (see normalize.go), was seen before.
 func (r *Router) Analyze(sql string) *Statement {
+	if len(sql) > r.cache.maxEntry {
+		return r.analyzeText(sql)
+	}
+	var (
+		key   [512]byte
+		lits  [len(Statement{}.litBuf)]literal
+		slots [len(Statement{}.litBuf)]int32
+	)
+	n := normalizer{key: key[:0], lits: lits[:0], slots: slots[:0]}
+	if !n.normalize(sql) {
+		return r.analyzeText(sql)
+	}
+	if e := r.cache.find(n.key); e != nil {
+		switch e.mode {
+		case entryShared, entryArgs:
+			r.cache.hit(e)
+			return e.st.withText(sql, n.lits, e.mode == entryArgs)
+		case entryByText:
+			return r.analyzeText(sql)
+		}
+	}
+	r.cache.misses.Add(1)
+	return r.keepNormalized(&n, r.analyze(sql, nil))
+}
+
+// analyzeText returns the analysis of sql kept under its text, analysing it on a miss.
+func (r *Router) analyzeText(sql string) *Statement {
 	if st, ok := r.cache.get(sql); ok {
 		return st
 	}
-	st := r.analyze(sql)
-	r.cache.put(sql, st)
+	st := r.analyze(sql, nil)
+	if sql != "" && sql[0] != keyMark {
+		r.cache.put(sql, st, entryText)
+	}
 	return st
 }
 
@@ -192,11 +222,14 @@ func (r *Router) Route(in Input) (*Plan, error) {
 	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	// pinned: the route names where the data is, so a transaction cannot override it.
-	pinned, err := r.baseRoute(p, st, hints, in, sess)
+	// The statement's literals replaced in its cache key are read as arguments; the targets
+	// keep the application's arguments.
+	rargs := st.readArgs(in.Args)
+	pinned, err := r.baseRoute(p, st, hints, in, rargs, sess)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.applyShadow(p, st, hints, in.Args, sess); err != nil {
+	if err := r.applyShadow(p, st, hints, rargs, sess); err != nil {
 		return nil, err
 	}
 	if sess.InTransaction && sess.TxBackend != "" {
@@ -209,7 +242,8 @@ func (r *Router) Route(in Input) (*Plan, error) {
 
 // baseRoute fills p's targets with production backends and reports whether the route is pinned
 // to where data lives (time-sharded tables, static routes, temporary tables, backend hints).
-func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, sess *SessionState) (pinned bool, err error) {
+// rargs are the arguments routing reads (see Statement.routeArgs).
+func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
 			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)
@@ -255,7 +289,9 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		return false, st.RouteErr
 	}
 	if st.time != nil {
-		if err := r.time.route(p, st, hints, in); err != nil {
+		tin := in
+		tin.Args = rargs
+		if err := r.time.route(p, st, hints, tin); err != nil {
 			return true, err
 		}
 		if st.time.returning && len(p.Targets) > 1 {
