@@ -208,6 +208,23 @@ func (r *Router) Now() time.Time {
 
 // Route decides where the statement of in goes.
 func (r *Router) Route(in Input) (*Plan, error) {
+	p, err := r.route(in)
+	if st := in.Statement; st.lits != nil && (err != nil || in.Explain) {
+		// The analysis shared by the statement's literal values prints its literals as ?
+		// placeholders: the words of a refusal and of EXPLAIN come from the text's own.
+		own := in
+		own.Statement = r.analyze(st.SQL, nil)
+		op, oerr := r.route(own)
+		if err != nil || oerr != nil {
+			return op, oerr
+		}
+		p.Prompts = op.Prompts
+	}
+	return p, err
+}
+
+// route decides where the statement of in goes, by its analysis.
+func (r *Router) route(in Input) (*Plan, error) {
 	st := in.Statement
 	if st.HintErr != nil {
 		return nil, st.HintErr
