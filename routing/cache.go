@@ -96,14 +96,14 @@ func newStatementCache(size int, bytes int64) *statementCache {
 	return c
 }
 
-// get returns the analysis kept for the text sql (an entryText), counting a hit or a miss.
+// get returns the analysis kept for the text sql (an entryText), counting a hit; a miss is
+// counted by the caller, which may find the text under its normalized key.
 func (c *statementCache) get(sql string) (*Statement, bool) {
 	s := &c.shards[maphash.String(c.seed, sql)%cacheShards]
 	s.mu.RLock()
 	e, ok := s.items[sql]
 	s.mu.RUnlock()
 	if !ok || e.mode != entryText {
-		c.misses.Add(1)
 		return nil, false
 	}
 	c.hit(e)

@@ -75,8 +75,8 @@ var normWords = map[string]uint8{
 	"signed": wFunc, "unsigned": wFunc,
 }
 
-// normalizer builds the cache key of a statement in one pass of the lexer.
-type normalizer struct {
+// normalized is a statement's cache key and the literals it replaced.
+type normalized struct {
 	key   []byte
 	lits  []literal
 	slots []int32 // the placeholder index of each literal (? and literals numbered in text order)
@@ -84,13 +84,15 @@ type normalizer struct {
 	exec bool
 }
 
-// normalize appends the key of sql to n.key and its literals to n.lits. ok is false when the
-// statement is keyed by its text: not a SELECT, INSERT, REPLACE, UPDATE, DELETE or WITH,
-// without a literal to replace, with a NUL byte, too deep, or not lexed to its end.
-func (n *normalizer) normalize(sql string) (ok bool) {
+// normalizeLiterals returns the key of sql, appended to key, and its literals, appended to lits and
+// slots, in one pass of the lexer. ok is false when the statement is keyed by its text: not a
+// SELECT, INSERT, REPLACE, UPDATE, DELETE or WITH, without a literal to replace, with a NUL
+// byte, too deep, or not lexed to its end.
+func normalizeLiterals(sql string, key []byte, lits []literal, slots []int32) (n normalized, ok bool) {
 	if len(sql) == 0 || indexNUL(sql) >= 0 {
-		return false
+		return n, false
 	}
+	n = normalized{key: key, lits: lits, slots: slots}
 	var (
 		l      = lexer{s: sql}
 		shape  [maxNormDepth + 1]bool // per depth: literals of the current clause are kept
@@ -107,7 +109,7 @@ func (n *normalizer) normalize(sql string) (ok bool) {
 	for {
 		t, more, good := l.next()
 		if !good {
-			return false
+			return n, false
 		}
 		if !more {
 			break
@@ -121,7 +123,7 @@ func (n *normalizer) normalize(sql string) (ok bool) {
 		}
 		if first && !(t.kind == tokPunct && t.text == "(") {
 			if !(class == wStart || t.is("select") || t.is("update")) {
-				return false
+				return n, false
 			}
 			first = false
 		}
@@ -130,7 +132,7 @@ func (n *normalizer) normalize(sql string) (ok bool) {
 			switch t.text {
 			case "(":
 				if depth == maxNormDepth {
-					return false
+					return n, false
 				}
 				depth++
 				shape[depth] = shape[depth-1]
@@ -150,7 +152,7 @@ func (n *normalizer) normalize(sql string) (ok bool) {
 		case tokParam:
 			slot++
 		case tokString, tokNumber:
-			if l.exec || shape[depth] || fn[depth] || !n.replaceable(t, prev, prev2, pclass) {
+			if l.exec || shape[depth] || fn[depth] || !replaceable(t, prev, prev2, pclass) {
 				break
 			}
 			n.key = append(n.key, sql[last:t.pos]...)
@@ -166,14 +168,14 @@ func (n *normalizer) normalize(sql string) (ok bool) {
 		prev2, prev, pclass = prev, t, class
 	}
 	if len(n.lits) == 0 || first {
-		return false
+		return n, false
 	}
 	n.key = append(n.key, sql[last:]...)
-	return true
+	return n, true
 }
 
 // replaceable reports whether the literal t, after prev and prev2, is a value.
-func (n *normalizer) replaceable(t, prev, prev2 token, pclass uint8) bool {
+func replaceable(t, prev, prev2 token, pclass uint8) bool {
 	if t.kind == tokString {
 		if t.national || prev.kind == tokWord && prev.text[0] == '_' { // N'…', _utf8mb4'…'
 			return false

@@ -6,6 +6,46 @@ import (
 	"strings"
 )
 
+// Analyze returns the analysis of sql, from the cache when the same text, or the same text
+// with other literal values (see normalize.go), was seen before.
+func (r *Router) Analyze(sql string) *Statement {
+	if st, ok := r.cache.get(sql); ok {
+		return st
+	}
+	if len(sql) <= r.cache.maxEntry {
+		var (
+			key   [512]byte
+			lits  [len(Statement{}.litBuf)]literal
+			slots [len(Statement{}.litBuf)]int32
+		)
+		if n, ok := normalizeLiterals(sql, key[:0], lits[:0], slots[:0]); ok {
+			e := r.cache.find(n.key)
+			switch {
+			case e == nil:
+				r.cache.misses.Add(1)
+				return r.keepNormalized(&n, r.analyze(sql, nil))
+			case e.mode == entryShared || e.mode == entryArgs:
+				r.cache.hit(e)
+				return e.st.withText(sql, n.lits, e.mode == entryArgs)
+			}
+		}
+	}
+	return r.analyzeText(sql)
+}
+
+// analyzeText returns the analysis of sql kept under its text, analysing it on a miss.
+func (r *Router) analyzeText(sql string) *Statement {
+	if st, ok := r.cache.get(sql); ok {
+		return st
+	}
+	r.cache.misses.Add(1)
+	st := r.analyze(sql, nil)
+	if sql != "" && sql[0] != keyMark {
+		r.cache.put(sql, st, entryText)
+	}
+	return st
+}
+
 // keepNormalized keeps the analysis of the texts of n's key, st being the analysis of the text
 // just read:
 //   - st itself when routing reads none of the replaced literals (no time-sharded table, no
@@ -16,7 +56,7 @@ import (
 //     cannot read, a refused one, one with clauses set aside or executable comments.
 //
 // It returns the analysis for the text just read: st, or the kept one for it.
-func (r *Router) keepNormalized(n *normalizer, st *Statement) *Statement {
+func (r *Router) keepNormalized(n *normalized, st *Statement) *Statement {
 	key := string(n.key)
 	switch {
 	case !st.Kind.IsDML() || st.ParseErr != nil || st.RouteErr != nil || st.HintErr != nil || st.scanned || st.aside != nil:

@@ -238,8 +238,7 @@ func TestNormalizedHitRoutesAsFreshParse(t *testing.T) {
 	}
 	s := r.CacheStats()
 	for _, tmpl := range normTemplates {
-		var n normalizer
-		if n.normalize(fill(rng, tmpl)) {
+		if n, ok := normalizeLiterals(fill(rng, tmpl), nil, nil, nil); ok {
 			if e := r.cache.find(n.key); e != nil && e.mode == entryShared {
 				shared++
 			}

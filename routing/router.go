@@ -155,46 +155,6 @@ func (r *Router) backendNames() string {
 // Role returns the role of the named backend, "" when it is not configured.
 func (r *Router) Role(backend string) string { return r.roles[backend] }
 
-// Analyze returns the analysis of sql, from the cache when the same text, or the same text
-// with other literal values (see normalize.go), was seen before.
-func (r *Router) Analyze(sql string) *Statement {
-	if len(sql) > r.cache.maxEntry {
-		return r.analyzeText(sql)
-	}
-	var (
-		key   [512]byte
-		lits  [len(Statement{}.litBuf)]literal
-		slots [len(Statement{}.litBuf)]int32
-	)
-	n := normalizer{key: key[:0], lits: lits[:0], slots: slots[:0]}
-	if !n.normalize(sql) {
-		return r.analyzeText(sql)
-	}
-	if e := r.cache.find(n.key); e != nil {
-		switch e.mode {
-		case entryShared, entryArgs:
-			r.cache.hit(e)
-			return e.st.withText(sql, n.lits, e.mode == entryArgs)
-		case entryByText:
-			return r.analyzeText(sql)
-		}
-	}
-	r.cache.misses.Add(1)
-	return r.keepNormalized(&n, r.analyze(sql, nil))
-}
-
-// analyzeText returns the analysis of sql kept under its text, analysing it on a miss.
-func (r *Router) analyzeText(sql string) *Statement {
-	if st, ok := r.cache.get(sql); ok {
-		return st
-	}
-	st := r.analyze(sql, nil)
-	if sql != "" && sql[0] != keyMark {
-		r.cache.put(sql, st, entryText)
-	}
-	return st
-}
-
 // CacheStats returns the statement-analysis cache's counters.
 func (r *Router) CacheStats() CacheStats { return r.cache.stats() }
 
