@@ -53,17 +53,18 @@ func (r *Router) analyzeText(sql string) *Statement {
 //   - else the analysis of the normalized text, which reads the literals as arguments, when it
 //     routes this text as st does (sameAnalysis);
 //   - else nothing under the key but a note to key each text by itself: a statement the parser
-//     cannot read, a refused one, one with clauses set aside or executable comments.
+//     cannot read, a refused one, and one whose literals are read with clauses set aside or
+//     executable comments.
 //
 // It returns the analysis for the text just read: st, or the kept one for it.
 func (r *Router) keepNormalized(n *normalized, st *Statement) *Statement {
 	key := string(n.key)
 	switch {
-	case !st.Kind.IsDML() || st.ParseErr != nil || st.RouteErr != nil || st.HintErr != nil || st.scanned || st.aside != nil:
+	case !st.Kind.IsDML() || st.ParseErr != nil || st.RouteErr != nil || st.HintErr != nil || st.scanned:
 	case st.time == nil && st.shadowCols == nil:
 		r.cache.put(key, st, entryShared)
 		return st
-	case !n.exec:
+	case !n.exec && st.aside == nil:
 		lits, slots := slices.Clone(n.lits), slices.Clone(n.slots)
 		sn := r.analyze(normalizedText(n.key), slots)
 		sn.Params = st.Params
