@@ -9,46 +9,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/shadow"
 )
 
 // normRouter is a router with every rule that reads literals: the time-sharded orders, a
-// shadow table whose algorithm reads user_id, a static route.
+// shadow table whose algorithms read user_id, a static route.
 func normRouter(t testing.TB) *Router {
 	t.Helper()
-	now := day("2025-03-15 12:00:00")
-	snap, err := metadata.NewSnapshot(monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Config{
-		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold},
-			{Name: "shadow_hot", Role: RoleShadow}, {Name: "shadow_cold", Role: RoleShadow}},
-		Default: "hot",
-		Routes:  map[string]string{"audit_log": "cold"},
-		Shadow: &shadow.Rule{
-			Mappings: []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms: []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint},
-				{Name: "ins", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
-				{Name: "sel", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpSelect, Values: []string{"0"}},
-				{Name: "upd", Kind: shadow.KindRegexMatch, Column: "user_id", Operation: shadow.OpUpdate, Regex: "0|9.*"}},
-			DefaultAlgorithm: "by-hint",
-			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: []string{"ins", "sel", "upd"}}},
-		},
-		Time: &TimeConfig{
-			Tables:   []TimeTable{ordersTable()},
-			Snapshot: func() *metadata.Snapshot { return snap },
-			Clock:    func() time.Time { return now },
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return ruledFixtureWith(t,
+		shadow.Algorithm{Name: "ins", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
+		shadow.Algorithm{Name: "sel", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpSelect, Values: []string{"0"}},
+		shadow.Algorithm{Name: "upd", Kind: shadow.KindRegexMatch, Column: "user_id", Operation: shadow.OpUpdate, Regex: "0|9.*"}).r
 }
 
 // normTemplates are statement templates: %D is a literal compared with the shard key, %I an
