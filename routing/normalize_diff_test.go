@@ -230,3 +230,39 @@ func prompts(p *Plan) []string {
 	}
 	return p.Prompts
 }
+
+// quoteLiteral writes s as a string literal in one of MySQL's styles.
+func quoteLiteral(s string, style uint8) string {
+	switch style % 3 {
+	case 0:
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	case 1:
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
+}
+
+// Any literal values: the cache hit routes as the text's own analysis.
+func FuzzNormalizedHitRoutesAsFreshParse(f *testing.F) {
+	f.Add(uint8(0), "2025-03-01", "x", int64(42), uint8(0))
+	f.Add(uint8(10), "2025-03-14 10:00:00", "it's", int64(0), uint8(1))
+	f.Add(uint8(18), "2024-12-31 23:59:59.999999", `a\%b`, int64(-7), uint8(2))
+	f.Add(uint8(3), "20250301", "", int64(9), uint8(0))
+	r := normRouter(f)
+	f.Fuzz(func(t *testing.T, k uint8, date, str string, num int64, style uint8) {
+		if strings.IndexByte(date, 0) >= 0 || strings.IndexByte(str, 0) >= 0 {
+			return
+		}
+		tmpl := normTemplates[int(k)%len(normTemplates)]
+		n := strings.NewReplacer("%D", quoteLiteral(date, style), "%S", quoteLiteral(str, style+1),
+			"%I", fmt.Sprint(num), "%N", fmt.Sprintf("%d.%d", num/100, num%100)).Replace(tmpl)
+		r.Analyze(fill(rand.New(rand.NewPCG(uint64(k), 1)), tmpl)) // the template's entry
+		in := Input{Statement: r.Analyze(n), Args: []driver.NamedValue{{Ordinal: 1, Value: "2025-03-02"}}}
+		cp, cerr := r.route(in)
+		in.Statement = r.analyze(n, nil)
+		fp, ferr := r.route(in)
+		if d := samePlan(cp, fp, cerr, ferr); d != "" {
+			t.Errorf("%s\n%s", n, d)
+		}
+	})
+}
