@@ -15,8 +15,8 @@ func (r *Router) Analyze(sql string) *Statement {
 	if len(sql) <= r.cache.maxEntry {
 		var (
 			key   [512]byte
-			lits  [len(Statement{}.litBuf)]literal
-			slots [len(Statement{}.litBuf)]int32
+			lits  [len(litStatement{}.buf)]literal
+			slots [len(litStatement{}.buf)]int32
 		)
 		if n, ok := normalizeLiterals(sql, key[:0], lits[:0], slots[:0]); ok {
 			e := r.cache.find(n.key)
@@ -79,20 +79,31 @@ func (r *Router) keepNormalized(n *normalized, st *Statement) *Statement {
 	return st
 }
 
+// litStatement is a Statement with room for its literals, allocated as one.
+type litStatement struct {
+	Statement
+	buf [6]literal
+}
+
 // withText returns a copy of st, the analysis kept for a normalized key, for the text sql
 // whose replaced literals are lits; args: st reads them as arguments.
 func (st *Statement) withText(sql string, lits []literal, args bool) *Statement {
-	cp := new(Statement)
-	*cp = *st
-	cp.SQL = sql
-	cp.logText = maskSecrets(sql)
-	if args {
-		if len(lits) <= len(cp.litBuf) {
-			cp.lits = cp.litBuf[:copy(cp.litBuf[:], lits)]
+	var cp *Statement
+	if !args {
+		cp = new(Statement)
+		*cp = *st
+	} else {
+		ls := new(litStatement)
+		ls.Statement = *st
+		cp = &ls.Statement
+		if len(lits) <= len(ls.buf) {
+			cp.lits = ls.buf[:copy(ls.buf[:], lits)]
 		} else {
 			cp.lits = slices.Clone(lits)
 		}
 	}
+	cp.SQL = sql
+	cp.logText = maskSecrets(sql)
 	return cp
 }
 

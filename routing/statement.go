@@ -126,7 +126,6 @@ type Statement struct {
 	// placeholder indexes in that text, shared by every statement of the key.
 	lits     []literal
 	litSlots []int32
-	litBuf   [6]literal // backing array of lits
 }
 
 // analyze classifies sql. It never fails: what it cannot parse is marked with ParseErr.
