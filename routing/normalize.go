@@ -197,9 +197,19 @@ func replaceable(t, prev, prev2 token, pclass uint8) bool {
 	return true
 }
 
+// wordLengths has bit n of entry c set when a word of normWords starts with letter 'a'+c and
+// has n bytes: most identifiers are told apart from them without a map lookup.
+var wordLengths = func() (m [26]uint32) {
+	for w := range normWords {
+		m[w[0]-'a'] |= 1 << len(w)
+	}
+	return m
+}()
+
 // wordClass is the normalizer's class of an unquoted word, without allocating.
 func wordClass(w string) uint8 {
-	if len(w) > 24 {
+	c := w[0] | 0x20
+	if len(w) > 24 || c < 'a' || c > 'z' || wordLengths[c-'a']&(1<<len(w)) == 0 {
 		return wNone
 	}
 	var buf [24]byte
