@@ -31,9 +31,13 @@ func (l *literal) value() string {
 }
 
 // Marks of the cache key: a normalized key starts with keyMark, and each replaced literal is
-// keyMark followed by 's' (string) or 'n' (number). A text with a NUL byte is never normalized,
-// so no text is the key of another.
-const keyMark = '\x00'
+// one byte, strMark or numMark. A text with one of these bytes is never normalized, so no text
+// is the key of another, and a key is never longer than its text and one byte.
+const (
+	keyMark = '\x00'
+	strMark = '\x01'
+	numMark = '\x02'
+)
 
 // maxNormDepth bounds the parentheses the normalizer follows; a deeper statement is keyed by its
 // text.
@@ -79,20 +83,20 @@ var normWords = map[string]uint8{
 type normalized struct {
 	key   []byte
 	lits  []literal
-	slots []int32 // the placeholder index of each literal (? and literals numbered in text order)
+	slots []int32 // when asked: the placeholder index of each literal (? and literals numbered in text order)
 	// exec: the text has an executable comment, whose placeholders the parser may not see.
 	exec bool
 }
 
-// normalizeLiterals returns the key of sql, appended to key, and its literals, appended to lits and
-// slots, in one pass of the lexer. ok is false when the statement is keyed by its text: not a
-// SELECT, INSERT, REPLACE, UPDATE, DELETE or WITH, without a literal to replace, with a NUL
-// byte, too deep, or not lexed to its end.
-func normalizeLiterals(sql string, key []byte, lits []literal, slots []int32) (n normalized, ok bool) {
-	if len(sql) == 0 || indexNUL(sql) >= 0 {
+// normalizeLiterals returns the key of sql, appended to key, and its literals, appended to
+// lits, in one pass of the lexer; with slots, their placeholder indexes too. ok is false when
+// the statement is keyed by its text: not a SELECT, INSERT, REPLACE, UPDATE, DELETE or WITH,
+// without a literal to replace, with a byte of a mark, too deep, or not lexed to its end.
+func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n normalized, ok bool) {
+	if len(sql) == 0 || hasMarkByte(sql) {
 		return n, false
 	}
-	n = normalized{key: key, lits: lits, slots: slots}
+	n = normalized{key: key, lits: lits}
 	var (
 		l      = lexer{s: sql}
 		shape  [maxNormDepth + 1]bool // per depth: literals of the current clause are kept
@@ -156,13 +160,16 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots []int32) (n
 				break
 			}
 			n.key = append(n.key, sql[last:t.pos]...)
-			n.key = append(n.key, keyMark, 's')
 			if t.kind == tokNumber {
-				n.key[len(n.key)-1] = 'n'
+				n.key = append(n.key, numMark)
+			} else {
+				n.key = append(n.key, strMark)
 			}
 			last = t.end
 			n.lits = append(n.lits, literal{text: t.text, num: t.kind == tokNumber})
-			n.slots = append(n.slots, slot)
+			if slots {
+				n.slots = append(n.slots, slot)
+			}
 			slot++
 		}
 		prev2, prev, pclass = prev, t, class
@@ -223,26 +230,49 @@ func wordClass(w string) uint8 {
 	return normWords[string(buf[:len(w)])]
 }
 
-func indexNUL(s string) int {
+// hasMarkByte reports whether s has a byte of the marks of a key.
+func hasMarkByte(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return i
+		if s[i] <= numMark {
+			return true
 		}
 	}
-	return -1
+	return false
+}
+
+// literalBound is about the number of literals of sql, counted without the lexer: quoted
+// strings, and digits after a byte that is not part of a word (a comment counted as text may
+// make it more, rarely less: a buffer of that size grows then).
+func literalBound(sql string) int {
+	n := 0
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"':
+			n++
+			for i++; i < len(sql) && sql[i] != c; i++ {
+				if sql[i] == '\\' {
+					i++
+				}
+			}
+		case (isDigit(c) || c == '.') && (i == 0 || !isWordByte(sql[i-1]) && sql[i-1] != '.'):
+			n++
+			for i+1 < len(sql) && (isWordByte(sql[i+1]) || sql[i+1] == '.') {
+				i++
+			}
+		}
+	}
+	return n
 }
 
 // normalizedText is sql with its replaced literals written as ? placeholders: the text the
 // parser reads for an analysis shared by every literal value.
 func normalizedText(key []byte) string {
 	b := make([]byte, 0, len(key))
-	for i := 1; i < len(key); i++ {
-		if key[i] == keyMark {
-			b = append(b, '?')
-			i++
-			continue
+	for _, c := range key[1:] {
+		if c == strMark || c == numMark {
+			c = '?'
 		}
-		b = append(b, key[i])
+		b = append(b, c)
 	}
 	return string(b)
 }

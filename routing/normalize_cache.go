@@ -7,30 +7,60 @@ import (
 )
 
 // Analyze returns the analysis of sql, from the cache when the same text, or the same text
-// with other literal values (see normalize.go), was seen before.
+// with other literal values (see normalize.go), was seen before. A hit on the literals' key
+// costs one allocation, the statement's own copy of the analysis; a statement of more than
+// 1 KiB or 16 literals, two more: its key and its literals.
 func (r *Router) Analyze(sql string) *Statement {
 	if st, ok := r.cache.get(sql); ok {
 		return st
 	}
-	if len(sql) <= r.cache.maxEntry {
-		var (
-			key   [512]byte
-			lits  [len(litStatement{}.buf)]literal
-			slots [len(litStatement{}.buf)]int32
-		)
-		if n, ok := normalizeLiterals(sql, key[:0], lits[:0], slots[:0]); ok {
-			e := r.cache.find(n.key)
-			switch {
-			case e == nil:
-				r.cache.misses.Add(1)
-				return r.keepNormalized(&n, r.analyze(sql, nil))
-			case e.mode == entryShared || e.mode == entryArgs:
-				r.cache.hit(e)
-				return e.st.withText(sql, n.lits, e.mode == entryArgs)
-			}
-		}
+	if len(sql) > r.cache.maxEntry {
+		return r.analyzeText(sql)
 	}
-	return r.analyzeText(sql)
+	var (
+		key  [1024]byte
+		lits [16]literal
+	)
+	if bound := literalBound(sql); len(sql) >= len(key) || bound > len(lits) {
+		// Buffers that need not grow, adopted by the statement on a hit.
+		n, ok := normalizeLiterals(sql, make([]byte, 0, len(sql)+1), make([]literal, 0, bound), false)
+		if !ok {
+			return r.analyzeText(sql)
+		}
+		e := r.findKey(sql, n.key)
+		if e == nil || e.st == nil {
+			return r.analyzeMissed(sql, e)
+		}
+		return e.st.withLits(sql, n.lits, e.mode == entryArgs)
+	}
+	n, ok := normalizeLiterals(sql, key[:0], lits[:0], false)
+	if !ok {
+		return r.analyzeText(sql)
+	}
+	e := r.findKey(sql, n.key)
+	if e == nil || e.st == nil {
+		return r.analyzeMissed(sql, e)
+	}
+	return e.st.withText(sql, n.lits, e.mode == entryArgs)
+}
+
+// findKey returns the entry of sql's normalized key, counting a hit when it holds the analysis.
+func (r *Router) findKey(sql string, key []byte) *cacheEntry {
+	e := r.cache.find(key)
+	if e != nil && e.st != nil {
+		r.cache.hit(e)
+	}
+	return e
+}
+
+// analyzeMissed analyses sql, whose normalized key has the entry e: none (a miss), or a note
+// to key its texts by themselves.
+func (r *Router) analyzeMissed(sql string, e *cacheEntry) *Statement {
+	if e != nil {
+		return r.analyzeText(sql)
+	}
+	r.cache.misses.Add(1)
+	return r.keepNormalized(sql, r.analyze(sql, nil))
 }
 
 // analyzeText returns the analysis of sql kept under its text, analysing it on a miss.
@@ -57,7 +87,8 @@ func (r *Router) analyzeText(sql string) *Statement {
 //     executable comments.
 //
 // It returns the analysis for the text just read: st, or the kept one for it.
-func (r *Router) keepNormalized(n *normalized, st *Statement) *Statement {
+func (r *Router) keepNormalized(sql string, st *Statement) *Statement {
+	n, _ := normalizeLiterals(sql, nil, nil, true)
 	key := string(n.key)
 	switch {
 	case !st.Kind.IsDML() || st.ParseErr != nil || st.RouteErr != nil || st.HintErr != nil || st.scanned:
@@ -65,13 +96,12 @@ func (r *Router) keepNormalized(n *normalized, st *Statement) *Statement {
 		r.cache.put(key, st, entryShared)
 		return st
 	case !n.exec && st.aside == nil:
-		lits, slots := slices.Clone(n.lits), slices.Clone(n.slots)
-		sn := r.analyze(normalizedText(n.key), slots)
+		sn := r.analyze(normalizedText(n.key), n.slots)
 		sn.Params = st.Params
-		if sameAnalysis(st, sn, lits) {
+		if sameAnalysis(st, sn, n.lits) {
 			r.cache.put(key, sn, entryArgs)
 			// What the execution learns (the column types of a split SELECT) is kept for all.
-			return sn.withText(st.SQL, lits, true)
+			return sn.withLits(st.SQL, n.lits, true)
 		}
 	}
 	r.cache.put(key, nil, entryByText)
@@ -86,24 +116,35 @@ type litStatement struct {
 }
 
 // withText returns a copy of st, the analysis kept for a normalized key, for the text sql
-// whose replaced literals are lits; args: st reads them as arguments.
+// whose replaced literals are lits; args: st reads them as arguments, copied.
 func (st *Statement) withText(sql string, lits []literal, args bool) *Statement {
-	var cp *Statement
 	if !args {
-		cp = new(Statement)
-		*cp = *st
-	} else {
-		ls := new(litStatement)
-		ls.Statement = *st
-		cp = &ls.Statement
-		if len(lits) <= len(ls.buf) {
-			cp.lits = ls.buf[:copy(ls.buf[:], lits)]
-		} else {
-			cp.lits = slices.Clone(lits)
-		}
+		return st.copyFor(sql)
 	}
-	cp.SQL = sql
-	cp.logText = maskSecrets(sql)
+	if len(lits) > len(litStatement{}.buf) {
+		return st.withLits(sql, slices.Clone(lits), true)
+	}
+	ls := new(litStatement)
+	ls.Statement = *st
+	ls.SQL, ls.logText = sql, maskSecrets(sql)
+	ls.lits = ls.buf[:copy(ls.buf[:], lits)]
+	return &ls.Statement
+}
+
+// withLits is withText for literals the copy may keep.
+func (st *Statement) withLits(sql string, lits []literal, args bool) *Statement {
+	cp := st.copyFor(sql)
+	if args {
+		cp.lits = lits
+	}
+	return cp
+}
+
+// copyFor returns a copy of st for the text sql.
+func (st *Statement) copyFor(sql string) *Statement {
+	cp := new(Statement)
+	*cp = *st
+	cp.SQL, cp.logText = sql, maskSecrets(sql)
 	return cp
 }
 

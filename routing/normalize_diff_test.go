@@ -211,7 +211,7 @@ func TestNormalizedHitRoutesAsFreshParse(t *testing.T) {
 	}
 	s := r.CacheStats()
 	for _, tmpl := range normTemplates {
-		if n, ok := normalizeLiterals(fill(rng, tmpl), nil, nil, nil); ok {
+		if n, ok := normalizeLiterals(fill(rng, tmpl), nil, nil, true); ok {
 			if e := r.cache.find(n.key); e != nil && e.mode == entryShared {
 				shared++
 			}
