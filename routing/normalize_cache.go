@@ -24,43 +24,36 @@ func (r *Router) Analyze(sql string) *Statement {
 	if bound := literalBound(sql); len(sql) >= len(key) || bound > len(lits) {
 		// Buffers that need not grow, adopted by the statement on a hit.
 		n, ok := normalizeLiterals(sql, make([]byte, 0, len(sql)+1), make([]literal, 0, bound), false)
-		if !ok {
-			return r.analyzeText(sql)
-		}
-		e := r.findKey(sql, n.key)
-		if e == nil || e.st == nil {
-			return r.analyzeMissed(sql, e)
+		e, st := r.findKey(sql, &n, ok)
+		if e == nil {
+			return st
 		}
 		return e.st.withLits(sql, n.lits, e.mode == entryArgs)
 	}
 	n, ok := normalizeLiterals(sql, key[:0], lits[:0], false)
-	if !ok {
-		return r.analyzeText(sql)
-	}
-	e := r.findKey(sql, n.key)
-	if e == nil || e.st == nil {
-		return r.analyzeMissed(sql, e)
+	e, st := r.findKey(sql, &n, ok)
+	if e == nil {
+		return st
 	}
 	return e.st.withText(sql, n.lits, e.mode == entryArgs)
 }
 
-// findKey returns the entry of sql's normalized key, counting a hit when it holds the analysis.
-func (r *Router) findKey(sql string, key []byte) *cacheEntry {
-	e := r.cache.find(key)
-	if e != nil && e.st != nil {
-		r.cache.hit(e)
+// findKey returns the entry of n, the normalized key of sql (ok false: sql has none), when it
+// holds the analysis, counting a hit; else no entry and the analysis of sql.
+func (r *Router) findKey(sql string, n *normalized, ok bool) (*cacheEntry, *Statement) {
+	if !ok {
+		return nil, r.analyzeText(sql)
 	}
-	return e
-}
-
-// analyzeMissed analyses sql, whose normalized key has the entry e: none (a miss), or a note
-// to key its texts by themselves.
-func (r *Router) analyzeMissed(sql string, e *cacheEntry) *Statement {
-	if e != nil {
-		return r.analyzeText(sql)
+	e := r.cache.find(n.key)
+	switch {
+	case e == nil:
+		r.cache.misses.Add(1)
+		return nil, r.keepNormalized(sql, r.analyze(sql, nil))
+	case e.st == nil: // its texts are kept by themselves
+		return nil, r.analyzeText(sql)
 	}
-	r.cache.misses.Add(1)
-	return r.keepNormalized(sql, r.analyze(sql, nil))
+	r.cache.hit(e)
+	return e, nil
 }
 
 // analyzeText returns the analysis of sql kept under its text, analysing it on a miss.
