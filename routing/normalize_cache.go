@@ -7,9 +7,10 @@ import (
 )
 
 // Analyze returns the analysis of sql, from the cache when the same text, or the same text
-// with other literal values (see normalize.go), was seen before. A hit on the literals' key
-// costs one allocation, the statement's own copy of the analysis; a statement of more than
-// 1 KiB or 16 literals, two more: its key and its literals.
+// with other literal values (see normalize.go), was seen before. A hit on a normalized key
+// costs the statement's own copy of the analysis (one allocation; two with more than 6
+// literals read as arguments), and for a statement of more than 1 KiB or 16 literals, its key
+// and literals besides.
 func (r *Router) Analyze(sql string) *Statement {
 	if st, ok := r.cache.get(sql); ok {
 		return st
@@ -69,8 +70,8 @@ func (r *Router) analyzeText(sql string) *Statement {
 	return st
 }
 
-// keepNormalized keeps the analysis of the texts of n's key, st being the analysis of the text
-// just read:
+// keepNormalized keeps the analysis of the texts of sql's normalized key, st being the
+// analysis of sql:
 //   - st itself when routing reads none of the replaced literals (no time-sharded table, no
 //     shadow algorithm reading column values): every text of the key is routed alike;
 //   - else the analysis of the normalized text, which reads the literals as arguments, when it
