@@ -8,6 +8,8 @@ import (
 
 // CacheStats are the counters of the statement-analysis cache.
 type CacheStats struct {
+	// Hits count the statements whose analysis was found: under their text, or under their
+	// normalized text for a statement that differs from an earlier one in literal values only.
 	Hits, Misses, Evictions uint64
 	// Uncached counts analyses too large to keep (see Config.CacheSize).
 	Uncached uint64
@@ -32,11 +34,10 @@ const (
 )
 
 // statementCache is a bounded cache of statement analyses keyed by SQL text or by normalized
-// text (see normalize.go), bounded in entries
-// and in bytes. A hit takes only a shard's read lock and sets the entry's reference bit;
-// eviction is CLOCK (second chance), an approximation of LRU that keeps hits free of writes to
-// shared state, so that many client sessions running the same statement do not queue on one
-// lock.
+// text (see normalize.go), bounded in entries and in bytes. A hit takes only a shard's read
+// lock and sets the entry's reference bit; eviction is CLOCK (second chance), an approximation
+// of LRU that keeps hits free of writes to shared state, so that many client sessions running
+// the same statement do not queue on one lock.
 type statementCache struct {
 	seed     maphash.Seed
 	shards   [cacheShards]cacheShard
