@@ -186,6 +186,11 @@ func TestNormalizedHitRoutesAsFreshParse(t *testing.T) {
 				byArgs++
 			}
 			fresh := r.analyze(sql, nil)
+			if cached.SQL != sql || cached.LogText() != fresh.LogText() || cached.Params != fresh.Params || cached.Kind != fresh.Kind ||
+				!slices.Equal(cached.Tables, fresh.Tables) || cached.SessionDependent != fresh.SessionDependent || cached.Hints != fresh.Hints {
+				t.Errorf("%s: analysis %q %q %d %s %v, want %q %d %s %v", sql, cached.SQL, cached.LogText(), cached.Params, cached.Kind, cached.Tables,
+					fresh.LogText(), fresh.Params, fresh.Kind, fresh.Tables)
+			}
 			in.Statement = fresh
 			fp, ferr := r.route(in)
 			in.Statement = cached
