@@ -102,9 +102,8 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 		shape  [maxNormDepth + 1]bool // per depth: literals of the current clause are kept
 		fn     [maxNormDepth + 1]bool // per depth: inside the arguments of a wFunc word
 		depth  int
-		prev   token // the previous token
-		prev2  token
-		pclass uint8 // class of prev when a word
+		prev   seen // the previous token
+		prev2  seen
 		first  = true
 		slot   int32
 		last   int // sql[last:] is not yet in the key
@@ -140,7 +139,7 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 				}
 				depth++
 				shape[depth] = shape[depth-1]
-				fn[depth] = fn[depth-1] || prev.kind == tokWord && (pclass == wFunc || pclass == wBeforeFunc)
+				fn[depth] = fn[depth-1] || prev.class == wFunc || prev.class == wBeforeFunc
 			case ")":
 				if depth > 0 {
 					depth--
@@ -156,7 +155,7 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 		case tokParam:
 			slot++
 		case tokString, tokNumber:
-			if l.exec || shape[depth] || fn[depth] || !replaceable(t, prev, prev2, pclass) {
+			if l.exec || shape[depth] || fn[depth] || !replaceable(&t, &prev, &prev2) {
 				break
 			}
 			n.key = append(n.key, sql[last:t.pos]...)
@@ -172,7 +171,7 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 			}
 			slot++
 		}
-		prev2, prev, pclass = prev, t, class
+		prev2, prev = prev, seen{kind: t.kind, text: t.text, class: class}
 	}
 	if len(n.lits) == 0 || first {
 		return n, false
@@ -181,8 +180,15 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 	return n, true
 }
 
+// seen is what the normalizer keeps of the tokens before the current one.
+type seen struct {
+	kind  tokKind
+	text  string
+	class uint8 // of a word
+}
+
 // replaceable reports whether the literal t, after prev and prev2, is a value.
-func replaceable(t, prev, prev2 token, pclass uint8) bool {
+func replaceable(t *token, prev, prev2 *seen) bool {
 	if t.kind == tokString {
 		if t.national || prev.kind == tokWord && prev.text[0] == '_' { // N'…', _utf8mb4'…'
 			return false
@@ -192,13 +198,13 @@ func replaceable(t, prev, prev2 token, pclass uint8) bool {
 	}
 	switch prev.kind {
 	case tokWord:
-		return pclass != wBefore && pclass != wBeforeFunc
+		return prev.class != wBefore && prev.class != wBeforeFunc
 	case tokPunct:
 		switch prev.text {
 		case "->", "->>":
 			return false
 		case "-", "+": // INTERVAL -1 DAY
-			return !(prev2.kind == tokWord && wordClass(prev2.text) == wBefore)
+			return prev2.class != wBefore
 		}
 	}
 	return true
