@@ -98,15 +98,15 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 	}
 	n = normalized{key: key, lits: lits}
 	var (
-		l      = lexer{s: sql}
-		shape  [maxNormDepth + 1]bool // per depth: literals of the current clause are kept
-		fn     [maxNormDepth + 1]bool // per depth: inside the arguments of a wFunc word
-		depth  int
-		prev   seen // the previous token
-		prev2  seen
-		first  = true
-		slot   int32
-		last   int // sql[last:] is not yet in the key
+		l     = lexer{s: sql}
+		shape [maxNormDepth + 1]bool // per depth: literals of the current clause are kept
+		fn    [maxNormDepth + 1]bool // per depth: inside the arguments of a wFunc word
+		depth int
+		prev  seen // the previous token
+		prev2 seen
+		first = true
+		slot  int32
+		last  int // sql[last:] is not yet in the key
 	)
 	n.key = append(n.key, keyMark)
 	for {
