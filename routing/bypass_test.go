@@ -16,6 +16,16 @@ import (
 // orders_log a shadow table whose algorithm reads user_id.
 func ruledFixture(t *testing.T) *fixture {
 	t.Helper()
+	return ruledFixtureWith(t, shadow.Algorithm{Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}})
+}
+
+// ruledFixtureWith is ruledFixture with algs as the algorithms of orders_log, besides by-hint.
+func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
+	t.Helper()
+	names := []string{"by-hint"}
+	for _, a := range algs {
+		names = append(names, a.Name)
+	}
 	f := &fixture{now: day("2025-03-15 12:00:00")}
 	snap, err := metadata.NewSnapshot(monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), f.now)
 	if err != nil {
@@ -28,11 +38,10 @@ func ruledFixture(t *testing.T) *fixture {
 		Default: "hot",
 		Routes:  map[string]string{"audit_log": "cold"},
 		Shadow: &shadow.Rule{
-			Mappings: []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms: []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint},
-				{Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}}},
+			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+			Algorithms:       append([]shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}}, algs...),
 			DefaultAlgorithm: "by-hint",
-			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: []string{"test-user", "by-hint"}}},
+			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: names}},
 		},
 		Time: &TimeConfig{
 			Tables:   []TimeTable{ordersTable()},

@@ -8,6 +8,8 @@ import (
 
 // CacheStats are the counters of the statement-analysis cache.
 type CacheStats struct {
+	// Hits count the statements whose analysis was found: under their text, or under their
+	// normalized text for a statement that differs from an earlier one in literal values only.
 	Hits, Misses, Evictions uint64
 	// Uncached counts analyses too large to keep (see Config.CacheSize).
 	Uncached uint64
@@ -31,11 +33,11 @@ const (
 	cacheBytes = 32 << 20
 )
 
-// statementCache is a bounded cache of statement analyses keyed by SQL text, bounded in entries
-// and in bytes. A hit takes only a shard's read lock and sets the entry's reference bit;
-// eviction is CLOCK (second chance), an approximation of LRU that keeps hits free of writes to
-// shared state, so that many client sessions running the same statement do not queue on one
-// lock.
+// statementCache is a bounded cache of statement analyses keyed by SQL text or by normalized
+// text (see normalize.go), bounded in entries and in bytes. A hit takes only a shard's read
+// lock and sets the entry's reference bit; eviction is CLOCK (second chance), an approximation
+// of LRU that keeps hits free of writes to shared state, so that many client sessions running
+// the same statement do not queue on one lock.
 type statementCache struct {
 	seed     maphash.Seed
 	shards   [cacheShards]cacheShard
@@ -58,9 +60,28 @@ type cacheShard struct {
 
 type cacheEntry struct {
 	st   *Statement
+	key  string
 	size int
+	mode entryMode
 	used atomic.Bool // referenced since the hand last passed
 }
+
+// entryMode says which texts an entry's analysis is for.
+type entryMode uint8
+
+const (
+	// entryText: the key is a statement's text, the analysis that text's.
+	entryText entryMode = iota
+	// entryShared: the key is a normalized text; the analysis, of one of its texts, is every
+	// one's, since routing reads none of its replaced literals.
+	entryShared
+	// entryArgs: the key is a normalized text; the analysis is the normalized text's, which
+	// reads the replaced literals as arguments.
+	entryArgs
+	// entryByText: the key is a normalized text whose texts are analysed one by one, each
+	// kept under its own text; st is nil.
+	entryByText
+)
 
 // newStatementCache returns a cache of at most size entries and bytes bytes. The largest
 // analysis kept is a quarter of a shard's share of bytes: a larger statement is analysed at each
@@ -76,44 +97,62 @@ func newStatementCache(size int, bytes int64) *statementCache {
 	return c
 }
 
-func (c *statementCache) shard(sql string) *cacheShard {
-	return &c.shards[maphash.String(c.seed, sql)%cacheShards]
-}
-
+// get returns the analysis kept for the text sql (an entryText), counting a hit; a miss is
+// counted by the caller, which may find the text under its normalized key.
 func (c *statementCache) get(sql string) (*Statement, bool) {
-	s := c.shard(sql)
+	s := &c.shards[maphash.String(c.seed, sql)%cacheShards]
 	s.mu.RLock()
 	e, ok := s.items[sql]
 	s.mu.RUnlock()
-	if !ok {
-		c.misses.Add(1)
+	if !ok || e.mode != entryText {
 		return nil, false
 	}
+	c.hit(e)
+	return e.st, true
+}
+
+// find returns the entry of a normalized key, nil when there is none; it counts nothing.
+func (c *statementCache) find(key []byte) *cacheEntry {
+	s := &c.shards[maphash.Bytes(c.seed, key)%cacheShards]
+	s.mu.RLock()
+	e := s.items[string(key)]
+	s.mu.RUnlock()
+	return e
+}
+
+// hit counts a hit on e and marks it referenced.
+func (c *statementCache) hit(e *cacheEntry) {
 	if !e.used.Load() {
 		e.used.Store(true)
 	}
 	c.hits.Add(1)
-	return e.st, true
 }
 
-func (c *statementCache) put(sql string, st *Statement) {
-	size := st.size()
+// put keeps st under key (nil for an entryByText).
+func (c *statementCache) put(key string, st *Statement, mode entryMode) {
+	size := 64 + len(key)
+	if st != nil {
+		size = st.size() + len(key)
+		if mode == entryText {
+			size -= len(key) // the key is st.SQL
+		}
+	}
 	if size > c.maxEntry {
 		c.uncached.Add(1)
 		return
 	}
-	s := c.shard(sql)
+	s := &c.shards[maphash.String(c.seed, key)%cacheShards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.items[sql]; ok {
+	if _, ok := s.items[key]; ok {
 		return
 	}
 	for len(s.ring) > 0 && (len(s.ring) >= s.limit || s.bytes+int64(size) > s.budget) {
 		s.evict()
 		c.evicts.Add(1)
 	}
-	e := &cacheEntry{st: st, size: size}
-	s.items[sql] = e
+	e := &cacheEntry{st: st, key: key, size: size, mode: mode}
+	s.items[key] = e
 	s.ring = append(s.ring, e)
 	s.bytes += int64(size)
 }
@@ -132,7 +171,7 @@ func (s *cacheShard) evict() {
 	if s.hand >= len(s.ring) {
 		s.hand = 0
 	}
-	delete(s.items, e.st.SQL)
+	delete(s.items, e.key)
 	s.bytes -= int64(e.size)
 }
 

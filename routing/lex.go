@@ -62,6 +62,9 @@ func (l *lexer) skip() bool {
 	s := l.s
 	for l.i < len(s) {
 		c := s[l.i]
+		if c != ' ' && c != '#' && c != '-' && c != '*' && c != '/' && (c < '\t' || c > '\r') {
+			return true // the start of a token
+		}
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			l.i++
@@ -166,10 +169,12 @@ func (l *lexer) next() (t token, more, ok bool) {
 	default:
 		t.kind = tokPunct
 		l.i++
-		for _, op := range [...]string{"<=>", "->>", "<=", ">=", "<>", "!=", "<<", ">>", "&&", "||", ":=", "->"} {
-			if strings.HasPrefix(s[start:], op) {
-				l.i = start + len(op)
-				break
+		if l.i < len(s) && strings.IndexByte("=<>|&-", s[l.i]) >= 0 { // the second byte of every operator below
+			for _, op := range [...]string{"<=>", "->>", "<=", ">=", "<>", "!=", "<<", ">>", "&&", "||", ":=", "->"} {
+				if strings.HasPrefix(s[start:], op) {
+					l.i = start + len(op)
+					break
+				}
 			}
 		}
 	}

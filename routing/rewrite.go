@@ -3,6 +3,7 @@ package routing
 import (
 	"bytes"
 	"database/sql/driver"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,11 +44,13 @@ const (
 	pClock             // a clock function, sent as the statement's instant (text: kind, precision)
 	pSnip              // the start of a snippet, up to the matching pSnipEnd
 	pSnipEnd           // the end of a snippet
+	pLit               // a literal of the statement, written as the application wrote it
 )
 
 type piece struct {
 	kind pieceKind
 	text string
+	lit  int // pLit: the index of the literal in Statement.lits
 }
 
 // Markers written by the printer; \x00 never appears in printed SQL (the printer escapes it in
@@ -59,6 +62,7 @@ const (
 	markRows  = "\x00R"
 	markSnip  = "\x00S"
 	markEnd   = "\x00E"
+	markLit   = "\x00A" // followed by the literal's index and ';'
 	// placeholder column names standing for the clamp and the computed LIMIT in an AST.
 	clampColumn = "__obroute_clamp__"
 	limitColumn = "__obroute_limit__"
@@ -77,7 +81,10 @@ type printer struct {
 	// snippets are the hidden columns of a merge leg written as SQL text, by marker name.
 	snippets map[string]snippet
 	// subst are columns (select aliases) printed as other expressions.
-	subst  map[*sqlparser.ColName]sqlparser.Expr
+	subst map[*sqlparser.ColName]sqlparser.Expr
+	// lits are the placeholders that stand for literals of the statement (Statement.litSlots):
+	// printed as literal markers, rendered as the literals were written.
+	lits   []int32
 	args   []int
 	rowsAt int
 	snips  []snipSpan
@@ -90,8 +97,15 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			break
 		}
 		if n.Type == sqlparser.ValArg {
+			i := argIndex(string(n.Val))
+			if k := slices.Index(p.lits, int32(i)); k >= 0 && i >= 0 {
+				buf.WriteString(markLit)
+				buf.WriteString(strconv.Itoa(k))
+				buf.WriteByte(';')
+				return
+			}
 			buf.WriteString("?")
-			p.args = append(p.args, argIndex(string(n.Val)))
+			p.args = append(p.args, i)
 			return
 		}
 		if t := p.typed[n]; t != "" {
@@ -229,6 +243,13 @@ func splitTemplate(s string, args []int) template {
 			s = s[i+4:]
 			continue
 		}
+		if s[i+1] == markLit[1] {
+			j := strings.IndexByte(s[i:], ';')
+			k, _ := strconv.Atoi(s[i+2 : i+j])
+			t.pieces = append(t.pieces, piece{kind: pLit, lit: k})
+			s = s[i+j+1:]
+			continue
+		}
 		var k pieceKind
 		switch s[i+1] {
 		case 'T':
@@ -265,6 +286,7 @@ type leg struct {
 	limit int64 // computed LIMIT row count
 	rows  []template
 	clock *stmtClock // the statement's instant, for its clock functions
+	lits  []literal  // the statement's literals (Statement.lits)
 	// skip[i] set: snippet i of the template is printed as NULL (a weight the merge does not
 	// need: its column is not text).
 	skip []bool
@@ -274,7 +296,11 @@ type leg struct {
 const clampLen = 96
 
 func (t *template) estimate(l *leg) int {
-	return t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen + t.clocks*clockLen
+	n := t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen + t.clocks*clockLen
+	for i := range l.lits {
+		n += len(l.lits[i].text)
+	}
+	return n
 }
 
 // render appends the template filled for l.
@@ -309,6 +335,8 @@ func (t *template) render(b *strings.Builder, l *leg) {
 			}
 		case pClock:
 			l.clock.write(b, pc.text)
+		case pLit:
+			b.WriteString(l.lits[pc.lit].text)
 		}
 	}
 }

@@ -158,16 +158,6 @@ func (r *Router) backendNames() string {
 // Role returns the role of the named backend, "" when it is not configured.
 func (r *Router) Role(backend string) string { return r.roles[backend] }
 
-// Analyze returns the analysis of sql, from the cache when the same text was seen before.
-func (r *Router) Analyze(sql string) *Statement {
-	if st, ok := r.cache.get(sql); ok {
-		return st
-	}
-	st := r.analyze(sql)
-	r.cache.put(sql, st)
-	return st
-}
-
 // CacheStats returns the statement-analysis cache's counters.
 func (r *Router) CacheStats() CacheStats { return r.cache.stats() }
 
@@ -181,6 +171,23 @@ func (r *Router) Now() time.Time {
 
 // Route decides where the statement of in goes.
 func (r *Router) Route(in Input) (*Plan, error) {
+	p, err := r.route(in)
+	if st := in.Statement; st.lits != nil && (err != nil || in.Explain) {
+		// The analysis shared by the statement's literal values prints its literals as ?
+		// placeholders: the words of a refusal and of EXPLAIN come from the text's own.
+		own := in
+		own.Statement = r.analyze(st.SQL, nil)
+		op, oerr := r.route(own)
+		if err != nil || oerr != nil {
+			return op, oerr
+		}
+		p.Prompts = op.Prompts
+	}
+	return p, err
+}
+
+// route decides where the statement of in goes, by its analysis.
+func (r *Router) route(in Input) (*Plan, error) {
 	st := in.Statement
 	if st.HintErr != nil {
 		return nil, st.HintErr
@@ -195,11 +202,14 @@ func (r *Router) Route(in Input) (*Plan, error) {
 	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	// pinned: the route names where the data is, so a transaction cannot override it.
-	pinned, err := r.baseRoute(p, st, hints, in, sess)
+	// The statement's literals replaced in its cache key are read as arguments; the targets
+	// keep the application's arguments.
+	rargs := st.readArgs(in.Args)
+	pinned, err := r.baseRoute(p, st, hints, in, rargs, sess)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.applyShadow(p, st, hints, in.Args, sess); err != nil {
+	if err := r.applyShadow(p, st, hints, rargs, sess); err != nil {
 		return nil, err
 	}
 	if sess.InTransaction && sess.TxBackend != "" {
@@ -212,7 +222,8 @@ func (r *Router) Route(in Input) (*Plan, error) {
 
 // baseRoute fills p's targets with production backends and reports whether the route is pinned
 // to where data lives (time-sharded tables, static routes, temporary tables, backend hints).
-func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, sess *SessionState) (pinned bool, err error) {
+// rargs are the arguments routing reads (see Statement.routeArgs).
+func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
 			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)
@@ -258,7 +269,9 @@ func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, ses
 		return false, st.RouteErr
 	}
 	if st.time != nil {
-		if err := r.time.route(p, st, hints, in); err != nil {
+		tin := in
+		tin.Args = rargs
+		if err := r.time.route(p, st, hints, tin); err != nil {
 			return true, err
 		}
 		if st.time.returning && len(p.Targets) > 1 {

@@ -161,6 +161,8 @@ func valueText(v driver.Value) (string, bool) {
 		return string(x), true
 	case string:
 		return x, true
+	case *literal: // a literal of the statement
+		return x.value(), true
 	default:
 		return fmt.Sprint(x), true
 	}

@@ -120,18 +120,26 @@ type Statement struct {
 	// algorithm (see shadow.go).
 	shadowCols []columnValue
 	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+
+	// lits are the literals of SQL its cache key replaced, when the analysis is the one of the
+	// normalized text and reads them as arguments (see normalize.go); litSlots are their
+	// placeholder indexes in that text, shared by every statement of the key.
+	lits     []literal
+	litSlots []int32
 }
 
 // analyze classifies sql. It never fails: what it cannot parse is marked with ParseErr.
-func (r *Router) analyze(sql string) *Statement {
-	st := &Statement{SQL: sql, logText: maskSecrets(sql)}
+// litSlots are the placeholders of sql that stand for literals (a normalized text), nil for a
+// text as the application wrote it.
+func (r *Router) analyze(sql string, litSlots []int32) *Statement {
+	st := &Statement{SQL: sql, logText: maskSecrets(sql), litSlots: litSlots}
 	hints, _, err := hint.ParseLeading(sql)
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
 	toks, lexed := lex(body)
 	if at := explainRouteAt(toks, lexed); at >= 0 {
 		st.Kind = KindExplainRoute
-		st.Explained = r.Analyze(strings.TrimSpace(body[at:]))
+		st.Explained = r.analyzeText(strings.TrimSpace(body[at:]))
 		return st
 	}
 	st.Params = countParams(toks)

@@ -557,7 +557,7 @@ func wallUTC(t time.Time) time.Time {
 // (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
 // (metadata.OpenAbove), "" if none.
 func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, coldAll bool) error {
-	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock}
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock, lits: p.Statement.lits}
 	names := make([]string, len(tables))
 	for i := range tables {
 		names[i] = tables[i].Name
@@ -693,10 +693,10 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 		return def, nil
 	}
 	if i >= len(args) {
-		return 0, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, len(args))
+		return 0, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, givenArgs(args))
 	}
 	bad := func(v any) error {
-		return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, i+1, v, what)
+		return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, argNumber(args, i), v, what)
 	}
 	var u uint64
 	switch v := args[i].Value.(type) {
@@ -736,9 +736,9 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 		}
 		return n, nil
 	case nil:
-		return 0, fmt.Errorf("%w: argument %d for %s is NULL; pass a non-negative integer", ErrBadLimit, i+1, what)
+		return 0, fmt.Errorf("%w: argument %d for %s is NULL; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what)
 	default:
-		return 0, fmt.Errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, i+1, what, v)
+		return 0, fmt.Errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what, v)
 	}
 	return int64(min(u, math.MaxInt64)), nil
 }
@@ -894,7 +894,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 	p.Budget = ts.table.Budgets.of(p.Level)
 	p.Targets = make([]Target, len(tables))
 	for i := range tables {
-		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock}
+		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock, lits: st.lits}
 		cold := t.router.roles[locs[i]] == RoleCold
 		var b strings.Builder
 		if cold {

@@ -56,7 +56,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
 	}
 	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey), clocked: hasClock(p.ast)}
-	pr := &printer{logical: logical, typed: p.typed, clock: true}
+	pr := &printer{logical: logical, typed: p.typed, clock: true, lits: st.litSlots}
 	var (
 		where sqlparser.Expr
 		err   error

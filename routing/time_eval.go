@@ -132,7 +132,7 @@ func (x *texpr) count(c *evalCtx) (n int64, neg bool, cv tval, err error) {
 		return x.n, x.neg, tval{}, nil
 	}
 	if x.arg >= len(c.args) {
-		return 0, false, tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(c.args))
+		return 0, false, tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
 	}
 	// database/sql passes integers as int64, and uint64 beyond int64 through NamedValueChecker.
 	ok := false
@@ -147,10 +147,14 @@ func (x *texpr) count(c *evalCtx) (n int64, neg bool, cv tval, err error) {
 		var perr error
 		n, perr = strconv.ParseInt(v, 10, 64)
 		ok = perr == nil
+	case *literal:
+		var perr error
+		n, perr = strconv.ParseInt(v.value(), 10, 64)
+		ok = perr == nil
 	}
 	if !ok || n == math.MinInt64 {
 		if c.notes != nil {
-			c.notes.add(&c.notes.widened, fmt.Sprintf("argument %d (%v) is the INTERVAL count of %s and not a whole number; pass an integer", x.arg+1, c.args[x.arg].Value, x.text))
+			c.notes.add(&c.notes.widened, fmt.Sprintf("argument %d (%v) is the INTERVAL count of %s and not a whole number; pass an integer", argNumber(c.args, x.arg), c.args[x.arg].Value, x.text))
 		}
 		return 0, false, unknownValue, nil
 	}
@@ -207,7 +211,7 @@ func dateOf(t time.Time) time.Time {
 // rules of numbers, NULL as NULL. Anything else is not read.
 func argValue(c *evalCtx, i int) (tval, error) {
 	if i >= len(c.args) {
-		return tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, len(c.args))
+		return tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
 	}
 	var d datetimeValue
 	switch v := c.args[i].Value.(type) {
@@ -223,6 +227,14 @@ func argValue(c *evalCtx, i int) (tval, error) {
 		d = readDatetimeDecimal(strconv.FormatInt(v, 10))
 	case uint64:
 		d = readDatetimeDecimal(strconv.FormatUint(v, 10))
+	case *literal: // a literal of the statement, read as the literal is
+		var why string
+		if d, why = readLiteral(v.value(), v.num); !d.ok {
+			if c.notes != nil {
+				c.notes.add(&c.notes.widened, why)
+			}
+			return unknownValue, nil
+		}
 	}
 	if d.ok {
 		return tval{lo: d.lo, hi: d.hi}, nil
@@ -239,7 +251,7 @@ func argValue(c *evalCtx, i int) (tval, error) {
 		default:
 			what = fmt.Sprintf("a %T", v)
 		}
-		c.notes.add(&c.notes.widened, fmt.Sprintf("argument %d (%s) is not a valid date and time; pass a time.Time or 'YYYY-MM-DD hh:mm:ss'", i+1, what))
+		c.notes.add(&c.notes.widened, fmt.Sprintf("argument %d (%s) is not a valid date and time; pass a time.Time or 'YYYY-MM-DD hh:mm:ss'", argNumber(c.args, i), what))
 	}
 	return unknownValue, nil
 }

@@ -162,17 +162,27 @@ func (c *rangeCompiler) literal(v *sqlparser.SQLVal) *texpr {
 		if c.typed[v] == "time" {
 			return notRead("TIME '%s' is a time of day, not a point in time", v.Val)
 		}
-		if d := readDatetimeString(string(v.Val)); d.ok {
-			return &texpr{op: xValue, val: d}
-		}
-		return notRead("'%s' is not a valid date and time (the server reads it with a warning, and servers disagree on its value); write it as 'YYYY-MM-DD hh:mm:ss'", v.Val)
+		fallthrough
 	case sqlparser.IntVal, sqlparser.FloatVal:
-		if d := readDatetimeDecimal(string(v.Val)); d.ok {
-			return &texpr{op: xValue, val: d}
-		}
-		return notRead("the number %s is not a date and time YYYYMMDD[hhmmss[.ffffff]]; write it as 'YYYY-MM-DD hh:mm:ss'", v.Val)
+		d, why := readLiteral(string(v.Val), v.Type != sqlparser.StrVal)
+		return &texpr{op: xValue, val: d, why: why}
 	}
 	return notRead("%s is not a date and time; write it as 'YYYY-MM-DD hh:mm:ss'", nodeText(v))
+}
+
+// readLiteral reads a string literal's value, or a number as written (num), compared with the
+// shard key; why says what is wrong when it is not read.
+func readLiteral(v string, num bool) (d datetimeValue, why string) {
+	if num {
+		if d = readDatetimeDecimal(v); !d.ok {
+			why = fmt.Sprintf("the number %s is not a date and time YYYYMMDD[hhmmss[.ffffff]]; write it as 'YYYY-MM-DD hh:mm:ss'", v)
+		}
+		return d, why
+	}
+	if d = readDatetimeString(v); !d.ok {
+		why = fmt.Sprintf("'%s' is not a valid date and time (the server reads it with a warning, and servers disagree on its value); write it as 'YYYY-MM-DD hh:mm:ss'", v)
+	}
+	return d, why
 }
 
 // notRead is a value obroute does not read, with the reason.

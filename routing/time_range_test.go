@@ -24,7 +24,7 @@ func rangeIn(t *testing.T, f *fixture, sess *SessionState, cond string, a []driv
 		t.Fatalf("parse: %v", st.ParseErr)
 	}
 	clock := f.r.time.clockFor(f.now, sess)
-	ec := evalCtx{args: f.r.time.rangeArgs(a), key: "order_time", clock: &clock}
+	ec := evalCtx{args: f.r.time.rangeArgs(st.readArgs(a)), key: "order_time", clock: &clock}
 	if st.time.conj {
 		iv := everything
 		if err := st.time.rng.evalConj(&iv, &ec); err != nil {
