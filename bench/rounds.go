@@ -23,33 +23,43 @@ type Sample struct {
 	Ns, CPUNs, Allocs, Bytes float64
 }
 
-// Alternate runs rounds rounds of sides; in each round every side runs n statements, one side
-// after the other, in an order that rotates from round to round, so that both see the machine
-// as it is at that moment. Before the first round each side runs n/10 statements (at least 10)
-// to open its connections and fill its caches. It returns the samples by side, then round.
+// Alternate runs rounds rounds of sides. A round runs n statements of every side, in chunks
+// of a tenth: the sides take turns chunk by chunk, in an order that rotates from chunk to chunk
+// and round to round, so that both see the machine as it is at each moment (other work on a
+// shared machine comes and goes within a round). Before the first round each side runs n/10
+// statements (at least 10) to open its connections and fill its caches. It returns the samples
+// by side, then round.
 func Alternate(ctx context.Context, rounds, n int, sides ...Side) ([][]Sample, error) {
+	chunk := max(n/10, 1)
 	for _, s := range sides {
-		if err := s.Run(ctx, max(n/10, 10)); err != nil {
+		if err := s.Run(ctx, max(chunk, 10)); err != nil {
 			return nil, err
 		}
 	}
 	out := make([][]Sample, len(sides))
 	for r := 0; r < rounds; r++ {
-		for k := range sides {
-			i := (r + k) % len(sides)
-			s, err := measure(ctx, sides[i], n)
-			if err != nil {
-				return nil, err
+		sums := make([]Sample, len(sides))
+		runtime.GC() // a collection owed to the previous round is not charged to this one
+		for c, done := 0, 0; done < n; c, done = c+1, done+chunk {
+			m := min(chunk, n-done)
+			for k := range sides {
+				i := (r + c + k) % len(sides)
+				if err := measure(ctx, sides[i], m, &sums[i]); err != nil {
+					return nil, err
+				}
 			}
-			out[i] = append(out[i], s)
+		}
+		for i := range sides {
+			f := float64(n)
+			out[i] = append(out[i], Sample{Ns: sums[i].Ns / f, CPUNs: sums[i].CPUNs / f, Allocs: sums[i].Allocs / f, Bytes: sums[i].Bytes / f})
 		}
 	}
 	return out, nil
 }
 
-func measure(ctx context.Context, s Side, n int) (Sample, error) {
+// measure runs n statements of s and adds their totals to sum.
+func measure(ctx context.Context, s Side, n int, sum *Sample) error {
 	var m0, m1 runtime.MemStats
-	runtime.GC() // a collection left over from the previous side is not charged to this one
 	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime()
 	t0 := time.Now()
@@ -57,13 +67,11 @@ func measure(ctx context.Context, s Side, n int) (Sample, error) {
 	wall := time.Since(t0)
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
-	f := float64(n)
-	return Sample{
-		Ns:     float64(wall.Nanoseconds()) / f,
-		CPUNs:  float64((cpu1 - cpu0).Nanoseconds()) / f,
-		Allocs: float64(m1.Mallocs-m0.Mallocs) / f,
-		Bytes:  float64(m1.TotalAlloc-m0.TotalAlloc) / f,
-	}, err
+	sum.Ns += float64(wall.Nanoseconds())
+	sum.CPUNs += float64((cpu1 - cpu0).Nanoseconds())
+	sum.Allocs += float64(m1.Mallocs - m0.Mallocs)
+	sum.Bytes += float64(m1.TotalAlloc - m0.TotalAlloc)
+	return err
 }
 
 // cpuTime is the CPU time the process has used, user and system.
