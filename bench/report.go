@@ -3,11 +3,13 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/obroute/obroute/routing"
@@ -186,6 +188,23 @@ func split(ctx context.Context, f *Fixture, o Options, n int, t *table) error {
 			return err
 		})})
 	}
+	parts := len(sides)
+	// All the sub-queries at once through go-sql-driver, rows read and not merged: what the
+	// server and the network take for the split, without obroute.
+	together := sides[:parts:parts]
+	sides = append(sides, Side{"parts together", Serial(func(ctx context.Context, _ int) error {
+		errs := make([]error, parts)
+		var wg sync.WaitGroup
+		for i := range together {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = together[i].Run(ctx, 1)
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	})})
 	sides = append(sides, Side{"obroute", Serial(func(ctx context.Context, _ int) error {
 		_, err := Drain(ctx, f.Routed, SplitSQL, SplitFrom)
 		return err
@@ -196,13 +215,15 @@ func split(ctx context.Context, f *Fixture, o Options, n int, t *table) error {
 	}
 	slowest := make([]Sample, o.Rounds)
 	for r := range slowest {
-		for _, part := range s[:len(s)-1] {
+		for _, part := range s[:parts] {
 			if part[r].Ns > slowest[r].Ns {
 				slowest[r] = part[r]
 			}
 		}
 	}
-	t.split(fmt.Sprintf("query split hot + cold (%d sub-queries) vs its slower part alone", len(plan.Targets)), slowest, s[len(s)-1])
+	name := fmt.Sprintf("query split hot + cold (%d sub-queries)", parts)
+	t.split(name+" vs its slower part alone", slowest, s[parts+1], "≤ 1.1×", 1.1)
+	t.split(name+" vs all its parts at once through go-sql-driver, unmerged", s[parts], s[parts+1], "—", 0)
 	return nil
 }
 
