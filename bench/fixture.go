@@ -29,8 +29,8 @@ const (
 	rowsPerTable = 2000 // rows of each orders table
 )
 
-// TimeTables is the fixture's one time-sharded table, orders by order_time, hot for the current
-// month and the two before.
+// TimeTables is the fixture's one time-sharded table as the router takes it: orders by
+// order_time, hot for the current month and the two before (Open configures the same).
 func TimeTables() []routing.TimeTable {
 	return []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}}
 }
@@ -103,7 +103,7 @@ func Open(hotDSN, coldDSN string) (*Fixture, error) {
 	}
 	cfg := &config.Config{
 		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: hotDSN}, {Name: "cold", Role: "cold", DSN: coldDSN}},
-		TimeTables: TimeTables(),
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
 	var err error
 	if f.Connector, err = connector.New(cfg, connector.WithMetadataSource(ShardMetadata()), connector.WithClock(func() time.Time { return Now })); err != nil {

@@ -43,9 +43,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 // Config is obroute's whole configuration.
@@ -61,9 +58,9 @@ type Config struct {
 	// computed goes to the last backend used instead of the default.
 	EnableCachedServer bool `yaml:"enable_cached_server"`
 	// Shadow is the shadow rule; nil means no shadow routing.
-	Shadow *shadow.Rule `yaml:"shadow"`
+	Shadow *Shadow `yaml:"shadow"`
 	// TimeTables are the time-sharded logical tables.
-	TimeTables []routing.TimeTable `yaml:"time_tables"`
+	TimeTables []TimeTable `yaml:"time_tables"`
 	// Metadata says where the shard metadata lives; used when TimeTables is not empty.
 	Metadata Metadata `yaml:"metadata"`
 	// ParseCacheSize bounds the statement-analysis cache; 0 means 4096.
@@ -97,6 +94,13 @@ type Backend struct {
 	// app@SERVICE:NAME sets it. The DSN's address is then ignored.
 	Service string `yaml:"service"`
 }
+
+// The standard backend roles; any other role is a group of the user's own.
+const (
+	RoleHot    = "hot"
+	RoleCold   = "cold"
+	RoleShadow = "shadow"
+)
 
 // Metadata locates the shard metadata table.
 type Metadata struct {
@@ -140,8 +144,10 @@ func errorf(where, format string, args ...any) error {
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 
 // Validate checks c and completes it: it parses every backend DSN into Backend.MySQL and fills
-// Default and Metadata defaults. It is called by connector.New; call it yourself to check a
-// configuration before deployment.
+// Default and Metadata defaults. It checks names, references between settings and values that
+// need no other package; the calendar of a hot window and the shadow rule's algorithms are
+// checked where they are applied, by connector.New (which opens no connection: call it to check
+// a configuration before deployment).
 func (c *Config) Validate() error {
 	return ScrubError(c.validate(), c.Secrets())
 }
@@ -166,7 +172,7 @@ func (c *Config) validate() error {
 		seen[b.Name] = true
 		if b.Role == "" {
 			switch b.Name {
-			case routing.RoleHot, routing.RoleCold, routing.RoleShadow:
+			case RoleHot, RoleCold, RoleShadow:
 				b.Role = b.Name
 			default:
 				return errorf(where, "no role; set backends.%s.role=hot|cold|shadow|<group>", b.Name)
@@ -192,7 +198,7 @@ func (c *Config) validate() error {
 	if c.Default == "" {
 		c.Default = c.Backends[0].Name
 		for _, b := range c.Backends {
-			if b.Role == routing.RoleHot {
+			if b.Role == RoleHot {
 				c.Default = b.Name
 				break
 			}
@@ -218,23 +224,8 @@ func (c *Config) validate() error {
 	if c.Routes != nil {
 		c.Routes = routes
 	}
-	if c.Shadow != nil {
-		if len(c.Shadow.Mappings) > 0 && len(c.Shadow.Algorithms) == 0 && len(c.Shadow.Tables) == 0 && c.Shadow.DefaultAlgorithm == "" {
-			// Mappings only: the shadow hint decides, as ShardingSphere's default hint algorithm.
-			c.Shadow.Algorithms = []shadow.Algorithm{{Name: "hint", Kind: shadow.KindHint}}
-			c.Shadow.DefaultAlgorithm = "hint"
-		}
-		if err := c.Shadow.Validate(func(name string) bool { return seen[name] }); err != nil {
-			return &Error{Where: "shadow", Problem: err.Error()}
-		}
-	}
-	for i, t := range c.TimeTables {
-		if t.Table == "" || t.ShardKey == "" {
-			return errorf(fmt.Sprintf("time_tables[%d]", i), "a time-sharded table needs table and shard_key, e.g. time_tables.orders.shard_key=order_time")
-		}
-		if err := t.Window.Validate(); err != nil {
-			return errorf("time_tables."+t.Table+".hot_window", "%v", err)
-		}
+	if err := c.validateRules(seen); err != nil {
+		return err
 	}
 	if c.Metadata.Backend == "" {
 		c.Metadata.Backend = c.Default

@@ -52,7 +52,7 @@ func TestParseDSNObroute(t *testing.T) {
 	if c.Shadow == nil || len(c.Shadow.Mappings) != 1 || c.Shadow.Mappings[0].Production != "hot" || c.Shadow.Mappings[0].Shadow != "shadow_hot" || c.Shadow.DefaultAlgorithm == "" {
 		t.Fatalf("shadow = %+v", c.Shadow)
 	}
-	if len(c.TimeTables) != 1 || c.TimeTables[0].Table != "orders" || c.TimeTables[0].ShardKey != "order_time" || c.TimeTables[0].Window.Months != 2 {
+	if len(c.TimeTables) != 1 || c.TimeTables[0].Table != "orders" || c.TimeTables[0].ShardKey != "order_time" || c.TimeTables[0].HotWindow.Months != 2 {
 		t.Fatalf("time tables = %+v", c.TimeTables)
 	}
 	if c.Metadata.Refresh != Duration(30*time.Second) || c.ParseCacheSize != 100 || c.Metadata.Backend != "hot" {
@@ -177,7 +177,7 @@ func TestExampleConfigFile(t *testing.T) {
 	if len(c.Backends) != 5 || c.Default != "hot" || c.Routes["audit_log"] != "cold" || c.Shadow == nil || len(c.TimeTables) != 1 {
 		t.Fatalf("example config read as %+v", c)
 	}
-	if tt := c.TimeTables[0]; tt.Budgets.L2.Seconds() != 2 || tt.Window.Months != 2 {
+	if tt := c.TimeTables[0]; tt.Budgets.L2.Seconds() != 2 || tt.HotWindow.Months != 2 {
 		t.Fatalf("time table read as %+v", tt)
 	}
 }

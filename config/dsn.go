@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/obroute/obroute/routing"
 )
 
 // Prefix starts every obroute DSN; anything else is read as a plain go-sql-driver DSN.
@@ -33,7 +31,7 @@ func ParseDSN(dsn string) (*Config, error) {
 
 func parseDSN(dsn string) (*Config, error) {
 	if !strings.HasPrefix(dsn, Prefix) {
-		return &Config{Backends: []Backend{{Name: routing.RoleHot, Role: routing.RoleHot, DSN: dsn}}}, nil
+		return &Config{Backends: []Backend{{Name: RoleHot, Role: RoleHot, DSN: dsn}}}, nil
 	}
 	items, err := splitItems(dsn[len(Prefix):])
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The DSN of issue reports: a ';;' typo glues the second backend onto the first one's DSN,
+// A DSN with a typo must not leak: a ';;' typo glues the second backend onto the first one's DSN,
 // and go-sql-driver quotes the glued text (with the second password) in its error.
 func TestParseDSNErrorsShowNoPassword(t *testing.T) {
 	for _, tc := range []struct{ dsn, password string }{

@@ -76,7 +76,6 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 		}
 		be.svc = svc
 		be.addr = "SERVICE:" + b.Service
-		svc.start()
 		return be, nil
 	}
 	t, err := newMysqlTarget(mc)
@@ -94,6 +93,9 @@ func (b *backend) close() {
 	b.stop()
 	b.bgMu.Unlock()
 	b.wg.Wait()
+	if b.svc != nil {
+		b.svc.closeUnstarted()
+	}
 }
 
 // goBackground runs f in a goroutine that close waits for; it returns false (and runs
@@ -113,9 +115,13 @@ func (b *backend) goBackground(f func()) bool {
 }
 
 // target returns the go-sql-driver connector of where the backend is now, and the primary
-// epoch it belongs to (always 0 without a service).
-func (b *backend) target() (*mysqlTarget, uint64, error) {
+// epoch it belongs to (always 0 without a service). A service's first probe round runs within
+// ctx.
+func (b *backend) target(ctx context.Context) (*mysqlTarget, uint64, error) {
 	if b.svc != nil {
+		if err := b.svc.ensure(ctx); err != nil {
+			return nil, 0, err
+		}
 		return b.svc.primary()
 	}
 	return b.direct, 0, nil
@@ -156,7 +162,7 @@ func (bc backendConnector) Driver() driver.Driver { return mysql.MySQLDriver{} }
 
 // dial opens a go-sql-driver connection to the current target within the connect timeout.
 func (b *backend) dial(ctx context.Context) (driver.Conn, *mysqlTarget, uint64, error) {
-	t, epoch, err := b.target()
+	t, epoch, err := b.target(ctx)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -184,6 +190,11 @@ func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.C
 func (b *backend) open(ctx context.Context) (*serverSession, error) {
 	if b.health.isDown() {
 		return nil, b.downError()
+	}
+	if b.svc != nil { // the first probe round runs within ctx, not detached as the dial below
+		if err := b.svc.ensure(ctx); err != nil {
+			return nil, err
+		}
 	}
 	w := &connWatch{}
 	conn, via, epoch, err := b.dialDetached(ctx, w)

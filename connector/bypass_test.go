@@ -13,7 +13,6 @@ import (
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -32,12 +31,12 @@ func newRoutedFixture(t *testing.T) *routedFixture {
 	f := &routedFixture{b: map[string]*sqltest.Backend{}}
 	cfg := &config.Config{
 		Routes: map[string]string{"audit_log": "cold"},
-		Shadow: &shadow.Rule{
-			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}},
+		Shadow: &config.Shadow{
+			Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+			Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
 			DefaultAlgorithm: "by-hint",
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
 	var tables metadata.StaticSource
 	for i, m := range []string{"202412", "202501", "202502", "202503"} {

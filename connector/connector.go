@@ -10,6 +10,7 @@ package connector
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
 )
@@ -109,7 +111,15 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
 	}
-	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: cfg.Shadow, CacheSize: cfg.ParseCacheSize}
+	shadowRule, err := rules.Shadow(cfg)
+	if err != nil {
+		return nil, err
+	}
+	timeTables, err := rules.TimeTables(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: shadowRule, CacheSize: cfg.ParseCacheSize}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
 		if err != nil {
@@ -126,7 +136,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 			return nil, err
 		}
 		c.meta = c.newShardMetadata(&o)
-		rc.Time = &routing.TimeConfig{Tables: cfg.TimeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
+		rc.Time = &routing.TimeConfig{Tables: timeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
 	}
 	router, err := routing.New(rc)
 	if err != nil {
@@ -135,9 +145,9 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c.router = router
 	if c.meta != nil && c.meta.db != nil {
-		c.meta.firstLoad = func(ctx context.Context) {
-			router.SetDefaultTimeZone(defaultTimeZone(ctx, c.meta.db))
-		}
+		c.meta.facts = newStoreFacts(router, cfg, c.meta.db, func(b string) *sql.DB {
+			return sql.OpenDB(c.backends[b].connect) // opens nothing yet
+		})
 	}
 	return c, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // Time routing reads time.Time arguments in the backends' go-sql-driver loc: backends that
@@ -24,7 +23,7 @@ func TestTimeRoutingNeedsOneDataTimeZone(t *testing.T) {
 			{Name: "hot", Role: "hot", DSN: "root@tcp(127.0.0.1:1)/d?loc=UTC"},
 			{Name: "cold", Role: "cold", DSN: "root@tcp(127.0.0.1:2)/d?loc=Asia%2FShanghai"},
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
 	_, err := connector.New(cfg, connector.WithMetadataSource(metadata.StaticSource{}))
 	if err == nil || !strings.Contains(err.Error(), "different time zones") || !strings.Contains(err.Error(), "loc") {

@@ -18,7 +18,6 @@ import (
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 // password is in every backend DSN of the explain fixture; no output may contain it.
@@ -44,12 +43,12 @@ func newExplainFixture(t *testing.T, opts ...connector.Option) *explainFixture {
 	cfg := &config.Config{
 		Routes:             map[string]string{"audit_log": "cold"},
 		EnableCachedServer: true,
-		Shadow: &shadow.Rule{
-			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}},
+		Shadow: &config.Shadow{
+			Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+			Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
 			DefaultAlgorithm: "by-hint",
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
 	var tables metadata.StaticSource
 	for i, m := range []string{"202412", "202501", "202502", "202503"} {

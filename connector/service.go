@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -27,7 +28,9 @@ var (
 
 // serviceMonitor finds a service's primary among its valid candidates with the service's probe
 // query, every interval and at once when asked (kick), and follows switchovers. It keeps one
-// connection per candidate for its probes, opened again only after it failed.
+// connection per candidate for its probes, opened again only after it failed. Nothing is probed
+// when the connector is built: the first statement that needs the backend runs the first round
+// within its own context (ensure), and the monitor watches in the background from then on.
 type serviceMonitor struct {
 	be         *backend
 	name       string
@@ -39,6 +42,10 @@ type serviceMonitor struct {
 	// failure. Only the monitor's rounds use them, one goroutine per candidate.
 	conns []driver.Conn
 
+	// turn admits one first round at a time; started is set once one has run to its end.
+	turn    chan struct{}
+	started atomic.Bool
+
 	mu      sync.Mutex
 	current *mysqlTarget  // nil until a writable candidate is found
 	epoch   uint64        // incremented at every change of primary
@@ -48,7 +55,7 @@ type serviceMonitor struct {
 func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error) {
 	m := &serviceMonitor{
 		be: be, name: svc.Name, probe: svc.Probe, interval: time.Duration(svc.Interval),
-		kick: make(chan struct{}, 1), changed: make(chan struct{}),
+		kick: make(chan struct{}, 1), changed: make(chan struct{}), turn: make(chan struct{}, 1),
 	}
 	for _, addr := range svc.Valid() {
 		mc := be.mysql.Clone()
@@ -63,11 +70,54 @@ func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error
 	return m, nil
 }
 
-// start finds the primary once, so the first statements need not wait, then keeps watching in
-// the background.
-func (m *serviceMonitor) start() {
-	m.round(m.be.ctx)
+// ensure runs the first probe round, within ctx, unless one has run; the monitor then keeps
+// watching in the background. A round cut short by ctx leaves the monitor unstarted, for the
+// next statement to try again, and returns ctx's error.
+func (m *serviceMonitor) ensure(ctx context.Context) error {
+	if m.started.Load() {
+		return nil
+	}
+	select {
+	case m.turn <- struct{}{}:
+	case <-ctx.Done():
+		return m.unstarted(ctx.Err())
+	}
+	defer func() { <-m.turn }()
+	if m.started.Load() { // a round ran while this caller waited
+		return nil
+	}
+	if m.be.ctx.Err() != nil {
+		return m.be.closedError()
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.be.ctx, cancel) // closing the backend ends the round
+	defer stop()
+	m.round(rctx)
+	if err := ctx.Err(); err != nil {
+		return m.unstarted(err)
+	}
+	if m.be.ctx.Err() != nil {
+		return m.be.closedError()
+	}
+	m.started.Store(true)
 	if !m.be.goBackground(m.run) {
+		m.closeConns()
+	}
+	return nil
+}
+
+// unstarted is the error of a statement that ended before the first probe round did.
+func (m *serviceMonitor) unstarted(err error) error {
+	return fmt.Errorf("obroute: backend %s: the statement ended before the first probe of service %s found its primary (the next statement tries again): %w", m.be.name, m.name, err)
+}
+
+// closeUnstarted closes the probe connections of a monitor that never started (a started one's
+// run closes them). The backend is closed: a first round in flight ends soon.
+func (m *serviceMonitor) closeUnstarted() {
+	m.turn <- struct{}{}
+	defer func() { <-m.turn }()
+	if !m.started.Load() {
 		m.closeConns()
 	}
 }

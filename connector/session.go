@@ -417,6 +417,7 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	shadow := cs.shadowByHints(st, hints)
 	rs.TempTables = cs.tempTablesOf(shadow)
 	rs.TimeZone = cs.timeZone(shadow)
+	rs.SQLMode = cs.sqlMode(shadow)
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow

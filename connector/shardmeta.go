@@ -30,9 +30,10 @@ type shardMetadata struct {
 	db    *sql.DB
 	// tables are the time-sharded logical tables, lower case: the statements that need it.
 	tables map[string]bool
-	// firstLoad, when set, runs after the first successful load, within the same statement's
-	// context: it reads back the backends' default time zone (left unknown if that fails).
-	firstLoad func(ctx context.Context)
+	// facts, when set, are read after the first successful load, within the same statement's
+	// context (the backends' default time zone, servers and shard-key columns; left unknown if
+	// that fails), and after every later load that lists tables not read yet.
+	facts *storeFacts
 
 	cache atomic.Pointer[metadata.Cache]
 	// turn admits one first load at a time; a caller waiting for it stops when its context ends.
@@ -63,6 +64,9 @@ func (c *Connector) newShardMetadata(o *options) *shardMetadata {
 			if ev.Err != nil && c.events.obs != nil { // the cache logs the failure itself
 				c.events.obs.OnStateChange(StateEvent{Kind: StateMetadataRefreshFailed, Time: time.Now(), Level: slog.LevelWarn,
 					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
+			}
+			if ev.Err == nil && ev.Snapshot != nil && m.facts != nil && m.cache.Load() != nil { // the first load reads them itself
+				m.facts.refreshed(ev.Snapshot)
 			}
 		},
 		Clock: o.clock,
@@ -118,8 +122,8 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 		return fmt.Errorf("%w: loading it from %s for the first time failed (this statement names a time-sharded table and cannot be routed without it; the next one tries again): %w",
 			ErrMetadataUnavailable, m.where, err)
 	}
-	if m.firstLoad != nil {
-		m.firstLoad(ctx)
+	if m.facts != nil {
+		m.facts.first(ctx, cache.Snapshot())
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -148,6 +152,9 @@ func (m *shardMetadata) close() error {
 	var err error
 	if cache := m.cache.Load(); cache != nil {
 		err = cache.Close()
+	}
+	if m.facts != nil {
+		err = errors.Join(err, m.facts.close())
 	}
 	if m.db != nil {
 		if cerr := m.db.Close(); err == nil {

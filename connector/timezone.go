@@ -58,13 +58,25 @@ var utcNames = map[string]bool{"UTC": true, "GMT": true, "Etc/UTC": true, "Etc/G
 // largest offset instead of guessing. A change of the backends' global time_zone needs a
 // restart of the connector.
 func defaultTimeZone(ctx context.Context, db *sql.DB) (name string, system *time.Location) {
-	var sys string
-	var offset int64
-	err := db.QueryRowContext(ctx, "SELECT @@session.time_zone, @@system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").Scan(&name, &sys, &offset)
+	var z serverZone
+	err := db.QueryRowContext(ctx, "SELECT @@session.time_zone, @@system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").Scan(&z.name, &z.system, &z.offset)
 	if err != nil {
 		return "", nil
 	}
-	if utcNames[sys] && offset == 0 {
+	return z.resolve()
+}
+
+// serverZone is what a server session says of its time zone: @@session.time_zone,
+// @@system_time_zone, and its offset from UTC now in seconds.
+type serverZone struct {
+	name, system string
+	offset       int64
+}
+
+// resolve reads z as defaultTimeZone returns it.
+func (z serverZone) resolve() (name string, system *time.Location) {
+	name = z.name
+	if utcNames[z.system] && z.offset == 0 {
 		system = time.UTC
 	}
 	switch {
@@ -75,7 +87,7 @@ func defaultTimeZone(ctx context.Context, db *sql.DB) (name string, system *time
 	if err != nil {
 		return "", system
 	}
-	if _, off := time.Now().In(loc).Zone(); int64(off) != offset {
+	if _, off := time.Now().In(loc).Zone(); int64(off) != z.offset {
 		return "", system
 	}
 	return name, system

@@ -30,7 +30,7 @@ func TestTimeZoneOfNow(t *testing.T) {
 	open := func(dsn string) (*connector.Connector, *sql.DB) {
 		cfg := &config.Config{
 			Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: dsn}},
-			TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}},
+			TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 			Metadata:   config.Metadata{Backend: "hot"},
 		}
 		c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }))

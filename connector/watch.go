@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/internal/handshake"
 )
 
 // connWatchKey carries a *connWatch to the dialer through the context of Connect.
@@ -113,27 +114,14 @@ func (c *watchedConn) note(err error) {
 	}
 }
 
-// parse reads the connection id of a HandshakeV10 packet: 4-byte header, protocol version
-// 10, NUL-terminated server version, then the 4-byte little-endian connection id.
+// parse reads the connection id out of the handshake once enough of it has arrived.
 func (c *watchedConn) parse() {
-	const header = 4
-	if len(c.head) < header+1 {
-		return
-	}
-	if c.head[header] != 10 {
+	id, r := handshake.ConnectionID(c.head)
+	switch r {
+	case handshake.Found:
+		c.watch.setID(id)
 		c.done, c.head = true, nil
-		return
-	}
-	for i := header + 1; i < len(c.head); i++ {
-		if c.head[i] == 0 {
-			if len(c.head) >= i+5 {
-				c.watch.setID(binary.LittleEndian.Uint32(c.head[i+1 : i+5]))
-				c.done, c.head = true, nil
-			}
-			return
-		}
-	}
-	if len(c.head) > 512 { // no version terminator: not a handshake we understand
+	case handshake.Unknown:
 		c.done, c.head = true, nil
 	}
 }

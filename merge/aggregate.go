@@ -10,7 +10,8 @@ import (
 // aggregator is one Aggregate with what the result's type says about it.
 type aggregator struct {
 	Aggregate
-	cmp *comparer // MIN, MAX: the comparison of Column
+	cmp  *comparer   // MIN, MAX: the comparison of Column
+	args []*comparer // DISTINCT: the comparisons of the arguments' columns
 	// float: SUM or AVG of FLOAT/DOUBLE, summed as float64.
 	float bool
 	// scale is the result's scale (DECIMAL), when known (hasScale): the merged
@@ -35,6 +36,8 @@ type aggState struct {
 	val    driver.Value // MIN/MAX so far (owned copy)
 	weight []byte       // its weight (owned copy)
 	carry  []driver.Value
+	// distinct holds the keys of the values of a DISTINCT aggregate's argument seen so far.
+	distinct map[string]struct{}
 }
 
 // addMinMax keeps the row's value when it beats the group's so far, with its weight and the
@@ -120,17 +123,54 @@ func (st *aggState) addAvg(a *aggregator, row []driver.Value) error {
 	if err := st.addCount(row[a.Count], a.Count); err != nil {
 		return err
 	}
+	st.learnAvgMode(a, row)
+	return nil
+}
+
+// learnAvgMode learns from row how the server rounds the AVG, when the types do not tell.
+func (st *aggState) learnAvgMode(a *aggregator, row []driver.Value) {
 	if st.asFloat || !a.hasScale || st.mode == avgRound || st.incr < 0 {
-		return nil
+		return
 	}
 	if m := staticAvgMode(a.scale, st.incr, a.Arg); m != avgUnknown {
 		st.mode = m
-		return nil
+		return
 	}
 	if a.Mode != 0 {
 		if m := readAvgMode(row[a.Mode]); m != avgUnknown {
 			st.mode = m
 		}
+	}
+}
+
+// addDistinct adds the value (list of values) of a DISTINCT aggregate's arguments in row, unless
+// the group has seen an equal one: COUNT counts it, SUM adds it, AVG does both.
+func (st *aggState) addDistinct(a *aggregator, row []driver.Value) error {
+	if st.countTyp == nil && row[a.Column] != nil {
+		st.countTyp = row[a.Column] // COUNT(DISTINCT x) is sent as a COUNT is
+	}
+	var key []byte
+	for _, c := range a.args {
+		if row[c.col] == nil {
+			return nil // a list with a NULL is not counted
+		}
+		key = c.appendKey(key, row)
+	}
+	if _, dup := st.distinct[string(key)]; dup {
+		return nil
+	}
+	if st.distinct == nil {
+		st.distinct = map[string]struct{}{}
+	}
+	st.distinct[string(key)] = struct{}{}
+	if a.Func != AggCount {
+		if err := st.addSum(a, row, a.Distinct[0]); err != nil {
+			return err
+		}
+	}
+	st.count++
+	if a.Func == AggAvg {
+		st.learnAvgMode(a, row)
 	}
 	return nil
 }

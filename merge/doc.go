@@ -17,8 +17,11 @@
 //
 // # Pipeline
 //
-// Rows flow through: source → GROUP BY and aggregates → HAVING → (sort, for
-// a hash GROUP BY) → DISTINCT → OFFSET/LIMIT → drop hidden columns.
+// Rows flow through: source → GROUP BY and aggregates (COUNT/SUM/AVG of
+// DISTINCT values, ROLLUP subtotals, then the expressions over aggregates,
+// Spec.Computed) → HAVING → (sort, for a hash GROUP BY) → DISTINCT →
+// OFFSET/LIMIT → drop hidden columns (after the visible ones, or before them:
+// Spec.Leading).
 //
 //   - Union (no ORDER BY, no GROUP BY): input 0 to its end, then input 1, …
 //     Constant memory.

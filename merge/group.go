@@ -11,6 +11,7 @@ import (
 type group struct {
 	row  []driver.Value
 	aggs []aggState
+	incr int // the sessions' div_precision_increment, for computed columns; -1 until read
 }
 
 // grouper holds what both the streaming and the hash GROUP BY need.
@@ -18,16 +19,22 @@ type grouper struct {
 	keys   []*comparer
 	width  int
 	aggs   []aggregator
-	aggCol []bool // columns written by an aggregate
+	aggCol []bool // columns written by an aggregate or a computed expression
+	// computed are the expressions over aggregates, written after the aggregates.
+	computed []computer
 }
 
-func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
+func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error) {
 	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
 	for _, k := range spec.GroupBy {
 		g.keys = append(g.keys, cols.cmp[k])
 	}
 	for _, a := range spec.Aggregates {
 		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
+		for _, c := range a.Distinct {
+			ag.args = append(ag.args, cols.cmp[c])
+			g.aggCol[c] = true
+		}
 		t := types[a.Column]
 		ag.float = cols.kinds[a.Column] == kindFloat
 		if cols.kinds[a.Column] == kindNumber && t.HasPrecisionScale {
@@ -47,7 +54,7 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) *grouper {
 			g.aggCol[w.weight] = true
 		}
 	}
-	return g
+	return g, g.bindComputed(spec, cols, types)
 }
 
 func (g *grouper) newGroup() *group {
@@ -68,6 +75,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 		st := &gr.aggs[i]
 		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
 	}
+	gr.incr = -1
 	return g.add(gr, row)
 }
 
@@ -87,6 +95,18 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 		a := &g.aggs[i]
 		st := &gr.aggs[i]
 		var err error
+		if len(a.Distinct) > 0 {
+			if a.Func == AggAvg {
+				err = st.readIncrement(row[a.Increment], a.Increment)
+			}
+			if err == nil {
+				err = st.addDistinct(a, row)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch a.Func {
 		case AggCount:
 			err = st.addCount(row[a.Column], a.Column)
@@ -103,7 +123,7 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 			return err
 		}
 	}
-	return nil
+	return g.addComputed(gr, row)
 }
 
 // finish writes the merged aggregates into gr.row.
@@ -142,7 +162,7 @@ func (g *grouper) finish(gr *group) error {
 			}
 		}
 	}
-	return nil
+	return g.finishComputed(gr)
 }
 
 // copyValue returns src, with a []byte copied into dst's buffer when it has one.
@@ -167,9 +187,19 @@ type streamGroup struct {
 	cur     *group
 	pending []driver.Value // first row of the next group, still valid in src
 	done    bool
+	// empty: return the group of no rows when the source has none (Spec.EmptyGroup).
+	empty    bool
+	returned bool
+	// rollup adds the subtotal rows of WITH ROLLUP; nil without.
+	rollup *rollupLevels
 }
 
 func (s *streamGroup) next() ([]driver.Value, error) {
+	if s.rollup != nil {
+		if row := s.rollup.pop(); row != nil {
+			return row, nil
+		}
+	}
 	first := s.pending
 	s.pending = nil
 	if first == nil {
@@ -177,15 +207,22 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 			return nil, io.EOF
 		}
 		r, err := s.src.next()
+		if err == io.EOF && s.empty && !s.returned {
+			return s.emptyGroup()
+		}
 		if err != nil {
 			return nil, err
 		}
 		first = r
 	}
+	s.returned = true
 	if s.cur == nil {
 		s.cur = s.newGroup()
 	}
 	if err := s.start(s.cur, first); err != nil {
+		return nil, err
+	}
+	if err := s.addRollup(first); err != nil {
 		return nil, err
 	}
 	for {
@@ -204,11 +241,41 @@ func (s *streamGroup) next() ([]driver.Value, error) {
 		if err := s.add(s.cur, r); err != nil {
 			return nil, err
 		}
+		if err := s.addRollup(r); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.finish(s.cur); err != nil {
 		return nil, err
 	}
+	if s.rollup != nil {
+		// The subtotals that end here follow the group; pending is still valid in src.
+		if err := s.rollup.end(s.grouper, s.cur, s.pending); err != nil {
+			return nil, err
+		}
+	}
 	return s.cur.row, nil
+}
+
+func (s *streamGroup) addRollup(row []driver.Value) error {
+	if s.rollup == nil {
+		return nil
+	}
+	return s.rollup.add(s.grouper, row)
+}
+
+// emptyGroup returns the aggregates over no rows, once.
+func (s *streamGroup) emptyGroup() ([]driver.Value, error) {
+	s.returned, s.done = true, true
+	gr := s.newGroup()
+	for i := range gr.aggs {
+		gr.aggs[i].incr = -1
+	}
+	gr.incr = -1
+	if err := s.finish(gr); err != nil {
+		return nil, err
+	}
+	return gr.row, nil
 }
 
 // hashGroup reads every input row into groups keyed by the group columns,

@@ -60,7 +60,11 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 	if types == nil {
 		types = ReadColumnTypes(in.rows[spec.TypesFrom])
 	}
-	m := &mergedRows{in: in, names: names[:visible:visible], types: types[:visible:visible], offset: spec.Offset, limit: spec.Limit}
+	lead := spec.Leading
+	if lead > 0 {
+		visible = width // the hidden columns lead, the rest are visible
+	}
+	m := &mergedRows{in: in, names: names[lead:visible:visible], types: types[lead:visible:visible], lead: lead, offset: spec.Offset, limit: spec.Limit}
 
 	uses := make([]use, width)
 	for _, k := range spec.OrderBy {
@@ -73,9 +77,12 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if a.Func == AggMin || a.Func == AggMax {
 			uses[a.Column] |= useOrder
 		}
+		for _, c := range a.Distinct {
+			uses[c] |= useEqual
+		}
 	}
 	if spec.Distinct {
-		for i := range visible {
+		for i := lead; i < visible; i++ {
 			uses[i] |= useEqual
 		}
 	}
@@ -118,15 +125,27 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		if len(spec.GroupBy) > 0 {
 			src = newMergeSource(in, width, order[:len(spec.GroupBy)])
 		}
-		p = &streamGroup{grouper: newGrouper(spec, cols, types), src: src}
+		g, err := newGrouper(spec, cols, types)
+		if err != nil {
+			return nil, err
+		}
+		sg := &streamGroup{grouper: g, src: src, empty: spec.EmptyGroup && len(spec.GroupBy) == 0}
+		if spec.Rollup {
+			sg.rollup = newRollup(g)
+		}
+		p = sg
 		if having != nil {
 			p = &filterStage{src: p, keep: func(row []driver.Value) (bool, error) { return keep(having, row), nil }}
 		}
 	default:
-		p = &hashGroup{grouper: newGrouper(spec, cols, types), src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
+		g, err := newGrouper(spec, cols, types)
+		if err != nil {
+			return nil, err
+		}
+		p = &hashGroup{grouper: g, src: newUnionSource(in, width), having: having, order: order, maxHeld: maxHeld}
 	}
 	if spec.Distinct {
-		p = newDistinct(p, cols.cmp[:visible], maxHeld)
+		p = newDistinct(p, cols.cmp[lead:visible], maxHeld)
 	}
 	m.pipe = p
 	return m, nil
@@ -230,6 +249,7 @@ type mergedRows struct {
 	in      *inputSet
 	names   []string
 	types   []ColumnType // one server's, for the visible columns
+	lead    int          // hidden columns before the visible ones
 	pipe    stage
 	offset  int64
 	limit   int64
@@ -269,7 +289,7 @@ func (m *mergedRows) Next(dest []driver.Value) error {
 	if err != nil {
 		return m.fail(err)
 	}
-	copy(dest, row[:len(m.names)])
+	copy(dest, row[m.lead:m.lead+len(m.names)])
 	m.emitted++
 	return nil
 }

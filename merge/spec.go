@@ -22,8 +22,12 @@ type Spec struct {
 	// Visible is the number of leading columns the caller sees; later columns
 	// are helper columns the rewrite added (sort keys not in the select list,
 	// weights, partial sums and counts) and are dropped from the output. 0
-	// means all columns.
+	// means all columns (after the Leading ones).
 	Visible int
+	// Leading is the number of hidden helper columns that come first instead,
+	// for a SELECT * whose width only the rows tell: the columns after them
+	// are visible. With Leading set, Visible must be 0.
+	Leading int
 	// OrderBy lists the keys every input is already sorted by; the output is
 	// their k-way merge (or, after a hash GROUP BY, the held groups sorted by them).
 	OrderBy []OrderKey
@@ -32,6 +36,18 @@ type Spec struct {
 	GroupBy []int
 	// Aggregates says which columns hold partial aggregates and how to merge them.
 	Aggregates []Aggregate
+	// Computed are the columns whose values are expressions over the merged aggregates,
+	// written after them (and before HAVING, ORDER BY and DISTINCT read them).
+	Computed []Computed
+	// Rollup: GROUP BY … WITH ROLLUP. The inputs are sorted by the group keys (OrderBy starts
+	// with them, ascending); after the last group of each prefix of the keys comes its subtotal
+	// row, the keys after the prefix NULL, and after all groups the total, as the server
+	// returns them.
+	Rollup bool
+	// EmptyGroup: the statement has no GROUP BY but the sub-queries group (by a DISTINCT
+	// aggregate's argument), so they may return no row at all; the result then has the one row
+	// of aggregates over no rows that the server returns: COUNT 0, the others NULL.
+	EmptyGroup bool
 	// Having is evaluated on each merged group row (all columns, hidden
 	// included); rows for which it is FALSE or NULL are dropped. nil = none.
 	Having Expr
@@ -164,6 +180,12 @@ type Aggregate struct {
 	// server rounds or cuts the quotient's digits to the result's scale: (SUM(x) * 0 + 2) / 3
 	// (AvgModeSQL), divided as the AVG is; 0 when Arg says it.
 	Mode int
+	// Distinct is, for COUNT, SUM and AVG of DISTINCT x (COUNT(DISTINCT x, y, …)), the hidden
+	// columns holding x (y, …): the sub-queries group by them too, and the merge counts or adds
+	// each value (list of values without NULL) once per group, compared as the columns compare,
+	// text by its weight; nil for none. The aggregate's own column and, for AVG, Sum and Count
+	// are then not read (but for the Go type of a COUNT).
+	Distinct []int
 	// Carry lists, for MIN and MAX, hidden columns whose values belong to the
 	// partial row whose MIN or MAX wins (a HAVING comparison computed on it);
 	// the merged row takes them from that row. The column's weight is carried
@@ -212,6 +234,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 	if visible < 0 || visible > n {
 		return 0, invalidf("Visible = %d, the inputs have %d columns", s.Visible, n)
 	}
+	if s.Leading != 0 && (s.Visible != 0 || s.Leading < 0 || s.Leading >= n) {
+		return 0, invalidf("Leading = %d with Visible = %d: the inputs have %d columns", s.Leading, s.Visible, n)
+	}
 	col := func(what string, i int) error {
 		if i < 0 || i >= n {
 			return invalidf("%s column %d is out of range: the inputs have %d columns (0..%d)", what, i, n, n-1)
@@ -219,6 +244,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		return nil
 	}
 	hidden := func(what string, i int) error {
+		if s.Leading > 0 && i >= 0 && i < s.Leading {
+			return nil
+		}
 		if i < visible || i >= n {
 			return invalidf("%s column %d is not a hidden column: the inputs have %d columns, %d visible", what, i, n, visible)
 		}
@@ -251,6 +279,16 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 				return 0, err
 			}
 		}
+		if len(a.Distinct) > 0 {
+			if a.Func != AggCount && (a.Func != AggSum && a.Func != AggAvg || len(a.Distinct) > 1) {
+				return 0, invalidf("%s on column %d cannot be DISTINCT of %d arguments: only COUNT, SUM and AVG, of one argument but COUNT", a.Func, a.Column, len(a.Distinct))
+			}
+			for _, c := range a.Distinct {
+				if err := hidden(a.Func.String()+" DISTINCT argument", c); err != nil {
+					return 0, err
+				}
+			}
+		}
 		for _, c := range a.Carry {
 			if err := hidden(a.Func.String()+" carried", c); err != nil {
 				return 0, err
@@ -267,6 +305,19 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 			}
 		}
 	}
+	for _, c := range s.Computed {
+		if err := col("computed", c.Column); err != nil {
+			return 0, err
+		}
+		if c.Expr == nil {
+			return 0, invalidf("computed column %d has no expression", c.Column)
+		}
+		if c.Increment != 0 {
+			if err := hidden("computed div_precision_increment", c.Increment); err != nil {
+				return 0, err
+			}
+		}
+	}
 	for i, w := range s.Weights {
 		if w == 0 {
 			continue
@@ -280,6 +331,9 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		if i >= len(s.Collations) {
 			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
 		}
+	}
+	if s.Rollup && (len(s.GroupBy) == 0 || !s.StreamsGroups()) {
+		return 0, invalidf("Rollup needs GROUP BY and inputs sorted by the group keys (OrderBy)")
 	}
 	if s.Offset < 0 {
 		return 0, invalidf("Offset = %d is negative", s.Offset)

@@ -83,7 +83,8 @@ func TestMariaDBClausesFollowTheRoute(t *testing.T) {
 }
 
 // On a time-sharded table a RETURNING clause goes with the rewritten statement when it reaches
-// one table; ROWS EXAMINED, which counts per statement, is refused.
+// one table; ROWS EXAMINED, which counts per statement, is refused; WITH ROLLUP across tables
+// is merged, its legs grouping without it.
 func TestMariaDBClausesOnTimeShardedTables(t *testing.T) {
 	f := ruledFixture(t)
 	p, err := f.route("INSERT INTO orders (id, order_time, amount) VALUES (1, ?, 2) RETURNING id, ? AS tag", args("2025-03-05", "t"), Input{})
@@ -103,12 +104,19 @@ func TestMariaDBClausesOnTimeShardedTables(t *testing.T) {
 	if got := p.Targets[0].SQL; !strings.Contains(got, "group by user_id with rollup and") && !strings.HasSuffix(got, "group by user_id with rollup") {
 		t.Errorf("the one table's statement lost WITH ROLLUP: %s", got)
 	}
+	p, err = f.route("select user_id, count(*) from orders where order_time >= '2025-01-02' group by user_id with rollup", nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Targets[0].SQL; strings.Contains(got, "rollup") || p.Merge == nil || !p.Merge.Rollup {
+		t.Errorf("split WITH ROLLUP: %s, merge %+v", got, p.Merge)
+	}
 	refusals := []struct{ sql, says string }{
 		{"INSERT INTO orders (id, order_time) VALUES (1, '2025-02-05'), (2, '2025-03-05') RETURNING id", "RETURNING"},
 		{"DELETE FROM orders WHERE order_time >= '2025-02-20' RETURNING id", "RETURNING"},
 		{"INSERT INTO orders (id, order_time) VALUES (1, '2025-03-05') RETURNING orders.id", "RETURNING names the time-sharded table"},
 		{"SELECT id FROM orders WHERE order_time >= '2025-03-02' LIMIT ROWS EXAMINED 10", "ROWS EXAMINED"},
-		{"select user_id, count(*) from orders where order_time >= '2025-01-02' group by user_id with rollup", "WITH ROLLUP"},
+		{"select user_id, count(*) from orders where order_time >= '2025-01-02' group by user_id with rollup having count(*) > 1", "WITH ROLLUP with HAVING"},
 	}
 	for _, r := range refusals {
 		if _, err := f.route(r.sql, nil, Input{}); !errors.Is(err, ErrNotMergeable) || !strings.Contains(err.Error(), r.says) {

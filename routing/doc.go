@@ -5,7 +5,7 @@
 // routing answers with a Plan: the backends, the SQL text each one receives, and how the rows
 // come back together (a merge.Spec).
 //
-// Rules apply in this order (DOMAIN.md §1, §4, §5):
+// Rules apply in this order; the first that decides wins:
 //
 //  1. Forced routing: inside a transaction, the transaction's backend (USE_LAST_SESSION);
 //     a statement naming a session temporary table, that table's backend; FOUND_ROWS(),

@@ -160,12 +160,29 @@ func mergeFields(m *merge.Spec) fields {
 			if a.Exact != 0 {
 				aggs[i] += ", exact col" + strconv.Itoa(a.Exact+1)
 			}
+			if len(a.Distinct) > 0 {
+				cols := make([]string, len(a.Distinct))
+				for j, c := range a.Distinct {
+					cols[j] = "col" + strconv.Itoa(c+1)
+				}
+				aggs[i] += ", distinct values of " + strings.Join(cols, " ")
+			}
 			aggs[i] += ")"
 		}
 		f = f.str("aggregates", strings.Join(aggs, ","))
 	}
+	if len(m.Computed) > 0 {
+		cs := make([]string, len(m.Computed))
+		for i, c := range m.Computed {
+			cs[i] = "col" + strconv.Itoa(c.Column+1) + " = " + c.Expr.String()
+		}
+		f = f.str("computed", strings.Join(cs, ","))
+	}
 	if n := weighedColumns(m.Weights); n > 0 {
 		f = f.int("weighed_columns", int64(n))
+	}
+	if m.Rollup {
+		f = f.bool("rollup", true)
 	}
 	if m.Having != nil {
 		f = f.bool("having", true)
@@ -178,6 +195,9 @@ func mergeFields(m *merge.Spec) fields {
 	}
 	if m.Limit != merge.NoLimit {
 		f = f.int("limit", m.Limit)
+	}
+	if m.Leading > 0 {
+		f = f.int("leading_hidden_columns", int64(m.Leading))
 	}
 	if m.Visible > 0 {
 		f = f.int("visible_columns", int64(m.Visible))

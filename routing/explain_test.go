@@ -97,6 +97,15 @@ func TestPlanExplain(t *testing.T) {
 	}
 	checkLines(t, p.Explain(explainOptions()), want)
 
+	// Expressions over aggregates, a DISTINCT aggregate, ROLLUP; hidden columns before a *.
+	p.Merge = &merge.Spec{GroupBy: []int{0}, OrderBy: []merge.OrderKey{{Column: 0}}, Rollup: true, Limit: merge.NoLimit, Visible: 3,
+		Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: []int{4}}, {Func: merge.AggSum, Column: 3}},
+		Computed:   []merge.Computed{{Column: 2, Expr: merge.Round(merge.Arith('/', merge.Agg(3), merge.Agg(1)), 2), Increment: 5}}}
+	checkLines(t, p.Explain(explainOptions())[6:], []routing.ExplainLine{{"Route Plan", "MERGE",
+		`{order_by:"col1", group_by:"col1", aggregates:"COUNT(col2, distinct values of col5),SUM(col4)", computed:"col3 = ROUND((col4 / col2), 2)", rollup:true, visible_columns:3}`}})
+	p.Merge = &merge.Spec{Leading: 2, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: merge.NoLimit}
+	checkLines(t, p.Explain(explainOptions())[6:], []routing.ExplainLine{{"Route Plan", "MERGE", `{order_by:"col1", leading_hidden_columns:2}`}})
+
 	// Without addresses, and with a parse error and a plain concatenation.
 	p = &routing.Plan{
 		Statement: &routing.Statement{SQL: "FROB x", Kind: routing.KindOther, ParseErr: errors.New("syntax error at position 5")},

@@ -34,6 +34,13 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 	default:
 		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
 	}
+	if x.Distinct && f == merge.AggCount && len(x.Exprs) > 1 {
+		args, err := distinctArgs(x)
+		if err == nil {
+			err = p.distinctArgument(x, args)
+		}
+		return merge.AggCount, args[0], err
+	}
 	if f == merge.AggCount && len(x.Exprs) == 1 {
 		if _, star := x.Exprs[0].(*sqlparser.StarExpr); star && !x.Distinct {
 			return merge.AggCount, nil, nil // COUNT(*)
@@ -52,8 +59,10 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 			distinct = false // distinct shard-key values never repeat across clamped tables
 		}
 	}
-	if distinct {
-		return 0, nil, notMergeable("%s cannot be merged exactly: the same value may appear in several tables; count or add distinct values in the application, or narrow the range to one table", nodeText(e))
+	if distinct && f != merge.AggMin && f != merge.AggMax {
+		if err := p.distinctArgument(x, []sqlparser.Expr{arg}); err != nil {
+			return 0, nil, err
+		}
 	}
 	if containsAggregate(arg) {
 		return 0, nil, notMergeable("the aggregate of an aggregate %s cannot be merged", nodeText(e))
@@ -108,4 +117,16 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 		return err == nil, nil
 	}, sel)
 	return err
+}
+
+// hasSubquery reports whether e holds a subquery.
+func hasSubquery(e sqlparser.SQLNode) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if s, ok := n.(*sqlparser.Subquery); ok && s != nil {
+			found = true
+		}
+		return !found, nil
+	}, e)
+	return found
 }

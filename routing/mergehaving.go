@@ -113,6 +113,10 @@ func (p *mergePlanner) operand(e sqlparser.Expr) (merge.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if i < 0 && overAggregates(e) {
+		i = p.hidden(e)
+		return merge.Col(i), p.addComputed(i, e)
+	}
 	if i < 0 {
 		f, arg, err := p.aggregate(e)
 		if err != nil {

@@ -116,7 +116,7 @@ func (p *mergePlanner) mayBeText(e sqlparser.Expr) bool {
 		return x.Operator != sqlparser.UMinusStr && x.Operator != sqlparser.UPlusStr && x.Operator != sqlparser.TildaStr
 	case *sqlparser.FuncExpr:
 		switch x.Name.Lowered() {
-		case "count", "sum", "avg":
+		case "count", "sum", "avg", "round":
 			return false
 		case "min", "max":
 			if len(x.Exprs) == 1 {
@@ -196,8 +196,11 @@ func hiddenDigits(e sqlparser.Expr) bool {
 // addAggregate records the aggregate e = f(arg) in column col and the hidden columns it needs.
 func (p *mergePlanner) addAggregate(col int, f merge.AggFunc, e, arg sqlparser.Expr) error {
 	a := merge.Aggregate{Func: f, Column: col}
-	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && len(p.sel.GroupBy) > 0 {
-		return notMergeable("%s in a grouped statement: MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
+	if args := p.distinctOf(e); args != nil {
+		a.Distinct = p.distinctColumns(args)
+	}
+	if (f == merge.AggSum || f == merge.AggAvg) && hiddenDigits(arg) && p.grouping {
+		return notMergeable("%s where the sub-queries group (by GROUP BY keys or a DISTINCT aggregate's arguments): MariaDB itself rounds each row's value to the digits its type shows, or not, depending on how it groups (through a temporary table or not), so one server has no one answer to repeat; fix the digits with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
 			nodeText(e), strings.ToUpper(f.String()), nodeText(arg))
 	}
 	switch f {

@@ -78,12 +78,24 @@ type mergePlanner struct {
 	sigItems sqlparser.SelectExprs
 	visible  int
 	spec     merge.Spec
+	// computedCols are the columns the merge computes from merged aggregates.
+	computedCols map[int]bool
+	// grouping: the sub-queries group (by the statement's keys, or a DISTINCT aggregate's
+	// arguments).
+	grouping bool
+	// star: the select list is *, whose width only the rows tell.
+	star bool
+	// distinctArgs are the arguments of the statement's COUNT, SUM or AVG (DISTINCT …), and
+	// distinctCols their hidden columns (nil until added).
+	distinctArgs []sqlparser.Expr
+	distinctCols []int
 }
 
 func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
 
-// planMerge plans the split of sel, or says clearly why it cannot be split correctly.
-func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
+// planMerge plans the split of sel (whose GROUP BY is WITH ROLLUP when rollup is set), or says
+// clearly why it cannot be split correctly.
+func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan, error) {
 	switch {
 	case sel.With != nil:
 		return nil, notMergeable("a WITH clause on a time-sharded table cannot be split; move the common table expression into the application or a single-table query")
@@ -97,9 +109,14 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if err := checkSubqueryLimit(sel); err != nil {
 		return nil, err
 	}
+	distinctList, err := checkDistinctLists(sel)
+	if err != nil {
+		return nil, err
+	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
-		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{}}
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
+		computedCols: map[int]bool{}, grouping: len(sel.GroupBy) > 0 || distinctList != nil}
 	p.leg.Having = nil
 	star := false
 	grouped := len(sel.GroupBy) > 0
@@ -109,6 +126,10 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 		case *sqlparser.StarExpr:
 			star = true
 		case *sqlparser.AliasedExpr:
+			if overAggregates(x.Expr) {
+				grouped = true
+				continue
+			}
 			f, _, err := p.aggregate(x.Expr)
 			if err != nil {
 				return nil, err
@@ -121,9 +142,10 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if sel.Having != nil {
 		grouped = true
 	}
-	if star && (grouped || len(sel.OrderBy) > 0 || sel.QueryOpts.Distinct) {
-		return nil, notMergeable("SELECT * with ORDER BY, GROUP BY, aggregates or DISTINCT across several tables needs the column positions; name the columns instead of *")
+	if err := checkStar(star, sel, grouped); err != nil {
+		return nil, err
 	}
+	p.star = star
 	if !star {
 		p.visible = len(items)
 	}
@@ -138,7 +160,11 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	}
 	for i, se := range items {
 		if ae, ok := se.(*sqlparser.AliasedExpr); ok {
-			if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
+			if overAggregates(ae.Expr) {
+				if err := p.addComputed(i, ae.Expr); err != nil {
+					return nil, err
+				}
+			} else if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
 				if err := p.addAggregate(i, f, ae.Expr, arg); err != nil {
 					return nil, err
 				}
@@ -160,6 +186,11 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
 	}
+	if rollup {
+		if err := p.rollup(); err != nil {
+			return nil, err
+		}
+	}
 	if sel.QueryOpts.Distinct && !grouped && p.hiddenOrderKeys() {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
 	}
@@ -168,7 +199,13 @@ func planMerge(sel *sqlparser.Select, shardKey string) (*mergePlan, error) {
 			p.weigh(i, p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr)
 		}
 	}
+	p.groupByDistinct()
 	p.spec.Weights = p.weightColumns()
+	if star {
+		if err := p.hiddenFirst(); err != nil {
+			return nil, err
+		}
+	}
 	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1, snippets: p.snippets, subst: p.subst, unionTypesExact: p.unionTypesExact()}
 	mp.weightCols = map[string][]int{}
 	for c, w := range p.weightOf {
@@ -246,6 +283,9 @@ func (p *mergePlanner) helper(e sqlparser.Expr) int {
 // alias, or an expression of the select list. It returns -1 when none matches.
 func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
 	if lit, ok := e.(*sqlparser.SQLVal); ok && positions && lit.Type == sqlparser.IntVal {
+		if p.star {
+			return 0, notMergeable("ORDER BY %s is a position in SELECT *, whose columns obroute does not know; name the column instead", lit.Val)
+		}
 		n, err := strconv.Atoi(string(lit.Val))
 		if err != nil || n < 1 || n > p.visible {
 			return 0, notMergeable("position %s is not a column of the select list", lit.Val)
@@ -281,12 +321,12 @@ func (p *mergePlanner) groupBy() error {
 			return err
 		}
 		if i < 0 {
-			if _, ok := e.(*sqlparser.ColName); !ok {
-				return notMergeable("GROUP BY %s is not in the select list; add it to the select list", nodeText(e))
+			if containsAggregate(e) || hasSubquery(e) {
+				return notMergeable("GROUP BY %s cannot be a hidden group key; group by columns or expressions of columns", nodeText(e))
 			}
 			i = p.hidden(e)
 		} else if i < p.visible {
-			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 {
+			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 || p.computedCols[i] {
 				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
 			}
 		}
@@ -297,7 +337,7 @@ func (p *mergePlanner) groupBy() error {
 	}
 	for i, se := range p.sel.SelectExprs {
 		ae := se.(*sqlparser.AliasedExpr)
-		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !isConstant(ae.Expr) {
+		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !p.computedCols[i] && !isConstant(ae.Expr) {
 			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", nodeText(ae.Expr))
 		}
 	}
@@ -340,6 +380,11 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 		if i < 0 {
 			f, arg, err := p.aggregate(o.Expr)
 			switch {
+			case grouped && overAggregates(o.Expr):
+				i = p.hidden(o.Expr)
+				if err := p.addComputed(i, o.Expr); err != nil {
+					return err
+				}
 			case err != nil:
 				return err
 			case f != 0 && grouped:
@@ -354,59 +399,6 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 		}
 		p.weigh(i, p.columnExpr(i, o.Expr))
 		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
-	}
-	return nil
-}
-
-// limit reads LIMIT and OFFSET and decides what the legs get.
-func (p *mergePlanner) limit(mp *mergePlan, grouped bool) error {
-	l := p.sel.Limit
-	if l == nil || l.Rowcount == nil {
-		return nil
-	}
-	read := func(e sqlparser.Expr, argOut *int) (int64, error) {
-		v, ok := e.(*sqlparser.SQLVal)
-		switch {
-		case e == nil:
-			return 0, nil
-		case ok && v.Type == sqlparser.ValArg:
-			*argOut = argIndex(string(v.Val))
-			return 0, nil
-		case ok:
-			// Up to 18446744073709551615, MySQL's "all the rows": saturated at MaxInt64.
-			n, isCount := parseRowCount(string(v.Val))
-			if !isCount || v.Type != sqlparser.IntVal {
-				return 0, notMergeable("LIMIT %s is not a row count", v.Val)
-			}
-			return n, nil
-		}
-		return 0, notMergeable("LIMIT %s is not a number or ?", nodeText(e))
-	}
-	var err error
-	if p.spec.Offset, err = read(l.Offset, &mp.offsetArg); err != nil {
-		return err
-	}
-	if p.spec.Limit, err = read(l.Rowcount, &mp.limitArg); err != nil {
-		return err
-	}
-	if grouped {
-		return nil
-	}
-	// Each DISTINCT leg's first offset+limit rows are enough, but a per-backend UNION ALL of
-	// several legs repeats values across them: limiting it could keep only copies of a few
-	// values. Its rows are deduplicated by the merge instead.
-	mp.pushLimit = !p.spec.Distinct
-	if p.spec.Distinct && len(p.weightOf) > 0 {
-		// A leg's DISTINCT also compares the weights, which tell apart values its collation
-		// holds equal ('a' and 'a '): its first rows may hold fewer distinct values than the
-		// LIMIT needs. Where a text column is weighed, its rows are all read (the LIMIT is
-		// rendered as unbounded) and deduplicated by the merge.
-		mp.distinctWeighed = true
-	}
-	if mp.limitArg >= 0 || mp.offsetArg >= 0 || mp.distinctWeighed {
-		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewColName(limitColumn)}
-	} else {
-		p.leg.Limit = &sqlparser.Limit{Rowcount: sqlparser.NewIntVal([]byte(strconv.FormatInt(addRows(p.spec.Offset, p.spec.Limit), 10)))}
 	}
 	return nil
 }

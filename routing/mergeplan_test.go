@@ -111,6 +111,37 @@ func TestMergePlan(t *testing.T) {
 			spec: merge.Spec{Visible: 1, Distinct: true, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: 4, Weights: []int{1, 0}},
 		},
 		{
+			name: "expressions over aggregates: the aggregates merged hidden, the expression computed",
+			sql:  "select user_id, sum(amount)/count(*) as q, round(avg(amount), 1) from orders" + splitWhere + " group by user_id order by max(amount) - min(amount)",
+			leg: "select user_id, sum(amount) / count(*) as q, round(avg(amount), 1), sum(amount) as _obroute_4, count(*) as _obroute_5, " +
+				"@@div_precision_increment as _obroute_6, avg(amount) as _obroute_7, sum(amount) as _obroute_8, count(amount) as _obroute_9, " +
+				weightItem("user_id", 10) + ", max(amount) - min(amount) as _obroute_11, max(amount) as _obroute_12, " + weightItem("max(amount)", 13) +
+				", min(amount) as _obroute_14, " + weightItem("min(amount)", 15) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 3, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 0, 14, 0},
+				OrderBy: []merge.OrderKey{{Column: 10}},
+				Aggregates: []merge.Aggregate{{Func: merge.AggSum, Column: 3}, {Func: merge.AggCount, Column: 4},
+					{Func: merge.AggAvg, Column: 6, Sum: 7, Count: 8, Increment: 5, Arg: merge.ArgColumn},
+					{Func: merge.AggMax, Column: 11}, {Func: merge.AggMin, Column: 13}},
+				Computed: []merge.Computed{
+					{Column: 1, Expr: merge.Arith('/', merge.Agg(3), merge.Agg(4)), Increment: 5},
+					{Column: 2, Expr: merge.Round(merge.Agg(6), 1)},
+					{Column: 10, Expr: merge.Arith('-', merge.Agg(11), merge.Agg(13))}}},
+		},
+		{
+			name: "select * with order by: the hidden columns come first, then the qualified *",
+			sql:  "select * from orders o" + splitWhere + " order by status desc, id limit 5",
+			leg:  "select `status` as _obroute_2, " + weightItem("`status`", 3) + ", id as _obroute_4, " + weightItem("id", 5) + ", o.* from orders_202412 as o where",
+			spec: merge.Spec{Leading: 4, OrderBy: []merge.OrderKey{{Column: 0, Desc: true}, {Column: 2}}, Limit: 5, Weights: []int{1, 0, 3, 0, 0}},
+		},
+		{
+			name: "distinct aggregates: the legs group by the argument too, which they return",
+			sql:  "select status, count(distinct user_id), sum(distinct user_id), count(*) from orders" + splitWhere + " group by status",
+			leg: "select `status`, count(distinct user_id), sum(distinct user_id), count(*), user_id as _obroute_5, " + weightItem("user_id", 6) + ", " +
+				weightItem("`status`", 7) + " from orders_202412 where",
+			spec: merge.Spec{Visible: 4, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{6, 0, 0, 0, 5, 0, 0},
+				Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: []int{4}}, {Func: merge.AggSum, Column: 2, Distinct: []int{4}}, {Func: merge.AggCount, Column: 3}}},
+		},
+		{
 			name: "count distinct shard key is exact",
 			sql:  "select count(distinct order_time) from orders" + splitWhere,
 			leg:  "select count(distinct order_time) from orders_202412 where",
@@ -178,16 +209,27 @@ func TestMergeRefusals(t *testing.T) {
 		{"window function", "select id, row_number() over (order by id) from orders" + splitWhere, "window functions"},
 		{"named window", "select id, sum(amount) over w from orders" + splitWhere + " window w as (partition by user_id)", "window functions"},
 		{"limit in subquery", "select id from orders" + splitWhere + " and user_id in (select id from (select id from users limit 5) x)", "LIMIT inside a subquery"},
-		{"count distinct", "select count(distinct user_id) from orders" + splitWhere, "cannot be merged exactly"},
-		{"sum distinct", "select sum(distinct amount) from orders" + splitWhere, "cannot be merged exactly"},
+		{"distinct aggregates of two arguments", "select count(distinct user_id), sum(distinct amount) from orders" + splitWhere, "one statement per list"},
+		{"distinct aggregates of the shard key and another", "select count(distinct order_time), count(distinct user_id) from orders" + splitWhere, "one statement per list"},
+		{"a sum of a quotient in sub-queries grouped by a distinct argument", "select count(distinct user_id), sum(amount / 3) from orders" + splitWhere, "SUM(ROUND(amount / 3, n))"},
+		{"distinct aggregates of two lists", "select count(distinct user_id, status), count(distinct user_id) from orders" + splitWhere, "one statement per list"},
+		{"sum distinct of a quotient", "select sum(distinct amount / 3) from orders" + splitWhere, "ROUND(amount / 3, n)"},
 		{"aggregate of aggregate", "select max(count(*)) from orders" + splitWhere, "aggregate of an aggregate"},
-		{"aggregate in expression", "select sum(amount) / count(*) from orders" + splitWhere, "select the aggregate itself"},
+		{"float literal over aggregates", "select sum(amount) / 1e3 from orders" + splitWhere, "select the aggregates themselves"},
+		{"function over an aggregate", "select concat(max(amount), ' EUR') from orders" + splitWhere, "only +, -, *, /, unary minus and ROUND"},
+		{"integer division over aggregates", "select sum(amount) div count(*) from orders" + splitWhere, "compute the expression in the application"},
+		{"placeholder over aggregates", "select count(*) * ? from orders" + splitWhere, "cannot be computed exactly"},
+		{"aggregate of a quotient in an expression", "select avg(amount / 3) * 2 from orders" + splitWhere, "ROUND(amount / 3, n)"},
+		{"group by an expression over aggregates", "select sum(amount) + 1 from orders" + splitWhere + " group by 1", "names an aggregate"},
 		{"group_concat", "select group_concat(id) from orders" + splitWhere, "use COUNT, SUM, MIN, MAX or AVG"},
-		{"group by expression not selected", "select count(*) from orders" + splitWhere + " group by year(amount)", "add it to the select list"},
-		{"select * with group by", "select * from orders" + splitWhere + " group by user_id", "name the columns"},
-		{"select * with order by", "select * from orders" + splitWhere + " order by id", "name the columns"},
+		{"group by an aggregate not selected", "select count(*) from orders" + splitWhere + " group by count(*)", "names an aggregate"},
+		{"select * with group by", "select * from orders" + splitWhere + " group by user_id", "name the grouped and aggregated columns"},
+		{"select * with order by position", "select * from orders" + splitWhere + " order by 2", "name the column instead"},
+		{"select distinct *", "select distinct * from orders" + splitWhere, "name the columns instead of *"},
+		{"select * and more with order by", "select *, amount * 2 as x from orders" + splitWhere + " order by x", "name the columns instead of *"},
 		{"non-aggregated column", "select user_id, status, count(*) from orders" + splitWhere + " group by user_id", "neither aggregated nor in GROUP BY"},
-		{"with rollup", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup", "WITH ROLLUP"},
+		{"with rollup and order by", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup order by 2", "drop the ORDER BY"},
+		{"with rollup and having", "select user_id, count(*) from orders" + splitWhere + " group by user_id with rollup having count(*) > 1", "filter the rows in the application"},
 		{"order by rand", "select id from orders" + splitWhere + " order by rand()", "RAND()"},
 		{"distinct with hidden order", "select distinct status from orders" + splitWhere + " order by id", "DISTINCT with ORDER BY"},
 		{"sql_calc_found_rows", "select sql_calc_found_rows id from orders" + splitWhere + " limit 3", "SQL_CALC_FOUND_ROWS"},
@@ -249,5 +291,46 @@ func TestTypesProbes(t *testing.T) {
 	}
 	if p.TypesUnknown() || len(p.Merge.Collations) < 2 || p.Merge.Collations[0] == nil || p.Merge.Collations[1] == nil {
 		t.Errorf("with the types known: unknown %v, collations %q", p.TypesUnknown(), p.Merge.Collations)
+	}
+}
+
+// The legs of a DISTINCT aggregate group by its argument after the statement's group keys;
+// without GROUP BY they may then return no row, and the merge returns the aggregates over none.
+func TestDistinctAggregateLegs(t *testing.T) {
+	cases := []struct {
+		sql, group string
+		empty      bool
+	}{
+		{"select status, count(distinct user_id) from orders" + splitWhere + " group by status", " group by `status`, user_id", false},
+		{"select avg(distinct amount), count(*) from orders" + splitWhere, " group by amount", true},
+		{"select user_id, count(distinct status, amount) from orders" + splitWhere + " group by user_id", " group by user_id, `status`, amount", false},
+	}
+	for _, c := range cases {
+		p, err := splitPlan(t, c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cold := p.Targets[0].SQL; !strings.Contains(cold, c.group) {
+			t.Errorf("%s\ncold sub-query does not %q:\n%s", c.sql, c.group, cold)
+		}
+		if p.Merge.EmptyGroup != c.empty {
+			t.Errorf("%s: EmptyGroup %v, want %v", c.sql, p.Merge.EmptyGroup, c.empty)
+		}
+	}
+}
+
+// The legs of GROUP BY … WITH ROLLUP group without ROLLUP, sorted by the group keys; the merge
+// adds the subtotals.
+func TestRollupLegs(t *testing.T) {
+	p, err := splitPlan(t, "select status, user_id, count(*) from orders"+splitWhere+" group by status, user_id with rollup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := p.Targets[0].SQL
+	if strings.Contains(strings.ToLower(cold), "rollup") || !strings.Contains(cold, " group by `status`, user_id order by 1 asc, 2 asc") {
+		t.Errorf("cold sub-query:\n%s", cold)
+	}
+	if !p.Merge.Rollup || !p.Merge.StreamsGroups() {
+		t.Errorf("merge %+v: want Rollup over groups streamed in key order", *p.Merge)
 	}
 }

@@ -60,6 +60,9 @@ type SessionState struct {
 	// TimeZone is the time_zone the client session set (SessionVar.Literal of its last
 	// SET time_zone), "" when it set none. NOW() and CURDATE() are read in it.
 	TimeZone string
+	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
+	// tells how a fraction of a second in an INSERT is stored.
+	SQLMode SessionSQLMode
 }
 
 // Input is one statement to route.

@@ -14,7 +14,8 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
-// TimeConfig configures hot/cold time routing (DOMAIN.md §5).
+// TimeConfig configures hot/cold time routing: which tables are split by time, where their
+// shard metadata comes from, and the clock and zone the hot window is computed in.
 type TimeConfig struct {
 	// Tables are the time-sharded logical tables.
 	Tables []TimeTable `yaml:"tables"`
@@ -140,6 +141,9 @@ type timeRouter struct {
 	// defaultZone replaces TimeConfig.TimeZone and SystemTimeZone once the connector has read
 	// them back from a backend (SetDefaultTimeZone); nil until then.
 	defaultZone atomic.Pointer[defaultZone]
+	// facts are the backends' servers and the shard-key columns' precisions, as read back by
+	// the connector (SetBackendServer, SetShardKeyPrecision).
+	facts factsHolder
 }
 
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with
@@ -802,25 +806,50 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value obroute cannot read (%s); give a 'YYYY-MM-DD hh:mm:ss' literal, a time.Time argument or NOW()",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, unreadNote(x, ec))
 		}
-		// A fraction is stored truncated or rounded, by the column's precision and the SQL mode:
-		// the row's table must hold every value it may become.
-		last := v.hi
-		if !last.Equal(last.Truncate(time.Second)) {
-			last = last.Truncate(time.Second).Add(time.Second)
-		}
+		// The row goes to the newest table that holds its value as stored: a fraction finer
+		// than the column keeps is truncated or rounded (storedRange), and the table must hold
+		// every value the row may become.
 		owner[r] = -1
-		for i := len(all) - 1; i >= 0; i-- { // the newest covering table wins
-			if covers(&all[i], v.lo) {
+		var lo, last time.Time
+		exact := false
+		for i := len(all) - 1; i >= 0; i-- {
+			lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+			if covers(&all[i], lo) {
 				owner[r] = i
 				break
+			}
+		}
+		if owner[r] >= 0 && exact {
+			if err := t.sameStored(all, owner[r], in.Session, v, lo, last); err != nil {
+				return fmt.Errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
+			}
+		}
+		if owner[r] < 0 { // no table holds the value as stored: name the one that holds it as written
+			for i := len(all) - 1; i >= 0 && owner[r] < 0; i-- {
+				if covers(&all[i], v.lo) {
+					owner[r] = i
+					lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+				}
 			}
 		}
 		if owner[r] < 0 {
 			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
 		}
-		if !covers(&all[owner[r]], last) {
-			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction the column may round, or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET time_zone first",
-				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), all[owner[r]].Name)
+		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
+			if exact && v.lo.Equal(v.hi) {
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo))
+			}
+			if exact {
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(lo), formatTime(last), o.Name)
+			}
+			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
+				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)
+		}
+		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s' (by the column's precision and the session's sql_mode), which %s holds",
+				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), all[owner[r]].Name))
 		}
 	}
 	var tables []metadata.Table

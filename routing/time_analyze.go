@@ -92,9 +92,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		leg := shallowSelect(named)
 		leg.Where = withClamp(leg.Where)
 		ts.whole = pr.print(leg)
-		if pr.rollup != nil {
-			ts.mergeErr = notMergeable("GROUP BY … WITH ROLLUP cannot be merged; compute the subtotals in the application")
-		} else if mp, err := planMerge(named, ts.key); err != nil {
+		if mp, err := planMerge(named, ts.key, pr.rollup != nil); err != nil {
 			ts.mergeErr = err
 		} else {
 			mp.leg.Where = withClamp(mp.leg.Where)

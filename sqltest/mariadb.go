@@ -2,9 +2,7 @@ package sqltest
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,110 +61,6 @@ func MariaDBWith(tb testing.TB, opts MariaDBOptions, names ...string) []*Backend
 		backends = append(backends, startInstance(tb, bin, tmpl, opts, name))
 	}
 	return backends
-}
-
-// mariadbBinaries are the programs needed to run instances.
-type mariadbBinaries struct {
-	server    string // mariadbd
-	installDB string // mariadb-install-db
-}
-
-var (
-	binOnce sync.Once
-	binVal  mariadbBinaries
-	binErr  error
-)
-
-func findMariaDB() (mariadbBinaries, error) {
-	binOnce.Do(func() {
-		find := func(name string, dirs ...string) string {
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-			for _, d := range dirs {
-				p := filepath.Join(d, name)
-				if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-					return p
-				}
-			}
-			return ""
-		}
-		binVal.server = find("mariadbd", "/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
-		binVal.installDB = find("mariadb-install-db", "/usr/bin", "/usr/local/bin", "/usr/local/mysql/scripts")
-		switch {
-		case binVal.server == "":
-			binErr = errors.New("mariadbd not found in PATH or /usr/sbin")
-		case binVal.installDB == "":
-			binErr = errors.New("mariadb-install-db not found in PATH or /usr/bin")
-		}
-	})
-	return binVal, binErr
-}
-
-// baseArgs are the options shared by the template initialisation and every
-// instance; the template cache key depends on them.
-var baseArgs = []string{
-	"--innodb-buffer-pool-size=16M",
-	"--innodb-log-file-size=8M",
-	"--skip-log-bin",
-	"--skip-name-resolve",
-	"--character-set-server=utf8mb4",
-	"--collation-server=utf8mb4_general_ci",
-}
-
-var (
-	tmplOnce sync.Once
-	tmplDir  string
-	tmplErr  error
-)
-
-// template returns a data directory initialised by mariadb-install-db, with
-// root@localhost having an empty password (auth "normal", so KILL and the
-// processlist behave as in production). It is created once per machine,
-// mariadbd version and options, in os.TempDir(), because initialising takes
-// seconds and copying takes milliseconds; instances copy it.
-func (bin mariadbBinaries) template() (string, error) {
-	tmplOnce.Do(func() {
-		version, err := exec.Command(bin.server, "--version").Output()
-		if err != nil {
-			tmplErr = fmt.Errorf("%s --version: %w", bin.server, err)
-			return
-		}
-		sum := sha256.Sum256([]byte(string(version) + strings.Join(baseArgs, " ") + strconv.Itoa(os.Geteuid())))
-		dir := filepath.Join(os.TempDir(), "obroute-sqltest-template-"+hex.EncodeToString(sum[:6]))
-		if _, err := os.Stat(filepath.Join(dir, "mysql")); err == nil {
-			tmplDir = dir
-			return
-		}
-		// Initialise beside the final name and rename, so concurrent test
-		// processes never see a half-written template.
-		work, err := os.MkdirTemp(os.TempDir(), "obroute-sqltest-init-")
-		if err != nil {
-			tmplErr = err
-			return
-		}
-		defer os.RemoveAll(work)
-		data := filepath.Join(work, "data")
-		args := []string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}
-		if os.Geteuid() == 0 {
-			args = append(args, "--user=root")
-		}
-		args = append(args, baseArgs...)
-		out, err := exec.Command(bin.installDB, args...).CombinedOutput()
-		if err != nil {
-			tmplErr = fmt.Errorf("%s failed: %w\n%s", bin.installDB, err, tail(out, 20))
-			return
-		}
-		if err := os.Rename(data, dir); err != nil {
-			if _, statErr := os.Stat(filepath.Join(dir, "mysql")); statErr != nil {
-				tmplErr = fmt.Errorf("store MariaDB template data dir: %w", err)
-				return
-			}
-			// Another process stored it first; use theirs.
-		}
-		tmplDir = dir
-	})
-	return tmplDir, tmplErr
 }
 
 // instance is one mariadbd process and its data directory.
@@ -362,17 +256,25 @@ func (in *instance) killLocked() {
 	in.cmd = nil
 }
 
-func (in *instance) pause() error {
+func (in *instance) pause() error { return in.signal(syscall.SIGSTOP) }
+
+func (in *instance) resume() error { return in.signal(syscall.SIGCONT) }
+
+// signal sends SIGSTOP or SIGCONT to the running mariadbd and records whether it is paused;
+// after SIGSTOP it returns once every thread has stopped.
+func (in *instance) signal(sig syscall.Signal) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.cmd == nil {
 		return errors.New("mariadbd is not running; Start it first")
 	}
-	if err := in.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := in.cmd.Process.Signal(sig); err != nil {
 		return err
 	}
-	in.paused = true
-	waitStopped(in.cmd.Process.Pid)
+	in.paused = sig == syscall.SIGSTOP
+	if in.paused {
+		waitStopped(in.cmd.Process.Pid)
+	}
 	return nil
 }
 
@@ -402,19 +304,6 @@ func waitStopped(pid int) {
 	}
 }
 
-func (in *instance) resume() error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.cmd == nil {
-		return errors.New("mariadbd is not running; Start it first")
-	}
-	if err := in.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return err
-	}
-	in.paused = false
-	return nil
-}
-
 // destroy kills the process, even a paused one; cleanup uses it.
 func (in *instance) destroy() {
 	in.mu.Lock()
@@ -435,44 +324,6 @@ func (in *instance) describeLocked() string {
 		return "(no error log: " + err.Error() + ")"
 	}
 	return "last lines of mariadbd's error log:\n" + tail(data, 25)
-}
-
-// GeneralLogEntry is one statement from a backend's general log.
-type GeneralLogEntry struct {
-	ConnID  int64  // the server connection (CONNECTION_ID()) that sent it
-	Command string // "Query", "Connect", "Init DB", "Prepare", "Execute"…
-	Text    string // the statement text
-}
-
-// GeneralLog returns the general log of a MariaDB backend started with
-// MariaDBOptions{GeneralLog: true} since it last started, oldest first,
-// without the admin handle's own statements (nor sqltest's startup checks).
-func (b *Backend) GeneralLog(tb testing.TB) []GeneralLogEntry {
-	tb.Helper()
-	if b.kind != "mariadb" {
-		tb.Fatalf("backend %s: GeneralLog needs a MariaDB backend started with MariaDBOptions{GeneralLog: true}", b.Name)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rows, err := b.DB.QueryContext(ctx, "SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log ORDER BY event_time")
-	if err != nil {
-		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
-	}
-	defer rows.Close()
-	var out []GeneralLogEntry
-	for rows.Next() {
-		var e GeneralLogEntry
-		if err := rows.Scan(&e.ConnID, &e.Command, &e.Text); err != nil {
-			tb.Fatalf("backend %s: read general log: %v", b.Name, err)
-		}
-		if !b.admin.was(uint32(e.ConnID)) {
-			out = append(out, e)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
-	}
-	return out
 }
 
 // execOnce runs one statement on a fresh connection.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 	"github.com/obroute/obroute/sqltest"
 	"github.com/obroute/obroute/tiering"
 )
@@ -69,7 +68,7 @@ func newStore(t *testing.T, months ...month) *store {
 			{Name: "hot", Role: "hot", DSN: st.hot.DSN},
 			{Name: "cold", Role: "cold", DSN: st.cold.DSN},
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 1}}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 1}}},
 		Metadata:   config.Metadata{Backend: "hot", Refresh: config.Duration(200 * time.Millisecond)},
 	}
 	s, err := tiering.Open(st.cfg)

@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/sqltest"
 	"github.com/obroute/obroute/tiering"
 )
@@ -297,7 +296,7 @@ func TestMoveTypes(t *testing.T) {
 	}
 	st.hot.Exec(t, "INSERT INTO events_202501 (k, n, at) VALUES ('nulls', 1, '2025-01-11')")
 	st.hot.Exec(t, "INSERT INTO shard_metadata (table_name, min_time, max_time, is_hot, location) VALUES ('events_202501', '2025-01-01', '2025-01-31 23:59:59', 0, 'hot')")
-	st.cfg.TimeTables = append(st.cfg.TimeTables, routing.TimeTable{Table: "events", ShardKey: "at", Window: metadata.HotWindow{Months: 1}})
+	st.cfg.TimeTables = append(st.cfg.TimeTables, config.TimeTable{Table: "events", ShardKey: "at", HotWindow: config.HotWindow{Months: 1}})
 	s, err := tiering.Open(st.cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/routing"
 )
@@ -54,7 +55,11 @@ func Open(cfg *config.Config) (*Store, error) {
 	if len(cfg.TimeTables) == 0 {
 		return nil, errors.New("tiering: the configuration has no time-sharded table (time_tables); there is nothing to operate on")
 	}
-	s := &Store{metaTable: cfg.Metadata.Table, tables: cfg.TimeTables}
+	tables, err := rules.TimeTables(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{metaTable: cfg.Metadata.Table, tables: tables}
 	s.stateName = DefaultStateTable
 	if schema, _, ok := strings.Cut(cfg.Metadata.Table, "."); ok {
 		s.stateName = schema + "." + DefaultStateTable
@@ -71,10 +76,10 @@ func Open(cfg *config.Config) (*Store, error) {
 		}
 		be := &Backend{Name: b.Name, Role: b.Role, Addr: b.Address(), DB: db}
 		s.backends = append(s.backends, be)
-		if b.Role == routing.RoleHot && s.hot == "" {
+		if b.Role == config.RoleHot && s.hot == "" {
 			s.hot = b.Name
 		}
-		if b.Role == routing.RoleCold && s.cold == "" {
+		if b.Role == config.RoleCold && s.cold == "" {
 			s.cold = b.Name
 		}
 		if b.Name == cfg.Metadata.Backend {
@@ -221,9 +226,9 @@ func (s *Store) ownerOf(name string) *routing.TimeTable {
 func (s *Store) locate(t metadata.Table) (*Backend, error) {
 	name, role := t.Location, ""
 	if name == "" {
-		name, role = s.cold, routing.RoleCold
+		name, role = s.cold, config.RoleCold
 		if t.Hot {
-			name, role = s.hot, routing.RoleHot
+			name, role = s.hot, config.RoleHot
 		}
 		if name == "" {
 			return nil, fmt.Errorf("%s has no location and no backend has role %s: set its location", t.Name, role)

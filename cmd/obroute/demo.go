@@ -14,8 +14,6 @@ import (
 	"github.com/obroute/obroute/embedded"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 const demoUsage = `obroute demo: run the showcase on embedded backends (no database server needed)
@@ -96,8 +94,8 @@ func (d *demo) start(verbose bool) error {
 		},
 		Routes: map[string]string{"audit_log": "cold"},
 		Shadow: demoShadowRule(),
-		TimeTables: []routing.TimeTable{{
-			Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2},
+		TimeTables: []config.TimeTable{{
+			Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2},
 		}},
 	}
 	var opts []connector.Option
@@ -177,10 +175,10 @@ func (d *demo) admin(name string) *sql.DB {
 	return db
 }
 
-func demoShadowRule() *shadow.Rule {
-	return &shadow.Rule{
-		Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-		Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}},
+func demoShadowRule() *config.Shadow {
+	return &config.Shadow{
+		Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+		Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
 		DefaultAlgorithm: "by-hint",
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// BenchmarkMerge is issue 5 DW3: rows per second merged by obroute from hot and cold, next to
+// BenchmarkMerge measures rows per second merged by obroute from hot and cold, next to
 // the same rows read with plain go-sql-driver/mysql from one server holding all of them. The
 // range is December 2024 (cold) and January 2025 (hot): about 167 000 rows.
 //

@@ -16,7 +16,6 @@ import (
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/internal/difftest"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -124,7 +123,7 @@ func openObroute(t testing.TB, hot, cold *sqltest.Backend, now time.Time, w meta
 			{Name: "hot", Role: "hot", DSN: hot.DSN},
 			{Name: "cold", Role: "cold", DSN: cold.DSN},
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: w}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow(w)}},
 		Metadata:   config.Metadata{Backend: "hot"},
 	}, now)
 }

@@ -68,7 +68,7 @@ func newTextsCluster(t *testing.T, seed uint64, n int) *textsCluster {
 				{Name: "hot", Role: "hot", DSN: c.hot.DSN + param},
 				{Name: "cold", Role: "cold", DSN: c.cold.DSN + param},
 			},
-			TimeTables: []routing.TimeTable{{Table: "texts", ShardKey: "t_time", Window: window}},
+			TimeTables: []config.TimeTable{{Table: "texts", ShardKey: "t_time", HotWindow: config.HotWindow(window)}},
 			Metadata:   config.Metadata{Backend: "hot"},
 		}
 		_, c.obDB[p] = openObrouteConfig(t, cfg, clockNow)
@@ -137,7 +137,9 @@ func (c *textsCluster) loadFold(t *testing.T) {
 
 // TestDifferentialExact runs generated queries over text columns of six collations (with
 // explicit COLLATE in ORDER BY, GROUP BY and DISTINCT, MIN and MAX of text, HAVING on text),
-// AVG and SUM of divisions under div_precision_increment 0, 2, 4, 9, 12 and 30, and columns
+// AVG and SUM of divisions and expressions over aggregates (SUM(amount)/COUNT(*),
+// ROUND(AVG(amount), 3), COUNT(DISTINCT s_lat)) under div_precision_increment 0, 2, 4, 9, 12 and
+// 30, and columns
 // whose types a UNION changes, through obroute over hot and cold and directly on one server
 // holding every row, in the text and the binary protocol, and compares the values and all six
 // column type properties.
@@ -207,7 +209,7 @@ type exactResult struct {
 	rows  [][]any
 }
 
-func queryExact(ctx context.Context, conn *sql.Conn, q string, args []any) (exactResult, error) {
+func queryExact(ctx context.Context, conn queryer, q string, args []any) (exactResult, error) {
 	rows, err := conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		return exactResult{}, err
@@ -231,15 +233,31 @@ func queryExact(ctx context.Context, conn *sql.Conn, q string, args []any) (exac
 
 // diffExact runs q on the reference and through obroute and returns their differences.
 func (c *textsCluster) diffExact(ctx context.Context, ref, ob *sql.Conn, q difftest.TextQuery) []mismatch {
-	want, err := queryExact(ctx, ref, q.SQL, q.Args)
-	if err != nil {
-		return []mismatch{{"query", fmt.Errorf("reference: %w", err)}}
+	want, got, out := diffTypes(ctx, ref, ob, q.SQL, q.Args)
+	if want == nil {
+		return out
 	}
-	got, err := queryExact(ctx, ob, q.SQL, q.Args)
-	if err != nil {
-		return []mismatch{{"query", fmt.Errorf("obroute: %w", err)}}
+	c.foldRows(want.rows, q.Fold)
+	c.foldRows(got.rows, q.Fold)
+	if err := difftest.Compare(want.rows, got.rows, q.Ordered); err != nil {
+		out = append(out, mismatch{"rows", err})
 	}
-	var out []mismatch
+	return out
+}
+
+// diffTypes runs q on the reference and through obroute and compares the six column type
+// properties (name, type, DECIMAL size, length, nullability, scan type) of their results; want
+// is nil when one of them failed.
+func diffTypes(ctx context.Context, ref, ob queryer, q string, args []any) (want, got *exactResult, out []mismatch) {
+	w, err := queryExact(ctx, ref, q, args)
+	if err != nil {
+		return nil, nil, []mismatch{{"query", fmt.Errorf("reference: %w", err)}}
+	}
+	g, err := queryExact(ctx, ob, q, args)
+	if err != nil {
+		return nil, nil, []mismatch{{"query", fmt.Errorf("obroute: %w", err)}}
+	}
+	want, got = &w, &g
 	for i := range max(len(want.types), len(got.types)) {
 		w, g := "", ""
 		if i < len(want.types) {
@@ -252,12 +270,7 @@ func (c *textsCluster) diffExact(ctx context.Context, ref, ob *sql.Conn, q difft
 			out = append(out, mismatch{"types", fmt.Errorf("column %d: %q, want %q", i+1, g, w)})
 		}
 	}
-	c.foldRows(want.rows, q.Fold)
-	c.foldRows(got.rows, q.Fold)
-	if err := difftest.Compare(want.rows, got.rows, q.Ordered); err != nil {
-		out = append(out, mismatch{"rows", err})
-	}
-	return out
+	return want, got, out
 }
 
 // foldRows replaces each string of a column that folds by the least string equal to it.

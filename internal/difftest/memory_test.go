@@ -142,7 +142,7 @@ func heapPeak() (stop func() uint64) {
 	}
 }
 
-// TestMillionRowScan is issue 5 DW2: an ordered scan of 1 000 000 rows across 2 backends × 6
+// TestMillionRowScan: an ordered scan of 1 000 000 rows across 2 backends × 6
 // tables streams with the Go heap under 64 MiB, and LIMIT 10 OFFSET k reads at most 10 + k rows
 // from each backend's result, counted by the servers' Rows_sent.
 func TestMillionRowScan(t *testing.T) {

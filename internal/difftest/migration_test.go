@@ -12,7 +12,7 @@ import (
 	"github.com/obroute/obroute/internal/difftest"
 )
 
-// TestMigrationUnderLoad is issue 4 DW4: a table moved from hot to cold (copied to cold, its
+// TestMigrationUnderLoad: a table moved from hot to cold (copied to cold, its
 // shard_metadata row changed, dropped from hot) is followed after RefreshMetadata, with no
 // restart, while 8 goroutines query across it the whole time; not one query fails or returns a
 // wrong result.

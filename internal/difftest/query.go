@@ -42,7 +42,8 @@ type QueryConfig struct {
 	Boundary time.Time
 	// Times are order times that exist in the data, used for = and IN; may be empty.
 	Times []time.Time
-	// Mix limits the shapes: "rows" only (issue 4's test) or "" for every shape (issue 5's).
+	// Mix limits the shapes: "rows" only (plain row queries) or "" for every shape
+	// (ORDER BY, LIMIT, aggregates, GROUP BY, HAVING, DISTINCT too).
 	Mix string
 }
 

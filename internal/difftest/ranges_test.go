@@ -110,6 +110,25 @@ func (p *preparer) close() {
 	}
 }
 
+// protocolRun is one way to run a query on the reference and through obroute.
+type protocolRun struct {
+	name     string
+	ref, got queryer
+}
+
+// protocolRuns are the runs of query i: in the text protocol ("binary" with ? arguments) on the
+// sessions ref and got, and every third one again prepared (binary protocol) on refPrep and gotPrep.
+func protocolRuns(i int, q difftest.Query, ref, got, refPrep, gotPrep queryer) []protocolRun {
+	runs := []protocolRun{{"text", ref, got}}
+	if len(q.Args) > 0 {
+		runs[0].name = "binary"
+	}
+	if i%3 == 0 {
+		runs = append(runs, protocolRun{"prepared", refPrep, gotPrep})
+	}
+	return runs
+}
+
 // testRanges runs generated time-range queries through obroute, whose clock stands at rangeNow,
 // and on the reference server, whose session evaluates NOW() at the same instant (SET
 // TIMESTAMP), in three client-session time zones: the backends' default (UTC, read back by the
@@ -157,19 +176,7 @@ func testRanges(t *testing.T, c *cluster, seed uint64) {
 		for i := range z.n {
 			q := g.Next()
 			kinds[q.Kind]++
-			runs := []struct {
-				name     string
-				ref, got queryer
-			}{{"text", ref, got}}
-			if len(q.Args) > 0 {
-				runs[0].name = "binary"
-			}
-			if i%3 == 0 {
-				runs = append(runs, struct {
-					name     string
-					ref, got queryer
-				}{"prepared", refPrep, gotPrep})
-			}
+			runs := protocolRuns(i, q, ref, got, refPrep, gotPrep)
 			for _, r := range runs {
 				total++
 				switch r.name {

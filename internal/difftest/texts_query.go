@@ -94,7 +94,7 @@ func (g *TextGenerator) Next() TextQuery {
 		q.Fold = []string{k.fold, ""}
 		// A quotient's hidden digits are fixed with ROUND: a grouped SUM or AVG of the quotient
 		// itself depends on the server's plan, and obroute refuses it.
-		for _, a := range g.pick([]string{"SUM(amount)", "AVG(amount)", "AVG(qty)", "SUM(ROUND(amount/3, 4))", "AVG(ROUND(amount/3, 6))", "AVG(ROUND(amount/7, 2))", "SUM(amount*qty)", "COUNT(s_uni)", "MIN", "MAX", "MIN"}, 1+g.rng.IntN(3)) {
+		for _, a := range g.pick([]string{"SUM(amount)", "AVG(amount)", "AVG(qty)", "SUM(ROUND(amount/3, 4))", "AVG(ROUND(amount/3, 6))", "AVG(ROUND(amount/7, 2))", "SUM(amount*qty)", "COUNT(s_uni)", "MIN", "MAX", "MIN", "SUM(amount)/COUNT(*)", "COUNT(DISTINCT s_lat)"}, 1+g.rng.IntN(3)) {
 			if a == "MIN" || a == "MAX" {
 				t := g.text(false)
 				a = a + "(" + t.sql + ")"
@@ -137,7 +137,8 @@ func (g *TextGenerator) Next() TextQuery {
 		q.SQL = "SELECT " + strings.Join(items, ", ") + from
 	case "avg":
 		items := g.pick([]string{"COUNT(*)", "SUM(amount/3)", "AVG(amount/3)", "AVG(amount)", "AVG(qty)", "SUM(amount*qty)", "AVG(amount*1.5)",
-			"SUM(amount/7)", "AVG(-amount)", "SUM(qty/4)", "AVG(qty/4)"}, 2+g.rng.IntN(4))
+			"SUM(amount/7)", "AVG(-amount)", "SUM(qty/4)", "AVG(qty/4)",
+			"SUM(amount)/COUNT(*)", "ROUND(AVG(amount), 3)", "MAX(amount) - MIN(qty)", "AVG(qty) / 3", "SUM(amount)/COUNT(*) * 2"}, 2+g.rng.IntN(4))
 		q.Fold = make([]string, len(items))
 		q.SQL = "SELECT " + strings.Join(items, ", ") + from
 	case "types":

@@ -21,7 +21,6 @@ import (
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/internal/difftest"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 	"github.com/obroute/obroute/sqltest"
 	"github.com/obroute/obroute/tiering"
 )
@@ -125,7 +124,7 @@ func (c *tierCluster) config(refresh time.Duration) *config.Config {
 			{Name: "hot", Role: "hot", DSN: c.hot.DSN},
 			{Name: "cold", Role: "cold", DSN: c.cold.DSN},
 		},
-		TimeTables: []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: tierWindow}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow(tierWindow)}},
 		Metadata:   config.Metadata{Backend: "hot", Refresh: config.Duration(refresh)},
 	}
 }

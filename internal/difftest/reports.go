@@ -1,0 +1,182 @@
+package difftest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// ReportGenerator draws the report queries BI tools and people write over a range that crosses
+// the hot window boundary: expressions over aggregates (SUM(a)/COUNT(*), ROUND(AVG(a), 1),
+// MAX(a) - MIN(a), COUNT(*) * 2), a GROUP BY key not in the select list, SELECT * with ORDER
+// BY, GROUP BY, aggregates or DISTINCT, COUNT/SUM/AVG(DISTINCT x), WITH ROLLUP, and derived
+// tables, common table expressions and UNION over the one time-sharded table. Its Kind names the
+// shape, for counting refusals by shape.
+type ReportGenerator struct {
+	seed uint64
+	rng  *rand.Rand
+	cfg  QueryConfig
+}
+
+// NewReportGenerator returns a generator of report queries for seed over cfg.Table (shard key
+// order_time, the columns of CreateTableSQL).
+func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
+	return &ReportGenerator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x4e70)), cfg: cfg}
+}
+
+// Seed returns the generator's seed.
+func (g *ReportGenerator) Seed() uint64 { return g.seed }
+
+// ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
+// with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
+// of arguments).
+var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
+
+// aggregate expressions of the select list, each a plain aggregate or an expression over some.
+var reportExprs = []string{
+	"SUM(amount)/COUNT(*)", "ROUND(AVG(amount), 1)", "MAX(amount) - MIN(amount)", "COUNT(*) * 2", "SUM(amount) + 0",
+	"SUM(user_id)/COUNT(user_id)", "AVG(amount) * 2", "ROUND(SUM(amount)/COUNT(*), 2)", "-SUM(amount)",
+	"MAX(user_id) - MIN(user_id)", "COUNT(*) - COUNT(amount)", "(SUM(amount) + 1) / 3", "AVG(user_id) / 2",
+	"ROUND(AVG(amount))", "SUM(amount) * 1.5", "COUNT(*) / 7", "ROUND(AVG(user_id), 3)", "SUM(amount) / SUM(user_id)",
+	"AVG(amount) - AVG(user_id)", "ROUND(MAX(amount) / 3, 1)",
+}
+
+// Next returns the next query.
+func (g *ReportGenerator) Next() Query {
+	var q Query
+	from := " FROM " + g.cfg.Table + " WHERE " + g.where(&q.Args)
+	q.Kind = ReportShapes[g.rng.IntN(len(ReportShapes))]
+	group := []string{"user_id", "status"}[g.rng.IntN(2)]
+	q.FoldCase = group == "status"
+	switch q.Kind {
+	case "expression":
+		exprs := g.pick(reportExprs, 1+g.rng.IntN(3))
+		if g.rng.IntN(3) == 0 {
+			q.SQL = "SELECT " + strings.Join(exprs, ", ") + from
+			q.FoldCase = false
+			break
+		}
+		q.SQL = "SELECT " + group + ", " + strings.Join(exprs, ", ") + from + " GROUP BY " + group
+		if g.rng.IntN(3) == 0 {
+			// A selected expression, or one the sub-queries must add hidden.
+			having := []string{exprs[0], reportExprs[g.rng.IntN(len(reportExprs))]}[g.rng.IntN(2)]
+			q.SQL += " HAVING " + having + []string{" > 0", " IS NOT NULL", " < 1000"}[g.rng.IntN(3)]
+		}
+		if g.rng.IntN(2) == 0 {
+			key := fmt.Sprintf("%d", 2+g.rng.IntN(len(exprs)))
+			if g.rng.IntN(3) == 0 {
+				key = reportExprs[g.rng.IntN(len(reportExprs))]
+			}
+			q.SQL += " ORDER BY " + key + g.dir() + ", 1" + g.dir() + g.limit()
+			q.Ordered = true
+		}
+	case "hidden_group":
+		aggs := g.pick([]string{"COUNT(*)", "SUM(amount)", "MAX(amount)", "MIN(order_time)", "AVG(amount)"}, 1+g.rng.IntN(2))
+		if g.rng.IntN(2) == 0 {
+			group = []string{"DATE(order_time)", "user_id % 3", "MONTH(order_time)", "LOWER(status)", "user_id, status"}[g.rng.IntN(5)]
+		}
+		q.SQL = "SELECT " + strings.Join(aggs, ", ") + from + " GROUP BY " + group
+		q.FoldCase = false
+	case "star":
+		switch g.rng.IntN(4) {
+		case 0:
+			q.Kind = "star_order"
+			q.SQL = "SELECT *" + strings.Replace(from, " FROM "+g.cfg.Table, " FROM "+g.cfg.Table+" o", 1) + " ORDER BY o.order_time" + g.dir() + ", id" + g.dir() + g.limit()
+			q.Ordered = true
+			q.FoldCase = false
+		case 1:
+			q.SQL = "SELECT DISTINCT *" + from
+			q.FoldCase = false
+		case 2:
+			q.SQL = "SELECT *, COUNT(*)" + from + " GROUP BY id"
+			q.FoldCase = false
+		default:
+			q.Kind = "star_order"
+			q.SQL = "SELECT *" + from + " ORDER BY " + []string{"amount", "status", "user_id"}[g.rng.IntN(3)] + g.dir() + ", id LIMIT 10"
+			q.Ordered = true
+			q.FoldCase = false
+		}
+	case "distinct_aggregate":
+		agg := []string{"COUNT(DISTINCT user_id)", "SUM(DISTINCT user_id)", "AVG(DISTINCT amount)", "COUNT(DISTINCT status)",
+			"SUM(DISTINCT amount)", "COUNT(DISTINCT user_id, status)", "AVG(DISTINCT user_id), COUNT(DISTINCT user_id) * 2",
+			"COUNT(DISTINCT LOWER(status)), MAX(amount)", "SUM(DISTINCT amount) / COUNT(DISTINCT amount)"}[g.rng.IntN(9)]
+		if strings.Contains(agg, ", status)") && g.rng.IntN(2) == 0 {
+			// Two lists of DISTINCT arguments: obroute merges one per statement.
+			agg += ", COUNT(DISTINCT status)"
+			q.Kind = "distinct_several"
+		}
+		if g.rng.IntN(2) == 0 {
+			q.SQL = "SELECT " + agg + ", COUNT(*)" + from
+			if g.rng.IntN(4) == 0 {
+				q.SQL += " AND id < 0" // no row: the aggregates over no rows
+			}
+			q.FoldCase = false
+		} else {
+			q.SQL = "SELECT " + group + ", " + agg + from + " GROUP BY " + group
+		}
+	case "rollup":
+		if g.rng.IntN(3) == 0 {
+			group, q.FoldCase = "status, user_id", true
+		}
+		aggs := g.pick([]string{"COUNT(*)", "SUM(amount)", "AVG(amount)", "MIN(order_time)", "MAX(status)", "COUNT(DISTINCT user_id)", "SUM(amount)/COUNT(*)"}, 1+g.rng.IntN(3))
+		q.SQL = "SELECT " + group + ", " + strings.Join(aggs, ", ") + from + " GROUP BY " + group + " WITH ROLLUP"
+		q.Ordered = true
+		q.FoldCase = true
+	case "derived":
+		where := strings.TrimPrefix(from, " FROM "+g.cfg.Table)
+		switch g.rng.IntN(4) {
+		case 0:
+			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n FROM " + g.cfg.Table + where + " GROUP BY user_id) AS t"
+			q.FoldCase = false
+		case 1:
+			q.SQL = "WITH t AS (SELECT status, amount FROM " + g.cfg.Table + where + ") SELECT status, SUM(amount) FROM t GROUP BY status"
+		case 2:
+			q.SQL = "SELECT id FROM " + g.cfg.Table + where + " UNION SELECT id FROM " + g.cfg.Table + where
+			q.Args = append(q.Args, q.Args...)
+			q.FoldCase = false
+		default:
+			q.SQL = "SELECT id, amount" + from + " AND amount > (SELECT AVG(amount) FROM " + g.cfg.Table + where + ")"
+			q.Args = append(q.Args, q.Args...)
+			q.FoldCase = false
+		}
+	}
+	return q
+}
+
+// where draws a range across the hot window boundary, as literals or ? arguments.
+func (g *ReportGenerator) where(args *[]any) string {
+	c := g.cfg
+	day := 24 * time.Hour
+	lo := c.Boundary.Add(-time.Duration(1+g.rng.IntN(120)) * day)
+	hi := c.Boundary.Add(time.Duration(1+g.rng.IntN(80)) * day)
+	if g.rng.IntN(2) == 0 {
+		*args = append(*args, lo.Format(time.DateTime), hi.Format(time.DateTime))
+		return "order_time >= ? AND order_time < ?"
+	}
+	return "order_time >= '" + lo.Format(time.DateTime) + "' AND order_time < '" + hi.Format(time.DateTime) + "'"
+}
+
+func (g *ReportGenerator) dir() string {
+	if g.rng.IntN(2) == 0 {
+		return " DESC"
+	}
+	return ""
+}
+
+func (g *ReportGenerator) limit() string {
+	switch g.rng.IntN(3) {
+	case 0:
+		return fmt.Sprintf(" LIMIT %d", 1+g.rng.IntN(20))
+	case 1:
+		return fmt.Sprintf(" LIMIT %d OFFSET %d", 1+g.rng.IntN(20), g.rng.IntN(15))
+	}
+	return ""
+}
+
+// pick returns n of items, in random order.
+func (g *ReportGenerator) pick(items []string, n int) []string {
+	items = append([]string(nil), items...)
+	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+	return items[:min(n, len(items))]
+}

@@ -1,0 +1,63 @@
+// Package rules builds, from a configuration, the types of the packages that apply its routing
+// rules: routing's time tables (with metadata's hot windows) and shadow's rule. Package config
+// describes the settings and checks their names and references; what only the applying package
+// knows (a hot window's calendar, the shadow algorithms) is checked here, once, for connector
+// and tiering alike. Errors are *config.Error naming the setting at fault.
+package rules
+
+import (
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/metadata"
+	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/shadow"
+)
+
+// TimeTables returns cfg's time-sharded tables as routing reads them.
+func TimeTables(cfg *config.Config) ([]routing.TimeTable, error) {
+	out := make([]routing.TimeTable, 0, len(cfg.TimeTables))
+	for _, t := range cfg.TimeTables {
+		w := metadata.HotWindow(t.HotWindow)
+		if err := w.Validate(); err != nil {
+			return nil, &config.Error{Where: "time_tables." + t.Table + ".hot_window", Problem: err.Error()}
+		}
+		out = append(out, routing.TimeTable{
+			Table:            t.Table,
+			ShardKey:         t.ShardKey,
+			Window:           w,
+			DefaultRange:     t.DefaultRange,
+			RequireColdQuery: t.RequireColdQuery,
+			AllowColdWrites:  t.AllowColdWrites,
+			Budgets:          routing.LevelBudgets(t.Budgets),
+		})
+	}
+	return out, nil
+}
+
+// Shadow returns cfg's shadow rule, validated against cfg's backends; nil when there is none.
+func Shadow(cfg *config.Config) (*shadow.Rule, error) {
+	s := cfg.Shadow
+	if s == nil {
+		return nil, nil
+	}
+	r := &shadow.Rule{DefaultAlgorithm: s.DefaultAlgorithm}
+	for _, m := range s.Mappings {
+		r.Mappings = append(r.Mappings, shadow.Mapping(m))
+	}
+	for _, t := range s.Tables {
+		r.Tables = append(r.Tables, shadow.Table(t))
+	}
+	for _, a := range s.Algorithms {
+		r.Algorithms = append(r.Algorithms, shadow.Algorithm{
+			Name:      a.Name,
+			Kind:      shadow.AlgorithmKind(a.Kind),
+			Column:    a.Column,
+			Operation: shadow.Operation(a.Operation),
+			Values:    a.Values,
+			Regex:     a.Regex,
+		})
+	}
+	if err := r.Validate(func(name string) bool { return cfg.Backend(name) != nil }); err != nil {
+		return nil, &config.Error{Where: "shadow", Problem: err.Error()}
+	}
+	return r, nil
+}

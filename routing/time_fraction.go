@@ -1,0 +1,243 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/obroute/obroute/metadata"
+)
+
+// A shard-key value with a fraction of a second finer than its column keeps (DATETIME(n),
+// TIMESTAMP(n)) is stored truncated or rounded to the column's precision: MariaDB truncates
+// unless the session's sql_mode has TIME_ROUND_FRACTIONAL, MySQL rounds unless it has
+// TIME_TRUNCATE_FRACTIONAL. An INSERT row goes to the table that holds the value as stored, so
+// routing needs the column's precision (per physical table) and the rule of the server session
+// (per backend, and the client session's sql_mode). Where either is unknown, a row whose value
+// could become one of another table is refused.
+
+// Flavor is the kind of server a backend runs, as far as its rule for fractions goes.
+type Flavor int
+
+const (
+	// FlavorUnknown: a server whose rule for fractions obroute does not know.
+	FlavorUnknown Flavor = iota
+	// FlavorMariaDB: truncates a fraction unless sql_mode has TIME_ROUND_FRACTIONAL.
+	FlavorMariaDB
+	// FlavorMySQL: rounds a fraction unless sql_mode has TIME_TRUNCATE_FRACTIONAL.
+	FlavorMySQL
+)
+
+// ServerFlavor tells the flavour of a server from its @@version and @@version_comment:
+// MariaDB names itself in its version, MySQL and Percona Server in the comment; any other
+// server is FlavorUnknown.
+func ServerFlavor(version, comment string) Flavor {
+	switch {
+	case strings.Contains(strings.ToLower(version), "mariadb"):
+		return FlavorMariaDB
+	case strings.Contains(comment, "MySQL"), strings.Contains(comment, "Percona"):
+		if major, _, _ := strings.Cut(version, "."); major == "5" { // before 5.7 no rule can be told
+			if !strings.HasPrefix(version, "5.7.") {
+				return FlavorUnknown
+			}
+		}
+		return FlavorMySQL
+	}
+	return FlavorUnknown
+}
+
+// SessionSQLMode is the sql_mode a client session set.
+type SessionSQLMode struct {
+	// Set reports that the client session set sql_mode; otherwise each backend's default holds.
+	Set bool
+	// Known reports that Value is the value set (SessionVar.Literal of its last SET sql_mode,
+	// read back when it was an expression); a value obroute could not read is not Known.
+	Known bool
+	// Value is the comma-separated list of modes, when Known.
+	Value string
+}
+
+// fractionRule is what a server session does with a fraction finer than a column keeps.
+type fractionRule int
+
+const (
+	fractionUnknown fractionRule = iota
+	fractionTruncate
+	fractionRound
+)
+
+// ruleOf returns the rule of a server of flavour f in sql_mode mode.
+func ruleOf(f Flavor, mode string) fractionRule {
+	has := func(name string) bool {
+		for _, m := range strings.Split(mode, ",") {
+			if strings.EqualFold(strings.TrimSpace(m), name) {
+				return true
+			}
+		}
+		return false
+	}
+	switch f {
+	case FlavorMariaDB:
+		if has("TIME_ROUND_FRACTIONAL") {
+			return fractionRound
+		}
+		return fractionTruncate
+	case FlavorMySQL:
+		if has("TIME_TRUNCATE_FRACTIONAL") {
+			return fractionTruncate
+		}
+		return fractionRound
+	}
+	return fractionUnknown
+}
+
+// storeFacts are what the connector read back of the backends and the shard tables' columns;
+// never modified once published.
+type storeFacts struct {
+	servers map[string]serverFacts // backend → its server
+	digits  map[string]int         // physical table, lower case → fractional digits of its shard key
+}
+
+type serverFacts struct {
+	flavor Flavor
+	mode   string // the sql_mode a server session starts with
+}
+
+// factsHolder publishes storeFacts: readers load them without a lock.
+type factsHolder struct {
+	mu sync.Mutex // serializes writers
+	p  atomic.Pointer[storeFacts]
+}
+
+func (h *factsHolder) update(f func(*storeFacts)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := &storeFacts{servers: map[string]serverFacts{}, digits: map[string]int{}}
+	if cur := h.p.Load(); cur != nil {
+		for k, v := range cur.servers {
+			next.servers[k] = v
+		}
+		for k, v := range cur.digits {
+			next.digits[k] = v
+		}
+	}
+	f(next)
+	h.p.Store(next)
+}
+
+// SetBackendServer records the flavour of backend's server and the sql_mode a server session
+// there starts with (the global sql_mode, or the DSN's sql_mode parameter), as read back from
+// it. Without time tables it does nothing.
+func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode string) {
+	if r.time != nil {
+		r.time.facts.update(func(f *storeFacts) { f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode} })
+	}
+}
+
+// SetShardKeyPrecision records the fractional-second digits (0 to 6) of the shard-key column of
+// physical tables (a DATETIME(n) or TIMESTAMP(n) column has n), as read from the backend that
+// holds each. A table never given is unknown. Without time tables it does nothing.
+func (r *Router) SetShardKeyPrecision(digits map[string]int) {
+	if r.time != nil && len(digits) > 0 {
+		r.time.facts.update(func(f *storeFacts) {
+			for t, n := range digits {
+				f.digits[strings.ToLower(t)] = n
+			}
+		})
+	}
+}
+
+// storedRange returns the values the shard-key value range [lo, hi] is stored as in table tb:
+// exact when the column's precision and the server session's rule are known, else widened to
+// every value a truncation or a rounding could give (exact false).
+func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi time.Time) (slo, shi time.Time, exact bool) {
+	fits := func(x time.Time, unit time.Duration) bool { return x.Equal(x.Truncate(unit)) }
+	if fits(lo, time.Second) && fits(hi, time.Second) {
+		return lo, hi, true
+	}
+	if f := t.facts.p.Load(); f != nil && fits(lo, time.Microsecond) && fits(hi, time.Microsecond) {
+		if n, ok := f.digits[strings.ToLower(tb.Name)]; ok {
+			unit := precisionUnit(n)
+			if fits(lo, unit) && fits(hi, unit) {
+				return lo, hi, true
+			}
+			backend, _ := t.location(tb) // a bad location is refused if the row goes there
+			if s, ok := f.servers[backend]; ok {
+				mode := s.mode
+				if sess != nil && sess.SQLMode.Set {
+					mode = sess.SQLMode.Value
+					if !sess.SQLMode.Known {
+						s.flavor = FlavorUnknown
+					}
+				}
+				switch ruleOf(s.flavor, mode) {
+				case fractionTruncate:
+					return lo.Truncate(unit), hi.Truncate(unit), true
+				case fractionRound:
+					return lo.Round(unit), hi.Round(unit), true
+				}
+			}
+		}
+	}
+	last := hi.Truncate(time.Second)
+	if !last.Equal(hi) {
+		last = last.Add(time.Second)
+	}
+	return lo, last, false
+}
+
+// sameStored checks that the value v, which table all[owner] stores as [lo, hi], is stored
+// alike by every other table that could hold it: when the tables' shard-key columns differ in
+// precision (or one's is unknown), where the row belongs would depend on the table chosen.
+func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionState, v tval, lo, hi time.Time) error {
+	if v.lo.Equal(v.lo.Truncate(time.Second)) && v.hi.Equal(v.hi.Truncate(time.Second)) {
+		return nil // whole seconds are stored as written everywhere
+	}
+	for j := range all {
+		if j == owner {
+			continue
+		}
+		jlo, jhi, exact := t.storedRange(&all[j], sess, v.lo, v.hi)
+		if (covers(&all[j], jlo) || covers(&all[j], jhi)) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
+			if !exact {
+				return fmt.Errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
+					all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo), formatTime(jhi))
+			}
+			return fmt.Errorf("%s would store the value as '%s' and %s as '%s' (their shard-key columns differ in precision), so where it belongs depends on the table; write the time at the precision of both, or give the tables one precision",
+				all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo))
+		}
+	}
+	return nil
+}
+
+// KeyColumn is the shard-key column of one physical table and the backend that holds it.
+type KeyColumn struct {
+	Backend, Table, Column string
+}
+
+// UnknownKeyColumns lists the shard-key columns of snap's physical tables whose precision was
+// never given (SetShardKeyPrecision), for the connector to read; tables without a valid
+// location are left out (statements on them are refused anyway).
+func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
+	if r.time == nil || snap == nil {
+		return nil
+	}
+	f := r.time.facts.p.Load()
+	var out []KeyColumn
+	for i := range r.time.cfg.Tables {
+		tt := &r.time.cfg.Tables[i]
+		for _, tb := range r.time.own(tt, snap.Logical(tt.Table)) {
+			if f != nil {
+				if _, ok := f.digits[strings.ToLower(tb.Name)]; ok {
+					continue
+				}
+			}
+			if b, err := r.time.location(&tb); err == nil {
+				out = append(out, KeyColumn{Backend: b, Table: tb.Name, Column: tt.ShardKey})
+			}
+		}
+	}
+	return out
+}

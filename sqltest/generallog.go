@@ -1,0 +1,45 @@
+package sqltest
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// GeneralLogEntry is one statement from a backend's general log.
+type GeneralLogEntry struct {
+	ConnID  int64  // the server connection (CONNECTION_ID()) that sent it
+	Command string // "Query", "Connect", "Init DB", "Prepare", "Execute"…
+	Text    string // the statement text
+}
+
+// GeneralLog returns the general log of a MariaDB backend started with
+// MariaDBOptions{GeneralLog: true} since it last started, oldest first,
+// without the admin handle's own statements (nor sqltest's startup checks).
+func (b *Backend) GeneralLog(tb testing.TB) []GeneralLogEntry {
+	tb.Helper()
+	if b.kind != "mariadb" {
+		tb.Fatalf("backend %s: GeneralLog needs a MariaDB backend started with MariaDBOptions{GeneralLog: true}", b.Name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := b.DB.QueryContext(ctx, "SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log ORDER BY event_time")
+	if err != nil {
+		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
+	}
+	defer rows.Close()
+	var out []GeneralLogEntry
+	for rows.Next() {
+		var e GeneralLogEntry
+		if err := rows.Scan(&e.ConnID, &e.Command, &e.Text); err != nil {
+			tb.Fatalf("backend %s: read general log: %v", b.Name, err)
+		}
+		if !b.admin.was(uint32(e.ConnID)) {
+			out = append(out, e)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
+	}
+	return out
+}
