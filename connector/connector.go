@@ -39,6 +39,8 @@ type Connector struct {
 	autocommit bool
 	stats      *Stats
 	driver     driver.Driver
+	// passthrough is set when the connector has nothing to route (see passthrough.go).
+	passthrough bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,6 +106,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 		o.logger = scrubbing(o.logger, cfg.Secrets())
 	}
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats(), driver: o.driver}
+	c.passthrough = passesThrough(cfg, &o)
 	var err error
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err

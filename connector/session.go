@@ -54,6 +54,10 @@ type clientSession struct {
 	zoneMemo [2]string
 	// probed are the column types the last probe of a split SELECT read (see learnTypes).
 	probed probedTypes
+	// pass is the statement passing through and its plan (passthrough.go).
+	pass passed
+	// statsShard is the shard of the connector's route counts this client session adds to.
+	statsShard uint8
 }
 
 type txState struct {
@@ -87,7 +91,7 @@ var (
 )
 
 func newClientSession(c *Connector) *clientSession {
-	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit}
+	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit, statsShard: c.stats.routes.shard()}
 	cs.tempTables = [2]map[string]string{{}, {}}
 	cs.routing.TempTables = cs.tempTables[0]
 	return cs
@@ -145,12 +149,18 @@ func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 
 // ExecContext implements driver.ExecerContext.
 func (cs *clientSession) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if res, _, ok, err := cs.passthrough(ctx, query, args, false); ok {
+		return res, err
+	}
 	res, _, err := cs.run(ctx, cs.c.router.Analyze(query), args, false, nil)
 	return res, err
 }
 
 // QueryContext implements driver.QueryerContext.
 func (cs *clientSession) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if _, rows, ok, err := cs.passthrough(ctx, query, args, true); ok {
+		return rows, err
+	}
 	_, rows, err := cs.run(ctx, cs.c.router.Analyze(query), args, true, nil)
 	return rows, err
 }
@@ -356,7 +366,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		cs.layer(plan.Shadow).nextTx = st.NextTransaction
 		return cs.noRows(wantRows)
 	}
-	cs.c.stats.routes[plan.Class].Add(1)
+	cs.c.stats.routes.add(cs.statsShard, plan.Class)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
 	for retry := 0; errors.Is(err, errRetyped); retry++ {
 		// A split SELECT read its column types: routed again, it is rendered for them.
