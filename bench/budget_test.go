@@ -58,6 +58,7 @@ func TestAllocationBudgets(t *testing.T) {
 		{"plain DSN, ? argument", f.Plain, PointSelect, 1},
 		{"plain DSN, literal text never repeated", f.Plain, LiteralSelect, 1},
 		{"routed, ? argument, parse-cache hit", f.Routed, PointSelect, 3},
+		{"routed, literal text never repeated (normalized parse-cache hit)", f.Routed, LiteralSelect, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			within(t, allocsPer(t, f.Raw["hot"], c.stmt), allocsPer(t, c.db, c.stmt), c.budget)
