@@ -2,6 +2,7 @@ package routing
 
 import (
 	"strings"
+	"time"
 )
 
 // unreadRange returns why a value compared with the shard key was not read (the range widened
@@ -68,4 +69,71 @@ func explainFolding(p *Plan, ts *timeStatement, ec *evalCtx) {
 	b = append(b, k.zoneLabel()...)
 	b = append(b, ')')
 	p.Prompts = append(p.Prompts, string(b))
+}
+
+// routeSummary is what the time route's prompt reports: the range read, the hot window's
+// boundary, the backend of each table read, and how the range was found and ended.
+type routeSummary struct {
+	span      interval
+	boundary  time.Time
+	locs      []string
+	empty     bool // no table holds the range
+	defaulted bool // the configured default range was applied
+	hotOnly   bool // the history store was not read
+}
+
+// explain writes the route's prompt with one allocation for the text.
+func (t *timeRouter) explain(p *Plan, ts *timeStatement, r routeSummary) {
+	span, boundary, locs, empty, defaulted, hotOnly := r.span, r.boundary, r.locs, r.empty, r.defaulted, r.hotOnly
+	b := make([]byte, 0, 256)
+	if defaulted {
+		b = append(b, "no range on "...)
+		b = append(b, ts.table.ShardKey...)
+		b = append(b, ": applied the configured default range ("...)
+		b = append(b, ts.table.DefaultRange.String()...)
+		b = append(b, " back from now); "...)
+	}
+	b = append(b, "range "...)
+	b = appendInterval(b, span)
+	b = append(b, " on "...)
+	b = append(b, ts.table.ShardKey...)
+	b = append(b, ": "...)
+	cold := countCold(t, locs)
+	switch {
+	case empty:
+		b = append(b, "no table holds it, the statement returns no rows"...)
+	case cold > 0 && cold < len(locs):
+		b = append(b, "crosses the hot window boundary "...)
+		b = appendTime(b, boundary)
+		b = append(b, ": split into "...)
+		b = appendInt(b, int64(len(locs)-cold))
+		b = append(b, " hot and "...)
+		b = appendInt(b, int64(cold))
+		b = append(b, " cold sub-queries"...)
+	default:
+		b = appendInt(b, int64(len(locs)))
+		if cold > 0 {
+			b = append(b, " cold"...)
+		} else {
+			b = append(b, " hot"...)
+		}
+		b = append(b, " table(s), level "...)
+		b = append(b, p.Level.String()...)
+	}
+	if hotOnly {
+		p.Prompts = append(p.Prompts, string(b), "did not touch the history store")
+	} else {
+		p.Prompts = append(p.Prompts, string(b))
+	}
+}
+
+// countCold counts the locations that are the history store's.
+func countCold(t *timeRouter, locs []string) int {
+	n := 0
+	for _, b := range locs {
+		if t.router.roles[b] == RoleCold {
+			n++
+		}
+	}
+	return n
 }
