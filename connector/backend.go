@@ -26,7 +26,7 @@ type backend struct {
 	replicaOf string
 	logger    *slog.Logger
 	events    *events
-	stats     *Stats
+	stats     *counters
 	// connectTimeout bounds open (dial, handshake, authentication).
 	connectTimeout time.Duration
 	// direct is the go-sql-driver connector of a backend with a fixed address; nil for a

@@ -37,7 +37,7 @@ type Connector struct {
 	// autocommit is the autocommit a server session of the default backend starts with: off
 	// when its DSN sets autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect).
 	autocommit bool
-	stats      *Stats
+	stats      *counters
 	driver     driver.Driver
 	// passthrough is set when the connector has nothing to route (see passthrough.go).
 	passthrough bool

@@ -151,5 +151,5 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 	}
 }
 
-// refusalNames are routing.RefusalReasons, indexed like Stats.refusals.
+// refusalNames are routing.RefusalReasons, indexed like counters.refusals.
 var refusalNames = routing.RefusalReasons()

@@ -6,8 +6,8 @@ import (
 	"github.com/obroute/obroute/routing"
 )
 
-// Stats are the connector's counters, safe to read at any time.
-type Stats struct {
+// counters are the connector's counters, safe to read at any time.
+type counters struct {
 	clientSessions atomic.Int64
 	serverOpened   atomic.Int64
 	serverReplaced atomic.Int64
@@ -49,7 +49,7 @@ func (r *routeCounts) load(c routing.Class) int64 {
 	return n
 }
 
-func newStats() *Stats { return &Stats{refusals: make([]atomic.Int64, len(refusalNames))} }
+func newStats() *counters { return &counters{refusals: make([]atomic.Int64, len(refusalNames))} }
 
 // StatsSnapshot is a point-in-time copy of the connector's counters.
 type StatsSnapshot struct {
