@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // newRouter builds the routing configuration of the fixture without any server.

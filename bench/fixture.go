@@ -11,8 +11,8 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // Now is the fixture's clock: the hot window (current month + 2) starts on 2025-01-01.

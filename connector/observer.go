@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // Observer receives obroute's route decisions and state changes, so that metrics and tracing

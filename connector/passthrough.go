@@ -7,7 +7,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // A connector with one backend and no rule (every plain go-sql-driver DSN) has nothing to route:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 

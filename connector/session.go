@@ -9,7 +9,7 @@ import (
 	"reflect"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // clientSession is one driver.Conn handed to database/sql. database/sql never uses it from two
@@ -42,7 +42,7 @@ type clientSession struct {
 	// go-sql-driver connection that broke, the client session then answers driver.ErrBadConn
 	// to everything, so that database/sql discards it.
 	broken bool
-	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
+	// ownsConnector is set for a session of openOne: closing it closes the connector.
 	ownsConnector bool
 	// zoneMemo is the last time_zone assignment read and the zone it gives (timezone.go).
 	zoneMemo [2]string

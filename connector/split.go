@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/obroute/obroute/merge"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/merge"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // errRetyped is returned by the execution of a split SELECT that has just read the column

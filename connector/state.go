@@ -9,7 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 var mysqlInvalidConn = mysql.ErrInvalidConn

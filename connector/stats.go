@@ -3,7 +3,7 @@ package connector
 import (
 	"sync/atomic"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // counters are the connector's counters, safe to read at any time.

@@ -7,9 +7,9 @@ package rules
 
 import (
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 // TimeTables returns cfg's time-sharded tables as routing reads them.

@@ -3,7 +3,7 @@ package routing
 import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // rollup plans GROUP BY … WITH ROLLUP: the sub-queries group without ROLLUP, sorted by the

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
+	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 // explainRouter routes over hot, cold, shadow_hot and shadow_cold with orders sharded by

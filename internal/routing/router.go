@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/shadow"
+	"github.com/obroute/obroute/internal/shadow"
 )
 
 // Backend is what the router knows of a backend: its name and role.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // RouteInfoType names the rule that decided a route, in ODP's vocabulary where ODP has a word for it.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // TypesCache remembers, for one split SELECT, the column types one server reports for it

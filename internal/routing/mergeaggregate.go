@@ -3,7 +3,7 @@ package routing
 import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // aggregate classifies e: 0 for no aggregate at its top, else the merge function and its argument.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/shadow"
+	"github.com/obroute/obroute/internal/shadow"
 )
 
 func newTestRouter(t testing.TB, cached bool) *Router {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // mergePlan is how a SELECT on a time-sharded table is split into legs (one per physical table)

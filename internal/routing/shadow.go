@@ -7,7 +7,7 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/shadow"
+	"github.com/obroute/obroute/internal/shadow"
 )
 
 // shadowCondition gathers what the shadow rule's algorithms look at: the statement's tables and

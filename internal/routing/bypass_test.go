@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/shadow"
 )
 
 // ruledFixture is a router with a rule of every kind: audit_log statically routed to cold,

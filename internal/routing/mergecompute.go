@@ -5,7 +5,7 @@ import (
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // overAggregates reports whether e is an expression over aggregates (SUM(a)/COUNT(*),

@@ -3,7 +3,7 @@ package shadow_test
 import (
 	"fmt"
 
-	"github.com/obroute/obroute/shadow"
+	"github.com/obroute/obroute/internal/shadow"
 )
 
 func ExampleRule_Decide() {

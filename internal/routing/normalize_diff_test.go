@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/shadow"
+	"github.com/obroute/obroute/internal/shadow"
 )
 
 // normRouter is a router with every rule that reads literals: the time-sharded orders, a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // ExplainLine is one line of a route explanation: one row of EXPLAIN ROUTE's result set, one

@@ -3,7 +3,7 @@ package routing
 import (
 	"errors"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // Errors of hot/cold time routing. Each is wrapped with the statement's detail and a way to fix

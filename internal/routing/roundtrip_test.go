@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 

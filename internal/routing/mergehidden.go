@@ -7,7 +7,7 @@ import (
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // The merge repeats only what it can repeat exactly; everything that depends on a collation,

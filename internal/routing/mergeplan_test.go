@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/obroute/obroute/merge"
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // splitPlan routes sql over December 2024 .. February 2025 (one cold, two hot tables).
