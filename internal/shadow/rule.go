@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/obroute/obroute/config"
 )
 
 // Operation is the kind of DML statement a column algorithm applies to.
 type Operation string
 
-// The DML operations.
+// The DML operations (untyped: they fill an Algorithm's Operation, a string, too).
 const (
-	OpInsert Operation = "insert"
-	OpUpdate Operation = "update"
-	OpDelete Operation = "delete"
-	OpSelect Operation = "select"
+	OpInsert = "insert"
+	OpUpdate = "update"
+	OpDelete = "delete"
+	OpSelect = "select"
 )
 
 // AlgorithmKind is how an Algorithm decides.
@@ -24,46 +26,20 @@ type AlgorithmKind string
 // The algorithm kinds. ShardingSphere's spellings (SIMPLE_HINT, VALUE_MATCH,
 // REGEX_MATCH) and upper case are accepted by Validate too.
 const (
-	KindHint       AlgorithmKind = "hint"
-	KindValueMatch AlgorithmKind = "value_match"
-	KindRegexMatch AlgorithmKind = "regex_match"
+	KindHint       = "hint"
+	KindValueMatch = "value_match"
+	KindRegexMatch = "regex_match"
 )
 
-// Algorithm is one named shadow algorithm.
-type Algorithm struct {
-	// Name identifies the algorithm in Table.Algorithms and DefaultAlgorithm.
-	Name string `yaml:"name"`
-	// Kind is hint, value_match or regex_match.
-	Kind AlgorithmKind `yaml:"kind"`
-	// Column is the column a value_match or regex_match algorithm reads.
-	Column string `yaml:"column"`
-	// Operation is the DML operation a column algorithm applies to.
-	Operation Operation `yaml:"operation"`
-	// Values are the shadow values of Column, for value_match.
-	Values []string `yaml:"values"`
-	// Regex matches the whole shadow value of Column, for regex_match.
-	Regex string `yaml:"regex"`
-}
+// Algorithm is one named shadow algorithm (its Kind an AlgorithmKind, its Operation an
+// Operation, in any case).
+type Algorithm = config.ShadowAlgorithm
 
 // Table is one shadow table.
-type Table struct {
-	// Name is the table name, compared case-insensitively.
-	Name string `yaml:"name"`
-	// Algorithms are the names of the algorithms that can make a statement
-	// on this table shadow traffic.
-	Algorithms []string `yaml:"algorithms"`
-	// Backends are the production backends whose mapping applies when this
-	// table decides; empty means all mappings.
-	Backends []string `yaml:"backends"`
-}
+type Table = config.ShadowTable
 
 // Mapping maps a production backend to its shadow backend, by name.
-type Mapping struct {
-	// Production is the production backend.
-	Production string `yaml:"production"`
-	// Shadow is the backend that receives the production backend's shadow traffic.
-	Shadow string `yaml:"shadow"`
-}
+type Mapping = config.ShadowMapping
 
 // Rule is a shadow rule. Call Validate once after building or loading it;
 // Decide then needs no further checks and is safe for concurrent use as long
