@@ -1,19 +1,18 @@
 // Package bench measures obroute's overhead against plain go-sql-driver/mysql on the same
-// MariaDB server and the same queries. It holds benchmarks only (no code of its own):
+// MariaDB server and the same statements, in one process: the drivers alternate in rounds
+// (Alternate), so that both see the machine as it is at each moment, and every figure is a median
+// over the rounds with its range. Per statement it reads the latency, the process's CPU time
+// (getrusage) and its heap allocations (the runtime's counters).
 //
-//   - BenchmarkOverhead/point/{raw,obroute}: point SELECT by primary key on one backend;
-//   - BenchmarkOverhead/point64/{raw,obroute}: the same from 64 concurrent goroutines;
-//   - BenchmarkOverhead/split/{part1,part2,...,obroute}: a query split into hot and cold
-//     sub-queries, each sub-query alone on its backend and the whole through obroute;
-//   - BenchmarkRoute/{point,hot_only}: the routing decision alone on a parse-cache hit;
-//   - BenchmarkParseCache: the parse-cache hit rate over a realistic template workload.
+// The measures (Report): a point SELECT by primary key with a ? argument and with a literal
+// text never repeated, on a plain DSN (one backend, no rule: statements pass through unparsed)
+// and on a routed configuration (hot and cold backends, a time-sharded table); the same point
+// SELECT from 64 goroutines; a query split across hot and cold against its slower sub-query
+// alone. Command bench/cmd/report runs them and prints the table:
 //
-// The servers come from package sqltest (sqltest.Shared: a throwaway database on the server
-// of OBROUTE_TEST_DSN, default root@tcp(127.0.0.1:3306)/). Print the figures as a table of
-// ratios with targets:
+//	go run ./bench/cmd/report            # 11 rounds
+//	go run ./bench/cmd/report -short     # CI: 3 short rounds, checks that everything runs
 //
-//	go test -run '^$' -bench . -benchmem -count 5 ./bench/ | go run ./bench/cmd/report
-//
-// CI runs the same with -benchtime 20x (a few iterations: it checks that everything works,
-// not speed).
+// TestAllocationBudgets asserts the allocation budgets (allocations do not depend on timing);
+// BenchmarkRoute and BenchmarkParseCache measure the router alone.
 package bench

@@ -45,23 +45,12 @@ func FromConn(conn *sql.Conn) (*Connector, error) {
 // Driver implements driver.Connector. The driver it returns carries the connector, which is how
 // FromDB finds it.
 func (c *Connector) Driver() driver.Driver {
-	inner := c.driver
-	if inner == nil {
-		inner = noDSNDriver{}
-	}
-	return boundDriver{Driver: inner, c: c}
+	return boundDriver{Driver: Driver{}, c: c}
 }
 
-// boundDriver is the driver of one connector: package driver's (or noDSNDriver), plus the
-// connector it was asked of.
+// boundDriver is the driver of one connector: obroute's Driver, plus the connector it was asked
+// of.
 type boundDriver struct {
 	driver.Driver
 	c *Connector
-}
-
-// noDSNDriver is the driver of a connector built with New outside package driver.
-type noDSNDriver struct{}
-
-func (noDSNDriver) Open(string) (driver.Conn, error) {
-	return nil, errors.New(`obroute: this connector was built with connector.New; open DSNs with sql.Open("obroute", dsn) after importing github.com/obroute/obroute/driver`)
 }

@@ -26,7 +26,7 @@ type backend struct {
 	replicaOf string
 	logger    *slog.Logger
 	events    *events
-	stats     *Stats
+	stats     *counters
 	// connectTimeout bounds open (dial, handshake, authentication).
 	connectTimeout time.Duration
 	// direct is the go-sql-driver connector of a backend with a fixed address; nil for a
@@ -78,11 +78,11 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 		be.addr = "SERVICE:" + b.Service
 		return be, nil
 	}
-	conn, err := mysql.NewConnector(mc)
+	t, err := newMysqlTarget(mc)
 	if err != nil {
 		return nil, fmt.Errorf("obroute: backend %q: %w", b.Name, err)
 	}
-	be.direct = &mysqlTarget{addr: mc.Addr, conn: conn}
+	be.direct = t
 	return be, nil
 }
 
@@ -127,10 +127,25 @@ func (b *backend) target(ctx context.Context) (*mysqlTarget, uint64, error) {
 	return b.direct, 0, nil
 }
 
-// mysqlTarget is one address of a backend and its go-sql-driver connector.
+// mysqlTarget is one address of a backend and its go-sql-driver connectors: conn for server
+// sessions, kill for the side connections that send KILL QUERY.
 type mysqlTarget struct {
 	addr string
 	conn driver.Connector
+	kill driver.Connector
+}
+
+// newMysqlTarget builds the connectors of mc's address.
+func newMysqlTarget(mc *mysql.Config) (*mysqlTarget, error) {
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, err
+	}
+	kill, err := mysql.NewConnector(killConfig(mc))
+	if err != nil {
+		return nil, err
+	}
+	return &mysqlTarget{addr: mc.Addr, conn: conn, kill: kill}, nil
 }
 
 // backendConnector is the backend as a driver.Connector (the metadata handle uses it).

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // Connector is obroute's driver.Connector: one routing configuration over N backends.
@@ -37,8 +37,9 @@ type Connector struct {
 	// autocommit is the autocommit a server session of the default backend starts with: off
 	// when its DSN sets autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect).
 	autocommit bool
-	stats      *Stats
-	driver     driver.Driver
+	stats      *counters
+	// passthrough is set when the connector has nothing to route (see passthrough.go).
+	passthrough bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -57,7 +58,6 @@ type options struct {
 	observer   Observer
 	clock      func() time.Time
 	metaSource metadata.Source
-	driver     driver.Driver
 }
 
 // WithLogger sends route decisions (debug) and state changes (info, warn) to l.
@@ -71,9 +71,6 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 func WithMetadataSource(src metadata.Source) Option {
 	return func(o *options) { o.metaSource = src }
 }
-
-// WithDriver sets what Driver returns; package driver passes itself.
-func WithDriver(d driver.Driver) Option { return func(o *options) { o.driver = d } }
 
 // New validates cfg and builds a Connector. It does no network I/O: server sessions open when
 // a statement needs them, and the shard metadata of time-sharded tables is loaded by the first
@@ -103,7 +100,8 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	} else {
 		o.logger = scrubbing(o.logger, cfg.Secrets())
 	}
-	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats(), driver: o.driver}
+	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats()}
+	c.passthrough = passesThrough(cfg, &o)
 	var err error
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
@@ -201,10 +199,10 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	return newClientSession(c), nil
 }
 
-// Open builds a connector for one client session and returns that session; closing the session
-// closes the connector. It is what a bare driver.Driver.Open needs (database/sql itself uses a
-// Connector and opens many client sessions over it).
-func Open(cfg *config.Config, opts ...Option) (driver.Conn, error) {
+// openOne builds a connector for one client session and returns that session; closing the
+// session closes the connector. It is what a bare driver.Driver.Open needs (database/sql itself
+// uses a Connector and opens many client sessions over it).
+func openOne(cfg *config.Config, opts ...Option) (driver.Conn, error) {
 	c, err := New(cfg, opts...)
 	if err != nil {
 		return nil, err
@@ -226,9 +224,6 @@ func (c *Connector) Close() error {
 	})
 	return c.closeErr
 }
-
-// Router returns the connector's router, e.g. to explain a route without running it.
-func (c *Connector) Router() *routing.Router { return c.router }
 
 // Config returns the validated configuration. Do not modify it.
 func (c *Connector) Config() *config.Config { return c.cfg }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // EXPLAIN ROUTE
@@ -61,7 +61,7 @@ func (cs *clientSession) statementHints(ctx context.Context) (hint.Set, error) {
 // anything. A query written "EXPLAIN ROUTE …" is explained the same way. The error is the
 // router's refusal (test it with errors.Is against routing's and hint's sentinels). Render the
 // plan with plan.Explain(c.ExplainOptions()).
-func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*routing.Plan, error) {
+func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*Plan, error) {
 	st := c.router.Analyze(query)
 	if st.Kind == routing.KindExplainRoute {
 		st = st.Explained
@@ -78,6 +78,34 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*ro
 		return nil, err
 	}
 	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
+}
+
+// Plan is a statement's route: its targets, the SQL each runs, the merge of a split, the
+// prompts EXPLAIN ROUTE shows (Plan.Explain renders them).
+type Plan = routing.Plan
+
+// ExplainLine is one line of EXPLAIN ROUTE: its section and its text.
+type ExplainLine = routing.ExplainLine
+
+// ExplainLines returns the EXPLAIN ROUTE lines of query with args, passwords scrubbed, as the
+// EXPLAIN ROUTE statement would answer. When the statement would be refused the lines say why
+// and err is the refusal (errors.Is with the Err values of this package).
+func (c *Connector) ExplainLines(ctx context.Context, query string, args ...any) ([]ExplainLine, error) {
+	plan, err := c.Explain(ctx, query, args...)
+	var lines []ExplainLine
+	if err != nil {
+		st := c.router.Analyze(query)
+		if st.Kind == routing.KindExplainRoute {
+			st = st.Explained
+		}
+		lines = routing.ExplainRefused(st, err, c.ExplainOptions())
+	} else {
+		lines = plan.Explain(c.ExplainOptions())
+	}
+	for i := range lines {
+		lines[i].Detail = c.ScrubText(lines[i].Detail)
+	}
+	return lines, err
 }
 
 // ExplainOptions are the options that render this connector's plans: backend addresses

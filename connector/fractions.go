@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // An INSERT on a time-sharded table whose shard-key value has a fraction of a second goes to

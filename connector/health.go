@@ -15,7 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // ErrBackendDown: the backend failed config.Health.DownAfter times in a row (when that is set)

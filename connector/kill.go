@@ -6,10 +6,22 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // killTimeout bounds the side connection that sends KILL QUERY.
 const killTimeout = 2 * time.Second
+
+// killConfig is the configuration of the side connections that send KILL QUERY: the backend's,
+// without its read and write timeouts. Those bound the statements of server sessions; a KILL is
+// bounded by killTimeout alone, so a statement that outlived its read timeout on a server slow
+// to answer is still stopped.
+func killConfig(mc *mysql.Config) *mysql.Config {
+	kc := mc.Clone()
+	kc.ReadTimeout, kc.WriteTimeout = 0, 0
+	return kc
+}
 
 // killQuery tells the server of s to stop the statement s was running when its context ended
 // (cause). It runs in the background, on a new short-lived connection to the address s is
@@ -37,7 +49,7 @@ func (b *backend) killQuery(s *serverSession, cause error) {
 }
 
 func sendKill(ctx context.Context, via *mysqlTarget, id uint32) error {
-	conn, err := via.dial(ctx, 0)
+	conn, err := via.kill.Connect(ctx)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // Observer receives obroute's route decisions and state changes, so that metrics and tracing
@@ -151,5 +151,5 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 	}
 }
 
-// refusalNames are routing.RefusalReasons, indexed like Stats.refusals.
+// refusalNames are routing.RefusalReasons, indexed like counters.refusals.
 var refusalNames = routing.RefusalReasons()

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"context"
 	"database/sql/driver"
 	"io"
 	"reflect"
@@ -13,6 +14,12 @@ type rows struct {
 	driver.Rows
 	onClose func() error
 	closed  bool
+	// server, ctx and stmt are set for rows read from one server session: after the wrapped
+	// rows, stmt (when the rows are a prepared statement's) is closed and server is told
+	// (afterRows). Kept as fields, not a closure: one allocation per statement instead of two.
+	server *serverSession
+	ctx    context.Context
+	stmt   driver.Stmt
 }
 
 var (
@@ -35,6 +42,14 @@ func (r *rows) Close() error {
 	}
 	r.closed = true
 	err := r.Rows.Close()
+	if r.server != nil {
+		r.server.afterRows(r.ctx)
+	}
+	if r.stmt != nil {
+		if cerr := r.stmt.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if r.onClose != nil {
 		if cerr := r.onClose(); err == nil {
 			err = cerr

@@ -161,13 +161,13 @@ func (s *serverSession) exec(ctx context.Context, query string, args []driver.Na
 // query runs a statement that returns rows; see exec for prepared.
 func (s *serverSession) query(ctx context.Context, query string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
 	if !prepared {
-		rows, err := s.conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+		r, err := s.conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 		if err != driver.ErrSkip {
 			s.markErr(err)
 			if err != nil {
 				return nil, err
 			}
-			return wrapRows(rows, func() error { s.afterRows(ctx); return nil }), nil
+			return &rows{Rows: r, server: s, ctx: ctx}, nil
 		}
 	}
 	stmt, err := s.conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
@@ -175,13 +175,13 @@ func (s *serverSession) query(ctx context.Context, query string, args []driver.N
 		s.markErr(err)
 		return nil, err
 	}
-	rows, err := stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+	r, err := stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
 		s.markErr(err)
 		stmt.Close()
 		return nil, err
 	}
-	return wrapRows(rows, func() error { s.afterRows(ctx); return stmt.Close() }), nil
+	return &rows{Rows: r, server: s, ctx: ctx, stmt: stmt}, nil
 }
 
 // afterRows runs when rows of s are closed: rows abandoned because their context ended left

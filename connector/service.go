@@ -60,11 +60,11 @@ func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error
 	for _, addr := range svc.Valid() {
 		mc := be.mysql.Clone()
 		mc.Addr = addr
-		conn, err := mysql.NewConnector(mc)
+		t, err := newMysqlTarget(mc)
 		if err != nil {
 			return nil, fmt.Errorf("service %q candidate %s: %w", svc.Name, addr, err)
 		}
-		m.candidates = append(m.candidates, &mysqlTarget{addr: addr, conn: conn})
+		m.candidates = append(m.candidates, t)
 	}
 	m.conns = make([]driver.Conn, len(m.candidates))
 	return m, nil

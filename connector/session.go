@@ -5,17 +5,11 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
-	"strings"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // clientSession is one driver.Conn handed to database/sql. database/sql never uses it from two
@@ -48,12 +42,16 @@ type clientSession struct {
 	// go-sql-driver connection that broke, the client session then answers driver.ErrBadConn
 	// to everything, so that database/sql discards it.
 	broken bool
-	// ownsConnector is set for a session of connector.Open: closing it closes the connector.
+	// ownsConnector is set for a session of openOne: closing it closes the connector.
 	ownsConnector bool
 	// zoneMemo is the last time_zone assignment read and the zone it gives (timezone.go).
 	zoneMemo [2]string
 	// probed are the column types the last probe of a split SELECT read (see learnTypes).
 	probed probedTypes
+	// pass is the statement passing through and its plan (passthrough.go).
+	pass passed
+	// statsShard is the shard of the connector's route counts this client session adds to.
+	statsShard uint8
 }
 
 type txState struct {
@@ -87,7 +85,7 @@ var (
 )
 
 func newClientSession(c *Connector) *clientSession {
-	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit}
+	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit, statsShard: c.stats.routes.shard()}
 	cs.tempTables = [2]map[string]string{{}, {}}
 	cs.routing.TempTables = cs.tempTables[0]
 	return cs
@@ -145,12 +143,18 @@ func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 
 // ExecContext implements driver.ExecerContext.
 func (cs *clientSession) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if res, _, ok, err := cs.passthrough(ctx, query, args, false); ok {
+		return res, err
+	}
 	res, _, err := cs.run(ctx, cs.c.router.Analyze(query), args, false, nil)
 	return res, err
 }
 
 // QueryContext implements driver.QueryerContext.
 func (cs *clientSession) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if _, rows, ok, err := cs.passthrough(ctx, query, args, true); ok {
+		return rows, err
+	}
 	_, rows, err := cs.run(ctx, cs.c.router.Analyze(query), args, true, nil)
 	return rows, err
 }
@@ -284,303 +288,4 @@ func (cs *clientSession) dropBroken(s *serverSession) {
 		delete(cs.servers, s.backend.name)
 	}
 	s.close()
-}
-
-// run executes one statement: routing, session bookkeeping, execution.
-func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []driver.NamedValue, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	if cs.unusable() {
-		return nil, nil, driver.ErrBadConn
-	}
-	switch st.Kind {
-	case routing.KindBegin:
-		if cs.tx.lost {
-			// A new BEGIN ends the lost transaction, and the client session with it.
-			cs.endLostTx()
-			return nil, nil, driver.ErrBadConn
-		}
-		// Hints on BEGIN (context or comment, e.g. /* shadow */ BEGIN) hold for the whole transaction.
-		if st.HintErr != nil {
-			return nil, nil, st.HintErr
-		}
-		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := cs.endImplicitTx(ctx); err != nil {
-			return nil, nil, err
-		}
-		if cs.tx.active && cs.tx.backend != "" {
-			// BEGIN inside a transaction commits it first, as MySQL does.
-			if err := cs.finishTx(ctx, false, "COMMIT"); err != nil {
-				return nil, nil, err
-			}
-		}
-		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
-		return cs.noRows(wantRows)
-	case routing.KindCommit, routing.KindRollback:
-		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {
-			return cs.noRows(wantRows) // no shadow transaction to end, and production is not told
-		}
-		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
-			return nil, nil, cs.keepSession(err)
-		}
-		return cs.noRows(wantRows)
-	case routing.KindExplainRoute:
-		rows, err := cs.explain(ctx, st.Explained, args)
-		if err != nil || wantRows {
-			return nil, rows, err
-		}
-		rows.Close()
-		return driver.RowsAffected(0), nil, nil
-	}
-	if cs.tx.lost {
-		return nil, nil, cs.lostTxError("end the transaction with ROLLBACK before running more statements")
-	}
-	start := time.Now()
-	hints, err := cs.statementHints(ctx)
-	if err == nil {
-		err = cs.c.loadMetadata(ctx, st)
-	}
-	var plan *routing.Plan
-	if err == nil {
-		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
-	}
-	if err != nil {
-		cs.c.routeRefused(ctx, st, err, start)
-		return nil, nil, err
-	}
-	if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
-		// SET TRANSACTION … waits for the backend of the next transaction of its traffic
-		// (shadow or production), unless a transaction is bound: then it goes there at once and
-		// the server answers (MySQL refuses it inside a transaction).
-		cs.layer(plan.Shadow).nextTx = st.NextTransaction
-		return cs.noRows(wantRows)
-	}
-	cs.c.stats.routes[plan.Class].Add(1)
-	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
-	for retry := 0; errors.Is(err, errRetyped); retry++ {
-		// A split SELECT read its column types: routed again, it is rendered for them.
-		if retry == 2 {
-			err = fmt.Errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
-			break
-		}
-		if plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug)); err == nil {
-			res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
-		}
-	}
-	err = cs.keepSession(err)
-	cs.c.routeDone(ctx, plan, err, start)
-	return res, rows, err
-}
-
-// executeWithin executes plan within the time budget of its query level.
-func (cs *clientSession) executeWithin(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	if plan.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, plan.Budget)
-		res, rows, err := cs.execute(ctx, plan, wantRows, prep)
-		if err != nil || rows == nil {
-			cancel()
-			return res, rows, err
-		}
-		return res, wrapRows(rows, func() error { cancel(); return nil }), nil
-	}
-	return cs.execute(ctx, plan, wantRows, prep)
-}
-
-func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, error) {
-	return cs.noRowsResult(driver.RowsAffected(0), wantRows)
-}
-
-// noRowsResult answers a statement without rows: res for Exec, empty rows for Query.
-func (cs *clientSession) noRowsResult(res driver.Result, wantRows bool) (driver.Result, driver.Rows, error) {
-	if wantRows {
-		return nil, emptyRows{}, nil
-	}
-	return res, nil, nil
-}
-
-// route asks the router, with the client session's state as data; explain asks for the
-// plan's prompts.
-func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
-	rs := &cs.routing
-	shadow := cs.shadowByHints(st, hints)
-	rs.TempTables = cs.tempTablesOf(shadow)
-	rs.TimeZone = cs.timeZone(shadow)
-	rs.SQLMode = cs.sqlMode(shadow)
-	rs.InTransaction = cs.tx.active
-	rs.TxBackend = cs.tx.backend
-	rs.TxShadow = cs.tx.shadow
-	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs, Explain: explain})
-}
-
-// execute runs a plan's targets and does the client session's bookkeeping.
-func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	st := plan.Statement
-	first := plan.Targets[0].Backend
-	// autocommit=0: a statement outside a transaction opens one on its server.
-	opensImplicitTx := !cs.autocommitFor(plan.Shadow) && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
-	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
-	// binds it to one backend: it cannot span several.
-	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
-		if backends := plan.Backends(); len(backends) > 1 {
-			return nil, nil, fmt.Errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
-				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
-		}
-	}
-	var res driver.Result
-	var rows driver.Rows
-	var err error
-	if len(plan.Targets) == 1 && plan.Merge != nil && wantRows {
-		// One backend, several tables: the legs of its UNION ALL still need merging.
-		rows, err = cs.queryUnion(ctx, plan, prep)
-	} else if len(plan.Targets) == 1 {
-		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
-	} else if wantRows {
-		rows, err = cs.queryTargets(ctx, plan)
-	} else {
-		res, err = cs.execTargets(ctx, plan)
-	}
-	if opensImplicitTx && (err == nil || reachedServer(err)) {
-		// It reached its server, which now holds the transaction (a failed statement opens it
-		// too) until COMMIT/ROLLBACK.
-		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	cs.lastServer, cs.routing.LastBackend = first, first
-	if plan.Shadow {
-		cs.routing.LastBackend = cs.c.productionOf(first)
-	}
-	temp := cs.tempTablesOf(plan.Shadow)
-	if st.TempTableCreated != "" {
-		temp[st.TempTableCreated] = first
-	}
-	for _, t := range st.TempTablesDropped {
-		delete(temp, t)
-	}
-	if cs.tx.active && cs.tx.backend != "" && commitsImplicitly(st) {
-		cs.closeTx()
-	}
-	return res, rows, nil
-}
-
-// runTarget runs one target on its server session, binding a pending transaction to it and
-// replacing a server session that was lost while idle.
-func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	for attempt := 0; ; attempt++ {
-		t.Backend = cs.readBackend(plan, t.Backend)
-		s, err := cs.server(ctx, t.Backend)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, rows, err := cs.runOn(ctx, s, plan, t, wantRows, prep)
-		if err == nil {
-			return res, rows, nil
-		}
-		// The transaction is lost with s when it is bound there (an implicit, autocommit=0,
-		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
-		// transaction's first statement after something was sent (BEGIN is sent with it).
-		bound := cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
-		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
-		lostInTx := cs.tx.active && (bound || first)
-		cs.dropBroken(s)
-		if s.broken && lostInTx {
-			return nil, nil, cs.loseTxIn(ctx, s, plan.Statement, err)
-		}
-		// Retry only what provably never reached the server, and only outside a transaction
-		// (or before it is bound to its backend).
-		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && (!cs.tx.active || cs.tx.backend == "") {
-			cs.replaced(ctx, s.backend, "connection lost")
-			continue
-		}
-		// A write the old primary refused as read-only did nothing: after a switchover it
-		// goes to the new primary.
-		if attempt == 0 && !cs.tx.active && cs.awaitPrimaryChange(ctx, s, err) {
-			continue
-		}
-		return nil, nil, err
-	}
-}
-
-// errConnectionLost stands for driver.ErrBadConn in obroute's own errors, which must not be
-// mistaken by database/sql for "this client session is dead".
-var errConnectionLost = errors.New("connection lost")
-
-// reachedServer reports whether a statement that failed with err was answered by its server.
-func reachedServer(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me)
-}
-
-// keepSession turns driver.ErrBadConn (a server session lost before anything was sent) into an
-// ordinary error when database/sql, which discards a client session that returns it, would
-// throw away more than the lost server session: a transaction, temporary tables, the server
-// sessions of other backends. Otherwise ErrBadConn stays, exactly as go-sql-driver returns it
-// (database/sql then retries on a fresh client session; rejectReadOnly relies on that).
-func (cs *clientSession) keepSession(err error) error {
-	if !errors.Is(err, driver.ErrBadConn) {
-		return err
-	}
-	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
-		return fmt.Errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
-	}
-	return err
-}
-
-func errorText(err error) string {
-	if errors.Is(err, driver.ErrBadConn) {
-		return errConnectionLost.Error()
-	}
-	return err.Error()
-}
-
-// runOn runs t on s: session state sync, transaction start, the statement, state recording.
-func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
-	st := plan.Statement
-	if err := cs.sync(ctx, s); err != nil {
-		return nil, nil, err
-	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
-		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
-			return nil, nil, fmt.Errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
-		}
-		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
-	} else if cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
-		// SET TRANSACTION … applies to the next transaction, here the statement's own.
-		if err := cs.applyNextTx(ctx, s, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
-	}
-	switch st.Kind {
-	case routing.KindSet:
-		res, err := s.exec(ctx, t.SQL, t.Args, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := cs.recordSet(ctx, s, st, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
-		return cs.noRowsResult(res, wantRows)
-	case routing.KindUse:
-		res, err := s.exec(ctx, t.SQL, nil, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		cs.recordUse(s, st.Database, plan.Shadow)
-		return cs.noRowsResult(res, wantRows)
-	}
-	prepared := prep != nil
-	if prepared && t.SQL == st.SQL {
-		return prep.runOn(ctx, s, t.Args, wantRows)
-	}
-	if wantRows {
-		rows, err := s.query(ctx, t.SQL, t.Args, prepared)
-		return nil, rows, err
-	}
-	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
-	return res, nil, err
 }

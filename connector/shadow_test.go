@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/obroute/obroute/merge"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/merge"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // errRetyped is returned by the execution of a split SELECT that has just read the column
@@ -221,18 +221,23 @@ func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers
 	qctx, cancel := context.WithCancel(ctx)
 	results := make([]driver.Rows, len(plan.Targets))
 	errs := make([]error, len(plan.Targets))
+	run := func(i int) {
+		t := plan.Targets[i]
+		results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
+		if errs[i] != nil {
+			cancel()
+		}
+	}
+	// The first target runs on the caller's goroutine: one goroutine fewer to start and wake.
 	var wg sync.WaitGroup
-	for i := range plan.Targets {
+	for i := 1; i < len(plan.Targets); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := plan.Targets[i]
-			results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
-			if errs[i] != nil {
-				cancel()
-			}
+			run(i)
 		}()
 	}
+	run(0)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for i, r := range results {

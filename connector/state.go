@@ -2,14 +2,13 @@ package connector
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/hint"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 var mysqlInvalidConn = mysql.ErrInvalidConn
@@ -340,58 +339,6 @@ func (cs *clientSession) setAutocommit(shadow, on bool) {
 	}
 }
 
-// isOn reads a boolean system variable's value as MySQL does (1, ON, TRUE).
-func isOn(v string) bool { return v != "0" && v != "off" && v != "false" }
-
-func variableRef(name string) string {
-	if strings.HasPrefix(name, "@") {
-		return name
-	}
-	return "@@session." + name
-}
-
-// readBack reads a variable's current value on s as an SQL literal.
-func readBack(ctx context.Context, s *serverSession, name string) (string, error) {
-	text, numeric, err := readValue(ctx, s, name)
-	if err != nil {
-		return "", err
-	}
-	if text == "NULL" || numeric {
-		return text, nil
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(text) + "'", nil
-}
-
-// readValue reads a variable's current value on s: its text ("NULL" for NULL) and whether the
-// server typed it as a number.
-func readValue(ctx context.Context, s *serverSession, name string) (text string, numeric bool, err error) {
-	rows, err := s.query(ctx, "SELECT "+variableRef(name), nil, false)
-	if err != nil {
-		return "", false, err
-	}
-	defer rows.Close()
-	dest := make([]driver.Value, 1)
-	if err := rows.Next(dest); err != nil {
-		return "", false, fmt.Errorf("obroute: reading back %s: %w", name, err)
-	}
-	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		switch ct.ColumnTypeDatabaseTypeName(0) {
-		case "BIGINT", "INT", "DECIMAL", "DOUBLE", "FLOAT", "TINYINT", "SMALLINT", "MEDIUMINT":
-			numeric = true
-		}
-	}
-	switch x := dest[0].(type) {
-	case nil:
-		return "NULL", false, nil
-	case []byte:
-		return string(x), numeric, nil
-	case string:
-		return x, numeric, nil
-	default:
-		return fmt.Sprint(x), true, nil
-	}
-}
-
 // applyNextTx sends a pending one-shot SET TRANSACTION of shadow traffic (shadow) or production
 // to s, where the next transaction of that traffic runs.
 func (cs *clientSession) applyNextTx(ctx context.Context, s *serverSession, shadow bool) error {
@@ -403,8 +350,4 @@ func (cs *clientSession) applyNextTx(ctx context.Context, s *serverSession, shad
 	l.nextTx = "" // applied, or refused by the server: either way it is spent
 	_, err := s.exec(ctx, next, nil, false)
 	return err
-}
-
-func quoteIdent(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }

@@ -3,16 +3,16 @@ package connector
 import (
 	"sync/atomic"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
-// Stats are the connector's counters, safe to read at any time.
-type Stats struct {
+// counters are the connector's counters, safe to read at any time.
+type counters struct {
 	clientSessions atomic.Int64
 	serverOpened   atomic.Int64
 	serverReplaced atomic.Int64
 	serverLost     atomic.Int64
-	routes         [routing.NumClasses]atomic.Int64
+	routes         routeCounts
 	rejected       atomic.Int64
 	refusals       []atomic.Int64 // by routing.RefusalIndex
 	backendDown    atomic.Int64
@@ -21,7 +21,35 @@ type Stats struct {
 	killed         atomic.Int64
 }
 
-func newStats() *Stats { return &Stats{refusals: make([]atomic.Int64, len(refusalNames))} }
+// routeCounts counts routed statements by class, in shards: every statement adds to one, so the
+// count must not make the goroutines of a busy pool contend for one cache line. A client session
+// adds to the shard it drew when it was created (database/sql runs one statement of a client
+// session at a time; client sessions are spread round robin over the shards); a read adds the
+// shards up.
+type routeCounts struct {
+	next   atomic.Uint32
+	shards [routeShards]struct {
+		n [routing.NumClasses]atomic.Int64
+		_ [64]byte // keeps the next shard off this one's cache line
+	}
+}
+
+const routeShards = 16
+
+// shard returns the shard of a new client session.
+func (r *routeCounts) shard() uint8 { return uint8(r.next.Add(1) % routeShards) }
+
+func (r *routeCounts) add(shard uint8, c routing.Class) { r.shards[shard].n[c].Add(1) }
+
+func (r *routeCounts) load(c routing.Class) int64 {
+	var n int64
+	for i := range r.shards {
+		n += r.shards[i].n[c].Load()
+	}
+	return n
+}
+
+func newStats() *counters { return &counters{refusals: make([]atomic.Int64, len(refusalNames))} }
 
 // StatsSnapshot is a point-in-time copy of the connector's counters.
 type StatsSnapshot struct {
@@ -78,8 +106,8 @@ func (c *Connector) Stats() StatsSnapshot {
 		out.Backends = append(out.Backends, BackendHealth{Name: be.name, Role: be.role, Addr: be.addr,
 			Down: be.health.isDown(), Failures: int(be.health.failures.Load())})
 	}
-	for i := range s.routes {
-		if n := s.routes[i].Load(); n > 0 {
+	for i := 0; i < routing.NumClasses; i++ {
+		if n := s.routes.load(routing.Class(i)); n > 0 {
 			out.Routes[routing.Class(i).String()] = n
 		}
 	}

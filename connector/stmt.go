@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // stmt is a prepared statement of a client session. It is prepared at once on the backend it

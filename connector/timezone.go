@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // The client session's time zone decides what NOW() and CURDATE() mean in a statement on a

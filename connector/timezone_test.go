@@ -9,8 +9,8 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 

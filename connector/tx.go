@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // tx is the driver.Tx of BeginTx; the work is the client session's.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // maxPrepared bounds the tables one Prepare creates per logical table: more means the newest

@@ -10,7 +10,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // openObroute opens obroute over the store's configuration with the clock fixed at now.

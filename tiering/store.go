@@ -11,9 +11,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // Backend is one backend of the store, opened for operations.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // FindingKind names what a Finding is about.

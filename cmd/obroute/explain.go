@@ -10,7 +10,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 const explainUsage = `obroute explain: print the route plan of a statement without running it
@@ -81,26 +81,14 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer c.Close()
 	query := fs.Arg(0)
-	plan, err := c.Explain(ctx, query, sqlArgs...)
+	lines, err := c.ExplainLines(ctx, query, sqlArgs...)
+	if werr := routing.WriteExplain(stdout, lines); werr != nil {
+		return werr
+	}
 	if err != nil {
-		st := c.Router().Analyze(query)
-		if st.Kind == routing.KindExplainRoute {
-			st = st.Explained
-		}
-		if werr := routing.WriteExplain(stdout, scrubbed(c, routing.ExplainRefused(st, err, c.ExplainOptions()))); werr != nil {
-			return werr
-		}
 		return fmt.Errorf("the statement would be refused (%s)", routing.RefusalReason(err))
 	}
-	return routing.WriteExplain(stdout, scrubbed(c, plan.Explain(c.ExplainOptions())))
-}
-
-// scrubbed returns lines without any password of c's configuration.
-func scrubbed(c *connector.Connector, lines []routing.ExplainLine) []routing.ExplainLine {
-	for i := range lines {
-		lines[i].Detail = c.ScrubText(lines[i].Detail)
-	}
-	return lines
+	return nil
 }
 
 // loadConfig reads the configuration from exactly one of a YAML file and a DSN.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/difftest"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // result is what one query returned: column names, database type names and rows.

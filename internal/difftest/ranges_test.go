@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/internal/difftest"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
 )
 
 // rangeNow is the statement clock of the time-range queries: inside the data's last month, with

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/internal/difftest"
-	"github.com/obroute/obroute/routing"
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // answeredShapes are the report shapes obroute answers: none of their queries may be refused.

@@ -6,10 +6,12 @@
 package rules
 
 import (
+	"slices"
+
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 // TimeTables returns cfg's time-sharded tables as routing reads them.
@@ -39,22 +41,12 @@ func Shadow(cfg *config.Config) (*shadow.Rule, error) {
 	if s == nil {
 		return nil, nil
 	}
-	r := &shadow.Rule{DefaultAlgorithm: s.DefaultAlgorithm}
-	for _, m := range s.Mappings {
-		r.Mappings = append(r.Mappings, shadow.Mapping(m))
-	}
-	for _, t := range s.Tables {
-		r.Tables = append(r.Tables, shadow.Table(t))
-	}
-	for _, a := range s.Algorithms {
-		r.Algorithms = append(r.Algorithms, shadow.Algorithm{
-			Name:      a.Name,
-			Kind:      shadow.AlgorithmKind(a.Kind),
-			Column:    a.Column,
-			Operation: shadow.Operation(a.Operation),
-			Values:    a.Values,
-			Regex:     a.Regex,
-		})
+	// The rule holds copies: a later change to the configuration does not reach a validated rule.
+	r := &shadow.Rule{
+		DefaultAlgorithm: s.DefaultAlgorithm,
+		Mappings:         slices.Clone(s.Mappings),
+		Tables:           slices.Clone(s.Tables),
+		Algorithms:       slices.Clone(s.Algorithms),
 	}
 	if err := r.Validate(func(name string) bool { return cfg.Backend(name) != nil }); err != nil {
 		return nil, &config.Error{Where: "shadow", Problem: err.Error()}

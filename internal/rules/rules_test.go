@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rules"
+	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
-	"github.com/obroute/obroute/routing"
-	"github.com/obroute/obroute/shadow"
 )
 
 func validConfig(t *testing.T, dsn string) *config.Config {

@@ -1,135 +1,157 @@
-// Command report reads the output of obroute's benchmarks (package bench) and prints each
-// obroute figure beside its baseline, as a ratio, with its target:
+// Command report measures obroute's overhead against plain go-sql-driver/mysql in one process,
+// on the same MariaDB server and the same statements, and prints the table (Markdown):
 //
-//	go test -run '^$' -bench . -benchmem -count 5 ./bench/ | go run ./bench/cmd/report
+//	go run ./bench/cmd/report            # 11 rounds: the README's table
+//	go run ./bench/cmd/report -short     # 3 short rounds: checks that everything runs (CI)
 //
-// With -count N, the fastest of the N runs of each benchmark is used: on a shared machine the
-// best run is the one least disturbed by other work.
+// The drivers alternate in rounds (package bench); each figure is the median over the rounds with
+// its range. The server is the one of OBROUTE_TEST_DSN (default root@tcp(127.0.0.1:3306)/): two
+// throwaway databases are created on it and dropped at the end.
 //
-// It exits with status 1 when a benchmark is missing or failed, not when a target is missed:
-// speed depends on the machine, so targets are reported, not enforced.
+// It exits with status 1 when a measure fails to run, not when a target is missed: the table
+// says which targets the rounds show met.
 package main
 
 import (
-	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"flag"
 	"fmt"
-	"io"
 	"os"
-	"regexp"
-	"strconv"
+	"runtime"
+	"runtime/pprof"
 	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/bench"
+	_ "github.com/obroute/obroute/driver"
 )
 
-// result is one benchmark line: its metrics by unit (ns/op, allocs/op, hit%…).
-type result map[string]float64
-
-var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-(\d+))?\s+(\d+)\s+(.*)$`)
-
-func parse(r io.Reader, echo io.Writer) (results map[string]result, cpu string, procs string, failed bool, err error) {
-	results = map[string]result{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		text := sc.Text()
-		fmt.Fprintln(echo, text)
-		if strings.HasPrefix(text, "cpu: ") {
-			cpu = strings.TrimPrefix(text, "cpu: ")
-		}
-		if strings.HasPrefix(text, "FAIL") || strings.HasPrefix(text, "--- FAIL") || strings.HasPrefix(text, "--- SKIP") {
-			failed = true
-		}
-		m := line.FindStringSubmatch(text)
-		if m == nil {
-			continue
-		}
-		procs = m[2]
-		res := result{}
-		f := strings.Fields(m[4])
-		for i := 0; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err == nil {
-				res[f[i+1]] = v
-			}
-		}
-		if prev, ok := results[m[1]]; ok && prev["ns/op"] <= res["ns/op"] {
-			continue // with -count N, the best run of each benchmark is kept
-		}
-		results[m[1]] = res
-	}
-	return results, cpu, procs, failed, sc.Err()
-}
-
 func main() {
-	results, cpu, procs, failed, err := parse(os.Stdin, io.Discard)
+	short := flag.Bool("short", false, "3 rounds of few statements: check that every measure runs (figures mean nothing)")
+	rounds := flag.Int("rounds", 11, "alternating rounds")
+	only := flag.String("only", "", "run only the measures whose name contains this")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of the run to this file")
+	blockProfile := flag.String("blockprofile", "", "write a blocking profile of the run to this file")
+	flag.Parse()
+	o := bench.Options{Rounds: *rounds, Scale: 1, Progress: os.Stderr, Only: *only}
+	if *short {
+		o.Rounds, o.Scale = 3, 0.02
+	}
+	stop, err := profile(*cpuProfile, *mutexProfile, *blockProfile)
+	if err == nil {
+		err = run(o)
+		if perr := stop(); err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
-	missing := report(os.Stdout, results, cpu, procs)
-	if failed || len(missing) > 0 {
-		fmt.Fprintf(os.Stderr, "report: benchmarks failed or missing: %s\n", strings.Join(missing, ", "))
-		os.Exit(1)
-	}
 }
 
-// report writes the table and returns the names of missing benchmarks.
-func report(w io.Writer, res map[string]result, cpu, procs string) (missing []string) {
-	get := func(name, unit string) float64 {
-		r, ok := res[name]
-		if !ok {
-			missing = append(missing, name)
-			return 0
+// profile starts the profiles asked for; stop writes them.
+func profile(cpuFile, mutexFile, blockFile string) (stop func() error, err error) {
+	var cpu *os.File
+	if cpuFile != "" {
+		if cpu, err = os.Create(cpuFile); err != nil {
+			return nil, err
 		}
-		return r[unit]
-	}
-	us := func(ns float64) string { return fmt.Sprintf("%.1f µs", ns/1000) }
-	verdict := func(ok bool) string {
-		if ok {
-			return "yes"
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			return nil, err
 		}
-		return "NO"
 	}
-	fmt.Fprintf(w, "obroute overhead vs plain go-sql-driver/mysql (machine: %s, GOMAXPROCS %s)\n\n", cpu, procs)
-	fmt.Fprintf(w, "| # | measure | obroute | baseline | result | target | met |\n|---|---|---|---|---|---|---|\n")
+	if mutexFile != "" {
+		runtime.SetMutexProfileFraction(1)
+	}
+	if blockFile != "" {
+		runtime.SetBlockProfileRate(1)
+	}
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		for name, file := range map[string]string{"mutex": mutexFile, "block": blockFile} {
+			if file == "" {
+				continue
+			}
+			f, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
 
-	rawP, obP := get("BenchmarkOverhead/point/raw", "ns/op"), get("BenchmarkOverhead/point/obroute", "ns/op")
-	if rawP > 0 {
-		r := obP / rawP
-		fmt.Fprintf(w, "| 1 | point SELECT by PK, latency (separate runs) | %s | %s | %.3f | ≤ 1.05 | %s |\n", us(obP), us(rawP), r, verdict(r <= 1.05))
+func run(o bench.Options) error {
+	dsn := os.Getenv("OBROUTE_TEST_DSN")
+	if dsn == "" {
+		dsn = "root@tcp(127.0.0.1:3306)/"
 	}
-	paired := res["BenchmarkOverhead/point/paired"]
-	if paired == nil {
-		missing = append(missing, "BenchmarkOverhead/point/paired")
-	} else {
-		r := paired["ratio"]
-		fmt.Fprintf(w, "| 1p | point SELECT by PK, median latency, alternated statement by statement | %s | %s | %.3f | ≤ 1.05 | %s |\n",
-			us(paired["obroute-ns/op"]), us(paired["raw-ns/op"]), r, verdict(r <= 1.05))
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return fmt.Errorf("OBROUTE_TEST_DSN is not a go-sql-driver DSN: %w", err)
 	}
-	raw64, ob64 := get("BenchmarkOverhead/point64/raw", "ns/op"), get("BenchmarkOverhead/point64/obroute", "ns/op")
-	if ob64 > 0 {
-		r := raw64 / ob64 // throughput ratio: ops/s is 1/(ns/op)
-		fmt.Fprintf(w, "| 2 | point SELECT, 64 goroutines, throughput | %.0f q/s | %.0f q/s | %.3f | ≥ 0.95 | %s |\n", 1e9/ob64, 1e9/raw64, r, verdict(r >= 0.95))
+	ctx := context.Background()
+	root, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
 	}
-	rt, allocs := get("BenchmarkRoute/point", "ns/op"), get("BenchmarkRoute/point", "allocs/op")
-	fmt.Fprintf(w, "| 3 | routing decision, parse-cache hit (point) | %.0f ns, %.0f allocs | — | %.0f ns/op | < 2000 ns, ≤ 10 allocs | %s |\n", rt, allocs, rt, verdict(rt < 2000 && allocs <= 10))
-	rt2, allocs2 := get("BenchmarkRoute/hot_only", "ns/op"), get("BenchmarkRoute/hot_only", "allocs/op")
-	fmt.Fprintf(w, "| 3b | routing decision, parse-cache hit (time-sharded, hot only) | %.0f ns, %.0f allocs | — | %.0f ns/op | < 2000 ns, ≤ 10 allocs | %s |\n", rt2, allocs2, rt2, verdict(rt2 < 2000 && allocs2 <= 10))
-	var parts float64
-	var partNames []string
-	for name, r := range res {
-		if strings.HasPrefix(name, "BenchmarkOverhead/split/part") {
-			parts = max(parts, r["ns/op"])
-			partNames = append(partNames, strings.TrimPrefix(name, "BenchmarkOverhead/split/"))
+	defer root.Close()
+	var version string
+	if err := root.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return fmt.Errorf("no server at %s@%s: %w", cfg.User, cfg.Addr, err)
+	}
+	var r [4]byte
+	rand.Read(r[:])
+	dsns := map[string]string{}
+	handles := map[string]*sql.DB{}
+	for _, name := range []string{"hot", "cold"} {
+		db := "bench_" + name + "_" + hex.EncodeToString(r[:])
+		if _, err := root.ExecContext(ctx, "CREATE DATABASE "+db); err != nil {
+			return err
 		}
+		defer root.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+db)
+		c := cfg.Clone()
+		c.DBName, c.ParseTime, c.Loc = db, true, time.UTC
+		dsns[name] = c.FormatDSN()
+		h, err := sql.Open("mysql", dsns[name])
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		handles[name] = h
 	}
-	if len(partNames) < 2 {
-		missing = append(missing, "BenchmarkOverhead/split/part*")
+	if err := bench.Load(ctx, handles["hot"], handles["cold"]); err != nil {
+		return err
 	}
-	split := get("BenchmarkOverhead/split/obroute", "ns/op")
-	if parts > 0 {
-		r := split / parts
-		fmt.Fprintf(w, "| 4 | split hot + cold query, latency vs slowest part alone | %s | %s | %.3f | ≤ 1.2 | %s |\n", us(split), us(parts), r, verdict(r <= 1.2))
+	f, err := bench.Open(dsns["hot"], dsns["cold"])
+	if err != nil {
+		return err
 	}
-	hit := get("BenchmarkParseCache", "hit%")
-	fmt.Fprintf(w, "| 5 | parse-cache hit rate, template workload | %.2f %% | — | %.2f %% | ≥ 99 %% | %s |\n", hit, hit, verdict(hit >= 99))
-	return missing
+	defer f.Close()
+	var out strings.Builder
+	if err := bench.Report(ctx, f, o, &out); err != nil {
+		return err
+	}
+	fmt.Printf("obroute vs go-sql-driver/mysql, one process, the drivers alternating in %d rounds (%s/%s, GOMAXPROCS %d, %s; server %s on %s)\n\n",
+		o.Rounds, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.Version(), version, cfg.Addr)
+	fmt.Print(out.String())
+	return nil
 }

@@ -1,0 +1,55 @@
+package connector
+
+import (
+	"github.com/obroute/obroute/internal/merge"
+	"github.com/obroute/obroute/internal/routing"
+)
+
+// The errors a statement is refused with before anything runs, or a split result with, for
+// errors.Is. Each message says what to rewrite.
+var (
+	// ErrUnknownBackend: a hint or route names a backend the configuration does not have.
+	ErrUnknownBackend = routing.ErrUnknownBackend
+	// ErrCrossBackend: a statement reads tables routed to different backends.
+	ErrCrossBackend = routing.ErrCrossBackend
+	// ErrTimeConfig: the time-sharding configuration is invalid.
+	ErrTimeConfig = routing.ErrTimeConfig
+	// ErrCrossBackendTx: a statement of a transaction would run on a backend other than the
+	// one the transaction is pinned to; there are no distributed transactions.
+	ErrCrossBackendTx = routing.ErrCrossBackendTx
+	// ErrNoTimeRange: a statement on a time-sharded table has no range on its shard key (and
+	// no default range is configured).
+	ErrNoTimeRange = routing.ErrNoTimeRange
+	// ErrShadowConflict: a statement's shadow decision differs from its transaction's.
+	ErrShadowConflict = routing.ErrShadowConflict
+	// ErrShardKeyFunction: a function is applied to the shard key in WHERE.
+	ErrShardKeyFunction = routing.ErrShardKeyFunction
+	// ErrNoShadowBackend: shadow traffic has no shadow backend to go to.
+	ErrNoShadowBackend = routing.ErrNoShadowBackend
+	// ErrBadTimeValue: a shard-key value cannot be read as a time.
+	ErrBadTimeValue = routing.ErrBadTimeValue
+	// ErrBadLimit: a LIMIT or OFFSET argument is not a row count.
+	ErrBadLimit = routing.ErrBadLimit
+	// ErrUnreadable: a statement names a routed table in syntax obroute cannot read.
+	ErrUnreadable = routing.ErrUnreadable
+	// ErrLevelViolation: a statement's range does not fit its declared query level.
+	ErrLevelViolation = routing.ErrLevelViolation
+	// ErrColdQueryRequired: a statement reads the history store without the cold_query hint
+	// the configuration requires.
+	ErrColdQueryRequired = routing.ErrColdQueryRequired
+	// ErrColdWrite: a write to the history store, which the configuration does not allow.
+	ErrColdWrite = routing.ErrColdWrite
+	// ErrCrossBackendWrite: a write spans backends.
+	ErrCrossBackendWrite = routing.ErrCrossBackendWrite
+	// ErrNoShardTable: no physical table covers a row's or a range's time.
+	ErrNoShardTable = routing.ErrNoShardTable
+	// ErrTimeShardedJoin: a join of time-sharded tables across physical tables.
+	ErrTimeShardedJoin = routing.ErrTimeShardedJoin
+	// ErrNotMergeable: a statement split across tables whose result cannot be merged exactly.
+	ErrNotMergeable = routing.ErrNotMergeable
+	// ErrTooManyRows: a merge would hold more rows in memory than its bound.
+	ErrTooManyRows = merge.ErrTooManyRows
+	// ErrColumnsDiffer: the sub-queries of a split statement returned different columns (the
+	// physical tables' definitions differ).
+	ErrColumnsDiffer = merge.ErrColumnsDiffer
+)

@@ -1,0 +1,205 @@
+package routing
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/internal/merge"
+)
+
+var havingOps = map[string]merge.CmpOp{
+	sqlparser.EqualStr: merge.OpEq, sqlparser.NotEqualStr: merge.OpNe, sqlparser.LessThanStr: merge.OpLt,
+	sqlparser.LessEqualStr: merge.OpLe, sqlparser.GreaterThanStr: merge.OpGt, sqlparser.GreaterEqualStr: merge.OpGe,
+	sqlparser.NullSafeEqualStr: merge.OpNullSafeEq,
+}
+
+// condition translates a HAVING condition into a merge expression over leg columns. A
+// condition on group keys and at most one MIN or MAX is computed by the sub-queries, with the
+// server's collations, session settings and functions, and carried with the partial row the
+// merge keeps; conditions on COUNT, SUM and AVG compare merged numbers.
+func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
+	if c, ok, err := p.carried(e); err != nil || ok {
+		return merge.Col(c), err
+	}
+	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return p.condition(x.Expr)
+	case *sqlparser.AndExpr:
+		return p.both(x.Left, x.Right, merge.And)
+	case *sqlparser.OrExpr:
+		return p.both(x.Left, x.Right, merge.Or)
+	case *sqlparser.NotExpr:
+		a, err := p.condition(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return merge.Not(a), nil
+	case *sqlparser.ComparisonExpr:
+		op, ok := havingOps[x.Operator]
+		if !ok {
+			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons of COUNT, SUM or AVG can be applied after merging; select the aggregate and filter in the application", nodeText(x))
+		}
+		a, err := p.operand(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.operand(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return merge.Cmp(op, a, b), nil
+	case *sqlparser.IsExpr:
+		a, err := p.operand(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		switch x.Operator {
+		case sqlparser.IsNullStr:
+			return merge.IsNull(a), nil
+		case sqlparser.IsNotNullStr:
+			return merge.Not(merge.IsNull(a)), nil
+		}
+	default:
+		return p.operand(e)
+	}
+	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", nodeText(e))
+}
+
+func (p *mergePlanner) both(l, r sqlparser.Expr, join func(...merge.Expr) merge.Expr) (merge.Expr, error) {
+	a, err := p.condition(l)
+	if err != nil {
+		return nil, err
+	}
+	b, err := p.condition(r)
+	if err != nil {
+		return nil, err
+	}
+	return join(a, b), nil
+}
+
+// operand translates one side of a comparison the merge makes: a literal, or a selected
+// column or aggregate (added hidden when not selected).
+func (p *mergePlanner) operand(e sqlparser.Expr) (merge.Expr, error) {
+	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return p.operand(x.Expr)
+	case *sqlparser.NullVal:
+		return merge.Lit(nil), nil
+	case *sqlparser.SQLVal:
+		switch x.Type {
+		case sqlparser.IntVal:
+			if n, err := strconv.ParseInt(string(x.Val), 10, 64); err == nil {
+				return merge.Lit(n), nil
+			}
+		case sqlparser.FloatVal:
+			// 10.50 is a DECIMAL, compared exactly; 1e3 is a DOUBLE.
+			if !strings.ContainsAny(string(x.Val), "eE") {
+				return merge.Lit(string(x.Val)), nil
+			}
+			if f, err := strconv.ParseFloat(string(x.Val), 64); err == nil {
+				return merge.Lit(f), nil
+			}
+		case sqlparser.StrVal:
+			return merge.Lit(string(x.Val)), nil
+		case sqlparser.ValArg:
+			return nil, notMergeable("HAVING compares COUNT, SUM or AVG with a ? placeholder, which is not supported across several tables; write the value into the statement")
+		}
+		return nil, notMergeable("HAVING literal %s cannot be compared after merging; write it as a decimal number", nodeText(x))
+	}
+	i, err := p.resolve(e, false)
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 && overAggregates(e) {
+		i = p.hidden(e)
+		return merge.Col(i), p.addComputed(i, e)
+	}
+	if i < 0 {
+		f, arg, err := p.aggregate(e)
+		if err != nil {
+			return nil, err
+		}
+		if f == 0 {
+			return nil, notMergeable("HAVING %s is neither a selected column nor an aggregate; add it to the select list", nodeText(e))
+		}
+		if i, err = p.aggColumn(e, f, arg); err != nil {
+			return nil, err
+		}
+	}
+	return merge.Col(i), nil
+}
+
+// carried adds, when the sub-queries can compute the condition e, a hidden column with its
+// value and returns its index: e refers to group keys, to one MIN or MAX and to nothing else
+// but literals and placeholders. A condition with a MIN or MAX is carried with the partial row
+// whose MIN or MAX the merge keeps.
+func (p *mergePlanner) carried(e sqlparser.Expr) (int, bool, error) {
+	var agg *sqlparser.FuncExpr
+	ok := true
+	subst := map[*sqlparser.ColName]sqlparser.Expr{}
+	var visit func(n sqlparser.SQLNode) (bool, error)
+	visit = func(n sqlparser.SQLNode) (bool, error) {
+		if !ok {
+			return false, nil
+		}
+		if x, isExpr := n.(sqlparser.Expr); isExpr && slices.Contains(p.groupKeys, exprKey(x)) {
+			return false, nil
+		}
+		switch x := n.(type) {
+		case *sqlparser.Subquery, *sqlparser.GroupConcatExpr:
+			ok = false
+		case *sqlparser.FuncExpr:
+			if !x.IsAggregate() {
+				return true, nil
+			}
+			name := x.Name.Lowered()
+			ok = (name == "min" || name == "max") && (agg == nil || exprKey(agg) == exprKey(x))
+			agg = x
+			return false, nil
+		case *sqlparser.ColName:
+			// A select alias stands for its expression, which the sub-query must write out.
+			i := slices.Index(p.aliases, x.Name.Lowered())
+			if !x.Qualifier.IsEmpty() || i < 0 || i >= p.visible {
+				ok = false
+				return false, nil
+			}
+			item := p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr
+			subst[x] = item
+			_ = sqlparser.Walk(visit, item)
+			return false, nil
+		}
+		return true, nil
+	}
+	_ = sqlparser.Walk(visit, e)
+	if !ok {
+		return 0, false, nil
+	}
+	for c, item := range subst {
+		p.subst[c] = item
+	}
+	h := p.helper(e)
+	if agg == nil {
+		return h, true, nil // a group condition: every partial row of a group has its value
+	}
+	f, arg, err := p.aggregate(agg)
+	if err != nil {
+		return 0, false, err
+	}
+	col, err := p.resolve(agg, false)
+	if err == nil && col < 0 {
+		col, err = p.aggColumn(agg, f, arg)
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	for i := range p.spec.Aggregates {
+		if a := &p.spec.Aggregates[i]; a.Column == col && (a.Func == merge.AggMin || a.Func == merge.AggMax) {
+			a.Carry = append(a.Carry, h)
+			return h, true, nil
+		}
+	}
+	return 0, false, notMergeable("HAVING %s: %s is not merged as an aggregate", nodeText(e), nodeText(agg))
+}

@@ -1,0 +1,404 @@
+package routing
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/internal/merge"
+)
+
+// mergePlan is how a SELECT on a time-sharded table is split into legs (one per physical table)
+// whose rows the merge engine combines. It is computed once per statement text.
+type mergePlan struct {
+	spec merge.Spec
+	// leg is the SELECT each physical table runs: AVG split into SUM and COUNT, hidden columns
+	// appended, HAVING removed, LIMIT o+n without offset. Its WHERE still lacks the clamp.
+	leg *sqlparser.Select
+	// sorted: every leg and every per-backend stream is sorted by spec.OrderBy.
+	sorted bool
+	// pushLimit: per-backend streams (UNION ALL of legs) are limited to offset+limit rows, like
+	// each leg; not under DISTINCT, whose legs repeat each other's values.
+	pushLimit bool
+	// limitArg, offsetArg are the argument indexes of LIMIT ? / OFFSET ?, -1 for literals.
+	limitArg, offsetArg int
+	// outer is the ORDER BY of a per-backend UNION ALL, by column positions.
+	outer string
+	// legT is the leg printed as a template (set by the time analysis, which then drops leg).
+	legT template
+	// snippets are the hidden columns written as SQL text (weights, exact sums), by marker.
+	snippets map[string]snippet
+	// subst are select aliases printed as their expressions (in HAVING conditions the
+	// sub-queries compute).
+	subst map[*sqlparser.ColName]sqlparser.Expr
+	// types remembers the column types of one server for this statement (see TypesCache).
+	types TypesCache
+	// weightCols maps each weight snippet to the columns it weighs.
+	weightCols map[string][]int
+	// sigNames are the weight snippets whose collations' signatures sigT reads, in its order;
+	// sig is the statement that reads them (its select list until printed as sigT).
+	sigNames []string
+	sig      *sqlparser.Select
+	sigT     template
+	// distinctWeighed: a DISTINCT leg with weighed columns, whose LIMIT holds only when none
+	// of its weights is asked for.
+	distinctWeighed bool
+	// unionTypesExact: a UNION ALL of legs reports the column types of one leg, as it does for
+	// COUNT, and SUM and AVG of a column; otherwise (an ENUM, a TEXT, some DECIMAL
+	// expressions) the UNION's types differ and one leg's are read and remembered.
+	unionTypesExact bool
+}
+
+// notMergeable builds an ErrNotMergeable error.
+func notMergeable(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotMergeable, fmt.Sprintf(format, a...))
+}
+
+// mergePlanner holds the state of planning one SELECT.
+type mergePlanner struct {
+	sel     *sqlparser.Select
+	leg     *sqlparser.Select
+	key     string // shard key, lower case
+	keys    []string
+	aliases []string // visible items' aliases, lower case
+	// hiddenKeys maps the text of each hidden column's expression to its index.
+	hiddenKeys map[string]int
+	// snippetCols maps each snippet, by its text, to its column.
+	snippetCols map[string]int
+	// weightOf maps columns to their weight columns, for merge.Spec.Weights.
+	weightOf map[int]int
+	// groupKeys are the GROUP BY expressions, for HAVING conditions computed by the sub-queries.
+	groupKeys []string
+	snippets  map[string]snippet
+	subst     map[*sqlparser.ColName]sqlparser.Expr
+	// sigNames and sigItems are the weights' collation signatures a probe reads.
+	sigNames []string
+	sigItems sqlparser.SelectExprs
+	visible  int
+	spec     merge.Spec
+	// computedCols are the columns the merge computes from merged aggregates.
+	computedCols map[int]bool
+	// grouping: the sub-queries group (by the statement's keys, or a DISTINCT aggregate's
+	// arguments).
+	grouping bool
+	// star: the select list is *, whose width only the rows tell.
+	star bool
+	// distinctArgs are the arguments of the statement's COUNT, SUM or AVG (DISTINCT …), and
+	// distinctCols their hidden columns (nil until added).
+	distinctArgs []sqlparser.Expr
+	distinctCols []int
+}
+
+func exprKey(e sqlparser.Expr) string { return strings.ToLower(nodeText(e)) }
+
+// planMerge plans the split of sel (whose GROUP BY is WITH ROLLUP when rollup is set), or says
+// clearly why it cannot be split correctly.
+func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan, error) {
+	switch {
+	case sel.With != nil:
+		return nil, notMergeable("a WITH clause on a time-sharded table cannot be split; move the common table expression into the application or a single-table query")
+	case sel.QueryOpts.SQLCalcFoundRows:
+		return nil, notMergeable("SQL_CALC_FOUND_ROWS cannot be answered across sub-queries; run a separate SELECT COUNT(*)")
+	case len(sel.Window) > 0 || hasWindow(sel):
+		return nil, notMergeable("window functions (OVER …) compute over all rows at once and cannot be merged from sub-queries; narrow the range to one table or compute them in the application")
+	case sel.Into != nil:
+		return nil, notMergeable("SELECT … INTO cannot be split; select the rows and write them in the application")
+	}
+	if err := checkSubqueryLimit(sel); err != nil {
+		return nil, err
+	}
+	distinctList, err := checkDistinctLists(sel)
+	if err != nil {
+		return nil, err
+	}
+	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
+	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
+		computedCols: map[int]bool{}, grouping: len(sel.GroupBy) > 0 || distinctList != nil}
+	p.leg.Having = nil
+	star := false
+	grouped := len(sel.GroupBy) > 0
+	items := sel.SelectExprs
+	for _, se := range items {
+		switch x := se.(type) {
+		case *sqlparser.StarExpr:
+			star = true
+		case *sqlparser.AliasedExpr:
+			if overAggregates(x.Expr) {
+				grouped = true
+				continue
+			}
+			f, _, err := p.aggregate(x.Expr)
+			if err != nil {
+				return nil, err
+			}
+			grouped = grouped || f != 0
+		default:
+			return nil, notMergeable("the select item %s cannot be split", nodeText(se))
+		}
+	}
+	if sel.Having != nil {
+		grouped = true
+	}
+	if err := checkStar(star, sel, grouped); err != nil {
+		return nil, err
+	}
+	p.star = star
+	if !star {
+		p.visible = len(items)
+	}
+	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.QueryOpts.Distinct, Limit: merge.NoLimit}
+	for _, se := range items {
+		ae, ok := se.(*sqlparser.AliasedExpr)
+		if !ok {
+			continue
+		}
+		p.aliases = append(p.aliases, ae.As.Lowered())
+		p.keys = append(p.keys, exprKey(ae.Expr))
+	}
+	for i, se := range items {
+		if ae, ok := se.(*sqlparser.AliasedExpr); ok {
+			if overAggregates(ae.Expr) {
+				if err := p.addComputed(i, ae.Expr); err != nil {
+					return nil, err
+				}
+			} else if f, arg, _ := p.aggregate(ae.Expr); f != 0 {
+				if err := p.addAggregate(i, f, ae.Expr, arg); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if grouped {
+		if err := p.groupBy(); err != nil {
+			return nil, err
+		}
+	}
+	if sel.Having != nil {
+		h, err := p.condition(sel.Having.Expr)
+		if err != nil {
+			return nil, err
+		}
+		p.spec.Having = h
+	}
+	if err := p.orderBy(grouped); err != nil {
+		return nil, err
+	}
+	if rollup {
+		if err := p.rollup(); err != nil {
+			return nil, err
+		}
+	}
+	if sel.QueryOpts.Distinct && !grouped && p.hiddenOrderKeys() {
+		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
+	}
+	if sel.QueryOpts.Distinct {
+		for i := range p.visible {
+			p.weigh(i, p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr)
+		}
+	}
+	p.groupByDistinct()
+	p.spec.Weights = p.weightColumns()
+	if star {
+		if err := p.hiddenFirst(); err != nil {
+			return nil, err
+		}
+	}
+	mp := &mergePlan{leg: p.leg, limitArg: -1, offsetArg: -1, snippets: p.snippets, subst: p.subst, unionTypesExact: p.unionTypesExact()}
+	mp.weightCols = map[string][]int{}
+	for c, w := range p.weightOf {
+		name := p.leg.SelectExprs[w].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()
+		mp.weightCols[name] = append(mp.weightCols[name], c)
+	}
+	mp.types.derive = mp.derive
+	if len(p.sigItems) > 0 {
+		mp.sigNames = p.sigNames
+		mp.sig = &sqlparser.Select{SelectExprs: p.sigItems, From: p.leg.From}
+	}
+	switch {
+	case grouped && p.spec.StreamsGroups():
+		// The merge streams groups: legs and per-backend streams come sorted by the group keys.
+		keys := p.spec.OrderBy[:len(p.spec.GroupBy)]
+		p.leg.OrderBy = positionalOrder(keys)
+		p.leg.Limit = nil
+		p.leg.QueryOpts.Distinct = false
+		mp.sorted = true
+		mp.outer = nodeText(p.leg.OrderBy)
+	case grouped:
+		// Groups are combined by hash merge; legs return all their groups, unsorted.
+		p.leg.OrderBy = nil
+		p.leg.Limit = nil
+		p.leg.QueryOpts.Distinct = false
+	case len(p.spec.OrderBy) > 0:
+		mp.sorted = true
+		mp.outer = nodeText(positionalOrder(p.spec.OrderBy))
+	}
+	if err := p.limit(mp, grouped); err != nil {
+		return nil, err
+	}
+	mp.spec = p.spec
+	return mp, nil
+}
+
+// positionalOrder is an ORDER BY of column positions (1-based), as a per-backend UNION ALL needs.
+func positionalOrder(keys []merge.OrderKey) sqlparser.OrderBy {
+	out := make(sqlparser.OrderBy, len(keys))
+	for i, k := range keys {
+		dir := sqlparser.AscScr
+		if k.Desc {
+			dir = sqlparser.DescScr
+		}
+		out[i] = &sqlparser.Order{Expr: sqlparser.NewIntVal([]byte(strconv.Itoa(k.Column + 1))), Direction: dir}
+	}
+	return out
+}
+
+// aggregateCall is the call of aggregate function name on arg.
+func aggregateCall(name string, arg sqlparser.Expr) sqlparser.Expr {
+	return &sqlparser.FuncExpr{Name: sqlparser.NewColIdent(name), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: arg}}}
+}
+
+// hidden appends a hidden column to the leg's select list, found by resolve, and returns its
+// index.
+func (p *mergePlanner) hidden(e sqlparser.Expr) int {
+	i := p.helper(e)
+	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
+		p.hiddenKeys[exprKey(e)] = i
+	}
+	return i
+}
+
+// helper appends a hidden column that resolve does not find (a part of an AVG, a weight: the
+// merge folds it into another column rather than merging it on its own) and returns its index.
+// Hidden columns are named by their position: short, and never taken for a column of the table.
+func (p *mergePlanner) helper(e sqlparser.Expr) int {
+	i := len(p.leg.SelectExprs)
+	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e, As: sqlparser.NewColIdent("_obroute_" + strconv.Itoa(i+1))})
+	return i
+}
+
+// resolve finds the leg column of an ORDER BY / GROUP BY / HAVING term: a position, a select
+// alias, or an expression of the select list. It returns -1 when none matches.
+func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
+	if lit, ok := e.(*sqlparser.SQLVal); ok && positions && lit.Type == sqlparser.IntVal {
+		if p.star {
+			return 0, notMergeable("ORDER BY %s is a position in SELECT *, whose columns obroute does not know; name the column instead", lit.Val)
+		}
+		n, err := strconv.Atoi(string(lit.Val))
+		if err != nil || n < 1 || n > p.visible {
+			return 0, notMergeable("position %s is not a column of the select list", lit.Val)
+		}
+		return n - 1, nil
+	}
+	if col, ok := e.(*sqlparser.ColName); ok && col.Qualifier.IsEmpty() {
+		for i, a := range p.aliases {
+			if a != "" && a == col.Name.Lowered() {
+				return i, nil
+			}
+		}
+	}
+	k := exprKey(e)
+	for i, s := range p.keys {
+		if s == k {
+			return i, nil
+		}
+	}
+	// Columns hidden earlier (group or order keys, aggregates) are found too.
+	if i, ok := p.hiddenKeys[k]; ok {
+		return i, nil
+	}
+	return -1, nil
+}
+
+func (p *mergePlanner) groupBy() error {
+	exprs := p.sel.GroupBy
+	isGroup := map[int]bool{}
+	for _, e := range exprs {
+		i, err := p.resolve(e, true)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			if containsAggregate(e) || hasSubquery(e) {
+				return notMergeable("GROUP BY %s cannot be a hidden group key; group by columns or expressions of columns", nodeText(e))
+			}
+			i = p.hidden(e)
+		} else if i < p.visible {
+			if f, _, _ := p.aggregate(p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr); f != 0 || p.computedCols[i] {
+				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
+			}
+		}
+		isGroup[i] = true
+		p.spec.GroupBy = append(p.spec.GroupBy, i)
+		p.weigh(i, p.columnExpr(i, e))
+		p.groupKeys = append(p.groupKeys, exprKey(p.columnExpr(i, e)))
+	}
+	for i, se := range p.sel.SelectExprs {
+		ae := se.(*sqlparser.AliasedExpr)
+		if f, _, _ := p.aggregate(ae.Expr); f == 0 && !isGroup[i] && !p.computedCols[i] && !isConstant(ae.Expr) {
+			return notMergeable("the select item %s is neither aggregated nor in GROUP BY; add it to GROUP BY or aggregate it", nodeText(ae.Expr))
+		}
+	}
+	return nil
+}
+
+func isConstant(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.SQLVal:
+		return x.Type != sqlparser.ValArg
+	case *sqlparser.NullVal, sqlparser.BoolVal:
+		return true
+	}
+	return false
+}
+
+// aggColumn returns the column of an aggregate term of HAVING or ORDER BY, adding it hidden
+// when the select list lacks it.
+func (p *mergePlanner) aggColumn(e sqlparser.Expr, f merge.AggFunc, arg sqlparser.Expr) (int, error) {
+	i, err := p.resolve(e, false)
+	if err != nil || i >= 0 {
+		return i, err
+	}
+	i = p.hidden(e)
+	return i, p.addAggregate(i, f, e, arg)
+}
+
+func (p *mergePlanner) orderBy(grouped bool) error {
+	for _, o := range p.sel.OrderBy {
+		if _, ok := o.Expr.(*sqlparser.NullVal); ok {
+			continue // ORDER BY NULL: no order
+		}
+		if f, ok := o.Expr.(*sqlparser.FuncExpr); ok && f.Name.Lowered() == "rand" {
+			return notMergeable("ORDER BY RAND() cannot be merged; shuffle in the application")
+		}
+		i, err := p.resolve(o.Expr, true)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			f, arg, err := p.aggregate(o.Expr)
+			switch {
+			case grouped && overAggregates(o.Expr):
+				i = p.hidden(o.Expr)
+				if err := p.addComputed(i, o.Expr); err != nil {
+					return err
+				}
+			case err != nil:
+				return err
+			case f != 0 && grouped:
+				if i, err = p.aggColumn(o.Expr, f, arg); err != nil {
+					return err
+				}
+			case grouped:
+				return notMergeable("ORDER BY %s is neither a group column nor an aggregate; add it to the select list", nodeText(o.Expr))
+			default:
+				i = p.hidden(o.Expr)
+			}
+		}
+		p.weigh(i, p.columnExpr(i, o.Expr))
+		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// leg is what one sub-query fills into a template.
+type leg struct {
+	table    string    // physical table
+	qual     string    // qualifier of the shard key in the clamp ("" = the physical table)
+	key      string    // shard-key column
+	min, max time.Time // the table's span
+	open     bool      // the span is open above: the clamp has no upper bound
+	// probe: the leg is asked for its column types only: the clamp is false.
+	probe bool
+	limit int64 // computed LIMIT row count
+	rows  []template
+	clock *stmtClock // the statement's instant, for its clock functions
+	lits  []literal  // the statement's literals (Statement.lits)
+	// skip[i] set: snippet i of the template is printed as NULL (a weight the merge does not
+	// need: its column is not text).
+	skip []bool
+}
+
+// clampLen is an upper bound of the clamp predicate's length beyond names.
+const clampLen = 96
+
+func (t *template) estimate(l *leg) int {
+	n := t.size + 4*len(l.table) + 2*len(l.qual) + 2*len(l.key) + clampLen + t.clocks*clockLen
+	for i := range l.lits {
+		n += len(l.lits[i].text)
+	}
+	return n
+}
+
+// render appends the template filled for l.
+func (t *template) render(b *strings.Builder, l *leg) {
+	snip := 0
+	for i := 0; i < len(t.pieces); i++ {
+		switch pc := &t.pieces[i]; pc.kind {
+		case pSnip:
+			if snip < len(l.skip) && l.skip[snip] {
+				b.WriteString("NULL")
+				for t.pieces[i].kind != pSnipEnd {
+					i++
+				}
+			}
+			snip++
+		case pSnipEnd:
+		case pText:
+			b.WriteString(pc.text)
+		case pTable:
+			b.WriteString(l.table)
+		case pClamp:
+			writeClamp(b, l)
+		case pLimit:
+			var buf [20]byte
+			b.Write(strconv.AppendInt(buf[:0], l.limit, 10))
+		case pRows:
+			for j := range l.rows {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				l.rows[j].render(b, l)
+			}
+		case pClock:
+			l.clock.write(b, pc.text)
+		case pLit:
+			b.WriteString(l.lits[pc.lit].text)
+		}
+	}
+}
+
+// writeClamp writes the table's span as a predicate on the shard key: key >= min_time and
+// key < max_time + 1s. max_time is a DATETIME, whole seconds, so rows with a fraction of its
+// last second (DATETIME(6) columns) belong to the table too. A span open above has no upper
+// bound.
+func writeClamp(b *strings.Builder, l *leg) {
+	switch {
+	case l.probe:
+		b.WriteString("1 = 0")
+		return
+	}
+	var buf [32]byte
+	for i, op := range [2]string{" >= '", " < '"} {
+		if i > 0 && l.open {
+			break
+		}
+		if i > 0 {
+			b.WriteString(" and ")
+		}
+		if l.qual != "" {
+			b.WriteString(l.qual)
+		} else {
+			b.WriteString(l.table)
+		}
+		b.WriteByte('.')
+		b.WriteString(l.key)
+		b.WriteString(op)
+		t := l.min
+		if i > 0 {
+			t = l.max.Truncate(time.Second).Add(time.Second)
+		}
+		b.Write(appendTime(buf[:0], t))
+		b.WriteByte('\'')
+	}
+}
+
+// appendArgs appends the arguments of one rendering of t, renumbering ordinals from len(dst)+1.
+func (t *template) appendArgs(dst, args []driver.NamedValue, l *leg) []driver.NamedValue {
+	add := func(idx []int) {
+		for _, i := range idx {
+			v := driver.NamedValue{Ordinal: len(dst) + 1}
+			if i >= 0 && i < len(args) {
+				v.Value = args[i].Value
+			}
+			dst = append(dst, v)
+		}
+	}
+	if l != nil && len(l.skip) > 0 {
+		// The args of skipped snippets are not printed.
+		from := 0
+		for j, sn := range t.snips {
+			if j < len(l.skip) && l.skip[j] {
+				add(t.args[from:sn.from])
+				from = sn.to
+			}
+		}
+		add(t.args[from:])
+		return dst
+	}
+	if l == nil || len(l.rows) == 0 {
+		add(t.args)
+		return dst
+	}
+	add(t.args[:t.rowsAt])
+	for j := range l.rows {
+		add(l.rows[j].args)
+	}
+	add(t.args[t.rowsAt:])
+	return dst
+}
+
+// argCount is the number of arguments one rendering of t takes.
+func (t *template) argCount(l *leg) int {
+	n := len(t.args)
+	if l != nil {
+		for j := range l.rows {
+			n += len(l.rows[j].args)
+		}
+	}
+	return n
+}

@@ -1,0 +1,354 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/internal/shadow"
+)
+
+// Backend is what the router knows of a backend: its name and role.
+type Backend struct {
+	Name string
+	Role string
+}
+
+// Standard roles. Any other role name is a group of the user's own.
+const (
+	RoleHot    = "hot"
+	RoleCold   = "cold"
+	RoleShadow = "shadow"
+)
+
+// Config configures a Router.
+type Config struct {
+	// Backends are the configured backends, in configuration order.
+	Backends []Backend
+	// Default is the backend of statements no rule routes elsewhere.
+	Default string
+	// Routes maps a table name (lower case) to the backend that holds it.
+	Routes map[string]string
+	// CachedServer is ODP's enable_cached_server: a statement whose route cannot be computed
+	// goes to the last backend used instead of the default backend.
+	CachedServer bool
+	// Shadow is the shadow rule; nil when shadow routing is not configured.
+	Shadow *shadow.Rule
+	// Time configures hot/cold time routing; nil when no table is time-sharded.
+	Time *TimeConfig
+	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096. The cache is also
+	// bounded in bytes (32 MiB of analyses), and an analysis of more than 512 KiB (a statement
+	// of about that size) is not kept.
+	CacheSize int
+}
+
+// SessionState is the client session's state the router needs, passed as data.
+type SessionState struct {
+	// InTransaction is set between BEGIN (or the first statement under autocommit=0) and
+	// COMMIT/ROLLBACK.
+	InTransaction bool
+	// TxBackend is the backend the transaction is bound to; empty until its first statement.
+	TxBackend string
+	// TxShadow is the shadow decision the transaction was bound with.
+	TxShadow bool
+	// LastBackend is the backend of the previous statement; empty before the first.
+	LastBackend string
+	// TempTables maps each session temporary table (lower case) to the backend holding it.
+	TempTables map[string]string
+	// TimeZone is the time_zone the client session set (SessionVar.Literal of its last
+	// SET time_zone), "" when it set none. NOW() and CURDATE() are read in it.
+	TimeZone string
+	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
+	// tells how a fraction of a second in an INSERT is stored.
+	SQLMode SessionSQLMode
+}
+
+// Input is one statement to route.
+type Input struct {
+	Statement *Statement
+	// Hints are the hints of the call's context; comment hints come with the Statement.
+	Hints hint.Set
+	// Args are the statement's bound arguments.
+	Args []driver.NamedValue
+	// Session is the client session's state.
+	Session *SessionState
+	// Explain asks for Plan.Prompts, the decision in plain words (EXPLAIN ROUTE, debug logs).
+	// Routing skips building them otherwise: they are not free.
+	Explain bool
+}
+
+// Router routes statements. It is safe for concurrent use; build one per connector.
+type Router struct {
+	cfg   Config
+	cache *statementCache
+	// routed names the rule of every table that has one (lower case): static route,
+	// time-sharded table, shadow table.
+	routed   map[string]string
+	roles    map[string]string // backend name → role
+	shadowOf map[string]bool   // backends that are the shadow side of a mapping
+	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
+	shadowColumnTables map[string]bool
+	time               *timeRouter
+}
+
+// New validates cfg and builds a Router.
+func New(cfg Config) (*Router, error) {
+	r := &Router{cfg: cfg, roles: map[string]string{}, shadowOf: map[string]bool{}, routed: map[string]string{}}
+	for _, b := range cfg.Backends {
+		r.roles[b.Name] = b.Role
+	}
+	if _, ok := r.roles[cfg.Default]; !ok {
+		return nil, fmt.Errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Default, r.backendNames())
+	}
+	for table, b := range cfg.Routes {
+		if _, ok := r.roles[b]; !ok {
+			return nil, fmt.Errorf("%w %q in the route of table %q: configure it or pick one of %s", ErrUnknownBackend, b, table, r.backendNames())
+		}
+	}
+	if cfg.Shadow != nil {
+		if err := cfg.Shadow.Validate(r.isBackend); err != nil {
+			return nil, err
+		}
+		for _, m := range cfg.Shadow.Mappings {
+			r.shadowOf[m.Shadow] = true
+		}
+		for _, t := range cfg.Shadow.Tables {
+			name := strings.ToLower(t.Name)
+			r.routed[name] = "shadow rule"
+			if cfg.Shadow.ReadsColumns(name) {
+				if r.shadowColumnTables == nil {
+					r.shadowColumnTables = map[string]bool{}
+				}
+				r.shadowColumnTables[name] = true
+			}
+		}
+	}
+	for table := range cfg.Routes {
+		r.routed[strings.ToLower(table)] = "static route"
+	}
+	if cfg.Time != nil {
+		var err error
+		if r.time, err = newTimeRouter(cfg.Time, r); err != nil {
+			return nil, err
+		}
+		for name := range r.time.tables {
+			r.routed[name] = "time-sharded table"
+		}
+	}
+	size := cfg.CacheSize
+	if size <= 0 {
+		size = 4096
+	}
+	r.cache = newStatementCache(size, cacheBytes)
+	return r, nil
+}
+
+func (r *Router) isBackend(name string) bool { _, ok := r.roles[name]; return ok }
+
+func (r *Router) backendNames() string {
+	names := make([]string, 0, len(r.cfg.Backends))
+	for _, b := range r.cfg.Backends {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Role returns the role of the named backend, "" when it is not configured.
+func (r *Router) Role(backend string) string { return r.roles[backend] }
+
+// CacheStats returns the statement-analysis cache's counters.
+func (r *Router) CacheStats() CacheStats { return r.cache.stats() }
+
+// Now returns the router's clock reading (the time configuration's clock, else time.Now).
+func (r *Router) Now() time.Time {
+	if r.time != nil {
+		return r.time.now()
+	}
+	return time.Now()
+}
+
+// Route decides where the statement of in goes.
+func (r *Router) Route(in Input) (*Plan, error) {
+	p, err := r.route(in)
+	if st := in.Statement; st.lits != nil && (err != nil || in.Explain) {
+		// The analysis shared by the statement's literal values prints its literals as ?
+		// placeholders: the words of a refusal and of EXPLAIN come from the text's own.
+		own := in
+		own.Statement = r.analyze(st.SQL, nil)
+		op, oerr := r.route(own)
+		if err != nil || oerr != nil {
+			return op, oerr
+		}
+		p.Prompts = op.Prompts
+	}
+	return p, err
+}
+
+// route decides where the statement of in goes, by its analysis.
+func (r *Router) route(in Input) (*Plan, error) {
+	st := in.Statement
+	if st.HintErr != nil {
+		return nil, st.HintErr
+	}
+	hints, err := hint.Combine(in.Hints, st.Hints)
+	if err != nil {
+		return nil, err
+	}
+	sess := in.Session
+	if sess == nil {
+		sess = &SessionState{}
+	}
+	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
+	// pinned: the route names where the data is, so a transaction cannot override it.
+	// The statement's literals replaced in its cache key are read as arguments; the targets
+	// keep the application's arguments.
+	rargs := st.readArgs(in.Args)
+	pinned, err := r.baseRoute(p, st, hints, in, rargs, sess)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.applyShadow(p, st, hints, rargs, sess); err != nil {
+		return nil, err
+	}
+	if sess.InTransaction && sess.TxBackend != "" {
+		if err := r.applyTransaction(p, sess, pinned); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// baseRoute fills p's targets with production backends and reports whether the route is pinned
+// to where data lives (time-sharded tables, static routes, temporary tables, backend hints).
+// rargs are the arguments routing reads (see Statement.routeArgs).
+func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
+	for _, t := range st.Tables {
+		if b, ok := sess.TempTables[t]; ok {
+			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)
+			if in.Explain {
+				p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the server session of temporary table %s", t))
+			}
+			return true, nil
+		}
+	}
+	if st.SessionDependent && sess.LastBackend != "" {
+		p.single(UseLastSession, ClassForced, sess.LastBackend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, "Will route to last connected server since the statement reads the previous statement's session")
+		}
+		return false, nil
+	}
+	if hints.Backend != "" {
+		if !r.isBackend(hints.Backend) {
+			return false, fmt.Errorf("%w %q in the backend hint: use one of %s", ErrUnknownBackend, hints.Backend, r.backendNames())
+		}
+		p.single(UseCommentTargetDB, ClassForced, hints.Backend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s named by the backend hint", hints.Backend))
+		}
+		return true, nil
+	}
+	switch st.Kind {
+	case KindSet, KindUse, KindBegin, KindCommit, KindRollback:
+		b := sess.LastBackend
+		if b == "" {
+			b = r.cfg.Default
+		}
+		p.single(UseSessionState, ClassForced, b, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, "Session state: applied here and replayed to the other server sessions before their next use")
+		}
+		return false, nil
+	}
+	if st.ParseErr != nil || st.scanned {
+		return r.unreadRoute(p, st, in, sess)
+	}
+	if st.RouteErr != nil {
+		return false, st.RouteErr
+	}
+	if st.time != nil {
+		tin := in
+		tin.Args = rargs
+		if err := r.time.route(p, st, hints, tin); err != nil {
+			return true, err
+		}
+		if st.time.returning && len(p.Targets) > 1 {
+			return true, fmt.Errorf("%w: the %s … RETURNING on %s would run as %d statements, one per physical table; run one statement per table (by %s range), or drop RETURNING and SELECT the rows",
+				ErrNotMergeable, st.Kind, st.time.table.Table, len(p.Targets), st.time.table.ShardKey)
+		}
+		return true, nil
+	}
+	if pinned, err := r.staticRoute(p, st, in); pinned || err != nil {
+		return pinned, err
+	}
+	r.defaultRoute(p, st, in)
+	return false, nil
+}
+
+// staticRoute routes a statement naming tables with a static route to their backend. The route
+// says where the data is: pinned, a transaction bound elsewhere cannot take the statement.
+func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err error) {
+	backend, table := "", ""
+	for _, t := range st.Tables {
+		b, ok := r.cfg.Routes[t]
+		if !ok {
+			continue
+		}
+		if backend != "" && b != backend {
+			return false, fmt.Errorf("%w: table %s lives on %s and table %s on %s; query them separately", ErrCrossBackend, table, backend, t, b)
+		}
+		backend, table = b, t
+	}
+	if backend == "" {
+		return false, nil
+	}
+	p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
+	}
+	return true, nil
+}
+
+// unreadRoute routes a statement whose tables were read from its words (scanned): refused when
+// it names a routed table it cannot be routed by, else by the static routes of its tables,
+// else as a statement whose route cannot be computed (the cached server or the default backend).
+func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionState) (pinned bool, err error) {
+	if err := r.unreadableRoute(st); err != nil {
+		return false, err
+	}
+	if pinned, err := r.staticRoute(p, st, in); pinned || err != nil || st.ParseErr == nil {
+		if !pinned && err == nil {
+			r.defaultRoute(p, st, in)
+		}
+		return pinned, err
+	}
+	if r.cfg.CachedServer && sess.LastBackend != "" {
+		p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
+		if in.Explain {
+			p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.parseProblem())
+		}
+		return false, nil
+	}
+	p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
+	}
+	return false, nil
+}
+
+// defaultRoute sends the statement to the default backend.
+func (r *Router) defaultRoute(p *Plan, st *Statement, in Input) {
+	p.single(UseRoutePolicy, ClassDefault, r.cfg.Default, st.SQL, in.Args)
+	if in.Explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
+	}
+}
+
+// single makes p a plan of one target.
+func (p *Plan) single(t RouteInfoType, c Class, backend, sql string, args []driver.NamedValue) {
+	p.Type, p.Class = t, c
+	p.one[0] = Target{Backend: backend, SQL: sql, Args: args}
+	p.Targets = p.one[:]
+}

@@ -1,0 +1,340 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/obroute/obroute/hint"
+)
+
+// Kind classifies a statement by what the router and the client session must do with it.
+type Kind uint8
+
+// Statement kinds.
+const (
+	KindOther        Kind = iota // anything else: sent as it is to the routed backend
+	KindSelect                   // SELECT, UNION, WITH … SELECT
+	KindInsert                   // INSERT and REPLACE
+	KindUpdate                   // UPDATE
+	KindDelete                   // DELETE
+	KindDDL                      // CREATE, ALTER, DROP, TRUNCATE, RENAME
+	KindSet                      // SET of session or user variables
+	KindUse                      // USE db
+	KindBegin                    // BEGIN, START TRANSACTION
+	KindCommit                   // COMMIT
+	KindRollback                 // ROLLBACK (not ROLLBACK TO SAVEPOINT)
+	KindShow                     // SHOW …
+	KindExplainRoute             // EXPLAIN ROUTE <statement>: answered by obroute itself
+)
+
+var kindNames = [...]string{"OTHER", "SELECT", "INSERT", "UPDATE", "DELETE", "DDL", "SET", "USE", "BEGIN", "COMMIT", "ROLLBACK", "SHOW", "EXPLAIN_ROUTE"}
+
+// String returns the kind's upper-case name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// IsDML reports whether the kind is a data manipulation statement (SELECT, INSERT, UPDATE, DELETE).
+func (k Kind) IsDML() bool { return k >= KindSelect && k <= KindDelete }
+
+// SessionVar is one assignment of a SET statement, kept by the client session and re-applied to
+// server sessions that are behind.
+type SessionVar struct {
+	// Name identifies the variable: a lower-case system variable name without scope ("time_zone"),
+	// "@name" for a user variable, "names" for SET NAMES / CHARACTER SET, "transaction" for
+	// SET SESSION TRANSACTION.
+	Name string
+	// Assignment is the SQL text of the assignment as it can stand in a SET list, e.g.
+	// "time_zone = '+08:00'", or a whole statement when Standalone is set.
+	Assignment string
+	// Standalone marks an assignment that cannot share a SET list (SET SESSION TRANSACTION …):
+	// Assignment is then a complete statement.
+	Standalone bool
+	// Value is the assigned literal in lower case when it is a simple literal ("0", "on",
+	// "+08:00"), else "".
+	Value string
+}
+
+// Statement is what the router knows about one SQL text. It is computed once per text, cached,
+// and shared by every client session: it must never be modified after Analyze returns it.
+type Statement struct {
+	// SQL is the statement text exactly as the application sent it.
+	SQL string
+	// Kind classifies the statement.
+	Kind Kind
+	// Hints are the hints of the statement's leading comments.
+	Hints hint.Set
+	// HintErr is the error of a malformed hint comment; the statement is refused with it.
+	HintErr error
+	// Tables are the base tables the statement names, lower case, unqualified, in order of
+	// appearance, without duplicates.
+	Tables []string
+	// TempTableCreated is the table a CREATE TEMPORARY TABLE creates, lower case.
+	TempTableCreated string
+	// TempTablesDropped are the tables a DROP TEMPORARY TABLE drops, lower case.
+	TempTablesDropped []string
+	// SessionDependent marks statements whose meaning depends on the previous statement's server
+	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS.
+	SessionDependent bool
+	// Vars are the session assignments of a SET statement (KindSet).
+	Vars []SessionVar
+	// NextTransaction is the text of a one-shot "SET TRANSACTION …" (no scope): it applies to the
+	// next transaction only, on whatever backend that transaction binds to.
+	NextTransaction string
+	// GlobalSet marks a SET that assigns a GLOBAL variable; it is not session state.
+	GlobalSet bool
+	// Database is the database of a USE statement.
+	Database string
+	// ReadOnly is set for START TRANSACTION READ ONLY.
+	ReadOnly bool
+	// Explained is the statement that EXPLAIN ROUTE explains (KindExplainRoute).
+	Explained *Statement
+	// ParseErr is set when the parser could not read the statement. The statement still runs
+	// (obroute never blocks valid SQL of the backend) unless it names a routed table it cannot
+	// be routed by: by the static routes of the tables it names, else by the cached-server rule.
+	ParseErr error
+	// Params is the number of ? placeholders in the statement.
+	Params int
+	// RouteErr refuses the statement: it breaks a time-routing rule (a function on the shard key,
+	// a join of two time-sharded tables, …). Unlike ParseErr, the statement is never sent.
+	RouteErr error
+
+	// logText is SQL with its string literals masked, set when the statement may carry a
+	// password (IDENTIFIED BY, PASSWORD(…), SET PASSWORD); see LogText.
+	logText string
+
+	// aside are the MariaDB clauses the parser does not know, set aside while it read the rest.
+	aside []asideClause
+	// scanned marks a statement whose tables come from obroute's lexer, not from the parser:
+	// one the parser could not read, or of a kind whose syntax tree does not list its tables.
+	// mentions are the routed tables it names elsewhere than where a table stands.
+	scanned  bool
+	mentions []string
+	// shadowCols are the column values the shadow rule reads, when a shadow table has a column
+	// algorithm (see shadow.go).
+	shadowCols []columnValue
+	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+
+	// lits are the literals of SQL its cache key replaced, when the analysis is the one of the
+	// normalized text and reads them as arguments (see normalize.go); litSlots are their
+	// placeholder indexes in that text, shared by every statement of the key.
+	lits     []literal
+	litSlots []int32
+}
+
+// analyze classifies sql. It never fails: what it cannot parse is marked with ParseErr.
+// litSlots are the placeholders of sql that stand for literals (a normalized text), nil for a
+// text as the application wrote it.
+func (r *Router) analyze(sql string, litSlots []int32) *Statement {
+	st := &Statement{SQL: sql, logText: maskSecrets(sql), litSlots: litSlots}
+	hints, _, err := hint.ParseLeading(sql)
+	st.Hints, st.HintErr = hints, err
+	body := sql[hint.StatementStart(sql):]
+	toks, lexed := lex(body)
+	if at := explainRouteAt(toks, lexed); at >= 0 {
+		st.Kind = KindExplainRoute
+		st.Explained = r.analyzeText(strings.TrimSpace(body[at:]))
+		return st
+	}
+	st.Params = countParams(toks)
+	if len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
+		return st
+	}
+	p, err := parse(body, toks)
+	if err != nil {
+		if stripped, aside := setAside(body, toks); aside != nil {
+			if q, err2 := parse(stripped, nil); err2 == nil && asideFits(aside, q.ast) {
+				p, err, st.aside = q, nil, aside
+			}
+		}
+	}
+	if err != nil {
+		st.ParseErr = err
+		st.Kind, st.ReadOnly = previewKind(toks)
+		r.scanTables(st, toks, lexed)
+	} else {
+		r.classify(st, p.ast, toks, lexed)
+	}
+	switch st.Kind {
+	case KindShow:
+		st.SessionDependent = readsDiagnostics(body)
+	case KindSelect, KindOther:
+		st.SessionDependent = callsSessionFunction(toks)
+	}
+	if st.ParseErr != nil || st.scanned {
+		return st
+	}
+	if r.time != nil {
+		st.time, st.RouteErr = r.time.analyze(st, p)
+	}
+	if r.shadowColumnTables != nil {
+		st.shadowCols = r.shadowColumns(st, p)
+	}
+	return st
+}
+
+// previewKind classifies a statement the parser could not read by its first words, and says
+// whether it starts a read-only transaction.
+func previewKind(toks []token) (Kind, bool) {
+	i := 0
+	for i < len(toks) && toks[i].kind == tokPunct && toks[i].text == "(" {
+		i++
+	}
+	if i >= len(toks) || toks[i].kind != tokWord {
+		return KindOther, false
+	}
+	rest := toks[i+1:]
+	if n := len(rest); n > 0 && rest[n-1].text == ";" {
+		rest = rest[:n-1]
+	}
+	alone := len(rest) == 0 || len(rest) == 1 && rest[0].is("work")
+	switch w := strings.ToLower(toks[i].text); w {
+	case "select":
+		return KindSelect, false
+	case "insert", "replace":
+		return KindInsert, false
+	case "update":
+		return KindUpdate, false
+	case "delete":
+		return KindDelete, false
+	case "create", "alter", "rename", "drop", "truncate":
+		return KindDDL, false
+	case "show":
+		return KindShow, false
+	case "begin":
+		if alone {
+			return KindBegin, false
+		}
+	case "start":
+		if len(rest) > 0 && rest[0].is("transaction") {
+			for j := 1; j+1 < len(rest); j++ {
+				if rest[j].is("read") && rest[j+1].is("only") {
+					return KindBegin, true
+				}
+			}
+			return KindBegin, false
+		}
+	case "commit":
+		if alone {
+			return KindCommit, false
+		}
+	case "rollback":
+		if alone {
+			return KindRollback, false
+		}
+	}
+	// SET and USE that could not be read are left as OTHER: obroute cannot record state it
+	// cannot read, and the server will report the error.
+	return KindOther, false
+}
+
+func (r *Router) classify(st *Statement, ast sqlparser.Statement, toks []token, lexed bool) {
+	switch n := ast.(type) {
+	case *sqlparser.Select, *sqlparser.SetOp, *sqlparser.ParenSelect:
+		st.Kind = KindSelect
+	case *sqlparser.Insert:
+		st.Kind = KindInsert
+	case *sqlparser.Update:
+		st.Kind = KindUpdate
+	case *sqlparser.Delete:
+		st.Kind = KindDelete
+	case *sqlparser.Set:
+		// Read by classifySet from the statement's own words; one that it cannot read is not
+		// recorded as session state.
+		return
+	case *sqlparser.Use:
+		st.Kind = KindUse
+		st.Database = n.DBName.String()
+		return
+	case *sqlparser.Begin:
+		st.Kind = KindBegin
+		st.ReadOnly = strings.Contains(strings.ToLower(n.TransactionCharacteristic), "read only")
+		return
+	case *sqlparser.Commit:
+		st.Kind = KindCommit
+		return
+	case *sqlparser.Rollback:
+		st.Kind = KindRollback
+		return
+	case *sqlparser.Show:
+		st.Kind = KindShow
+	case *sqlparser.DDL:
+		st.Kind = KindDDL
+		if n.Temporary && n.Action == sqlparser.CreateStr {
+			st.TempTableCreated = strings.ToLower(n.Table.Name.String())
+		}
+		if n.Temporary && n.Action == sqlparser.DropStr {
+			for _, t := range n.FromTables {
+				st.TempTablesDropped = append(st.TempTablesDropped, strings.ToLower(t.Name.String()))
+			}
+		}
+	case *sqlparser.AlterTable, *sqlparser.DBDDL:
+		st.Kind = KindDDL
+	case *sqlparser.Explain, *sqlparser.LockTables, *sqlparser.Load, *sqlparser.UnlockTables,
+		*sqlparser.Savepoint, *sqlparser.RollbackSavepoint, *sqlparser.ReleaseSavepoint:
+	default:
+		// A statement whose syntax tree does not list its tables (ANALYZE, CALL, FLUSH, …):
+		// its tables are read from its words.
+		r.scanTables(st, toks, lexed)
+		return
+	}
+	st.Tables = statementTables(ast)
+}
+
+// statementTables lists the base tables ast names, lower case and unqualified.
+func statementTables(ast sqlparser.Statement) []string {
+	var tables []string
+	add := func(name sqlparser.TableName) {
+		if name.IsEmpty() {
+			return
+		}
+		t := strings.ToLower(name.Name.String())
+		if !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	var more []sqlparser.SQLNode
+	switch n := ast.(type) {
+	case *sqlparser.Insert:
+		add(n.Table)
+	case *sqlparser.DDL:
+		for _, t := range n.AffectedTables() {
+			add(t)
+		}
+		if n.OptLike != nil {
+			for _, t := range n.OptLike.LikeTables {
+				add(t)
+			}
+		}
+		if n.OptSelect != nil {
+			more = append(more, n.OptSelect.Select)
+		}
+	case *sqlparser.AlterTable:
+		add(n.Table)
+	case *sqlparser.Show:
+		add(n.Table)
+	case *sqlparser.LockTables:
+		for _, t := range n.Tables {
+			more = append(more, t.Table)
+		}
+	case *sqlparser.Explain:
+		return statementTables(n.Statement)
+	case *sqlparser.Load:
+		add(n.Table)
+	}
+	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
+		if n, ok := node.(*sqlparser.AliasedTableExpr); ok && n != nil {
+			if name, ok := n.Expr.(sqlparser.TableName); ok {
+				add(name)
+			}
+		}
+		return true, nil
+	}, append(more, ast)...)
+	return tables
+}

@@ -1,0 +1,403 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/metadata"
+)
+
+// timeRouter routes statements on time-sharded tables by the shard metadata's spans and the
+// hot window.
+type timeRouter struct {
+	cfg    *TimeConfig
+	router *Router
+	tables map[string]*TimeTable // lower-case logical name → config
+	// longer lists, per logical table L, the other configured logical tables named L_<digit>…
+	// (lower case, with the trailing '_'): their physical tables are also named L_<digit>…
+	// but are not L's.
+	longer map[*TimeTable][]string
+	// hot, cold are the first backends of role hot and cold: where tables without a location live.
+	hot, cold string
+	zones     zoneCache // the session time zones met
+	// defaultZone replaces TimeConfig.TimeZone and SystemTimeZone once the connector has read
+	// them back from a backend (SetDefaultTimeZone); nil until then.
+	defaultZone atomic.Pointer[defaultZone]
+	// facts are the backends' servers and the shard-key columns' precisions, as read back by
+	// the connector (SetBackendServer, SetShardKeyPrecision).
+	facts factsHolder
+}
+
+// timeStatement is the time-sharding analysis of one statement text: computed once, cached with
+// the Statement, never modified.
+type timeStatement struct {
+	table  *TimeTable
+	kind   Kind
+	prefix string // logical table name as configured: the metadata prefix
+	key    string // shard key, lower case
+	qual   string // alias of the sharded table, "" when it has none
+	// derived: the sharded table is read inside a derived table or WITH of a SELECT, which
+	// carries the clamp and the range.
+	derived bool
+	// oneTable refuses a SELECT reading the sharded table several times (a subquery on it, a
+	// self-join) whose range does not lie in one table's span; nil for other statements.
+	oneTable error
+	// qualSQL is qual printed as an identifier for the clamp (quoted when it needs to be).
+	qualSQL string
+	rng     *rangeNode
+	conj    bool     // rng is conjunctive: evaluated without allocating
+	clocked bool     // the statement calls a clock function (NOW(), CURDATE(), …)
+	whole   template // the statement itself, table and clamp marked
+	merge   *mergePlan
+	// mergeErr is why the statement cannot be split; it is reported only when it must be.
+	mergeErr error
+	insert   *insertPlan
+	// splitErr refuses a write that would need more than one table (UPDATE … LIMIT, …).
+	splitErr error
+	// returning: the statement has a RETURNING clause; its rows come from one statement only.
+	returning bool
+}
+
+// insertPlan routes the rows of an INSERT.
+type insertPlan struct {
+	rows   []template // each row printed alone, with its arguments
+	keys   []*texpr   // each row's shard-key value
+	keyCol int
+}
+
+func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := &timeRouter{cfg: cfg, router: r, tables: map[string]*TimeTable{}}
+	for i := range cfg.Tables {
+		t.tables[strings.ToLower(cfg.Tables[i].Table)] = &cfg.Tables[i]
+	}
+	for i := range cfg.Tables {
+		for j := range cfg.Tables {
+			l, m := strings.ToLower(cfg.Tables[i].Table), strings.ToLower(cfg.Tables[j].Table)
+			if len(m) > len(l)+1 && strings.HasPrefix(m, l+"_") && m[len(l)+1] >= '0' && m[len(l)+1] <= '9' {
+				if t.longer == nil {
+					t.longer = map[*TimeTable][]string{}
+				}
+				t.longer[&cfg.Tables[i]] = append(t.longer[&cfg.Tables[i]], m+"_")
+			}
+		}
+	}
+	for _, b := range r.cfg.Backends {
+		if b.Role == RoleHot && t.hot == "" {
+			t.hot = b.Name
+		}
+		if b.Role == RoleCold && t.cold == "" {
+			t.cold = b.Name
+		}
+	}
+	return t, nil
+}
+
+// now returns the clock's reading.
+func (t *timeRouter) now() time.Time {
+	if t.cfg.Clock != nil {
+		return t.cfg.Clock()
+	}
+	return time.Now()
+}
+
+// wall returns tm's wall clock in Location, labelled UTC: what go-sql-driver sends for a
+// time.Time argument on a connection whose loc is Location.
+func (t *timeRouter) wall(tm time.Time) time.Time {
+	if t.cfg.Location == nil || t.cfg.Location == time.UTC {
+		return tm.UTC()
+	}
+	return wallUTC(tm.In(t.cfg.Location))
+}
+
+// rangeArgs returns the arguments as the range is evaluated: time.Time values as wall clock
+// in Location. The arguments sent to the backends stay as given (the driver converts them).
+// It allocates only when a time.Time argument must be moved to another zone.
+func (t *timeRouter) rangeArgs(args []driver.NamedValue) []driver.NamedValue {
+	if t.cfg.Location == nil || t.cfg.Location == time.UTC {
+		return args // argTime reads time.Time in UTC
+	}
+	var out []driver.NamedValue
+	for i, a := range args {
+		if tm, ok := a.Value.(time.Time); ok {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i].Value = t.wall(tm)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// location returns the backend of a physical table.
+func (t *timeRouter) location(tb *metadata.Table) (string, error) {
+	if tb.Location != "" {
+		if !t.router.isBackend(tb.Location) {
+			return "", fmt.Errorf("%w %q as the location of table %s in the shard metadata: fix the metadata row or configure the backend (one of %s)", ErrUnknownBackend, tb.Location, tb.Name, t.router.backendNames())
+		}
+		return tb.Location, nil
+	}
+	b, role := t.hot, RoleHot
+	if !tb.Hot {
+		b, role = t.cold, RoleCold
+	}
+	if b == "" {
+		return "", fmt.Errorf("%w: table %s has no location in the shard metadata and no backend has role %s; set its location or configure a backend with role %s", ErrUnknownBackend, tb.Name, role, role)
+	}
+	return b, nil
+}
+
+// route fills p for a statement on a time-sharded table.
+func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) error {
+	ts := st.time
+	snap := t.cfg.Snapshot()
+	if snap == nil {
+		return fmt.Errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)
+	}
+	all := t.own(ts.table, snap.Logical(ts.prefix))
+	if len(all) == 0 {
+		return fmt.Errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
+	}
+	// One reading of the clock for the whole statement: the hot window, the clock functions
+	// folded in the range and the instant sent to every sub-query. As wall clock of the
+	// shard-key times, the window counts their calendar.
+	instant := t.now()
+	now := t.wall(instant)
+	boundary := ts.table.Window.Boundary(now)
+	p.Type = UsePartitionLocationLookup
+	clock := t.clockFor(instant, in.Session)
+	ec := evalCtx{args: t.rangeArgs(in.Args), key: ts.key, clock: &clock}
+	if in.Explain {
+		ec.notes = &foldNotes{}
+	}
+	if ts.insert != nil {
+		return t.routeInsert(p, st, ts, hints, in, &ec, all, boundary)
+	}
+	// The shard-key range.
+	var (
+		span   interval
+		set    rangeSet
+		tables []metadata.Table
+	)
+	if ts.conj {
+		span = everything
+		if err := ts.rng.evalConj(&span, &ec); err != nil {
+			return err
+		}
+	} else {
+		s, _, err := ts.rng.eval(&ec)
+		if err != nil {
+			return err
+		}
+		set, span = s, s.span()
+	}
+	defaulted := false
+	if span.unbounded() && ts.oneTable != nil {
+		return ts.oneTable // some use reads every time: no default range makes it one table's
+	}
+	if span.unbounded() {
+		if ts.table.DefaultRange <= 0 {
+			why := ts.rng.whyUnbounded()
+			if u := unreadRange(ts.rng, &ec); u != "" {
+				why = "a value compared with " + ts.table.ShardKey + " cannot be read exactly: " + u
+			}
+			switch {
+			case why != "":
+			case ts.rng.op == rAll:
+				why = "it has no condition on " + ts.table.ShardKey
+			default:
+				why = "its conditions on " + ts.table.ShardKey + " together allow every time (an OR branch or a NOT leaves it open)"
+			}
+			where := ""
+			if ts.derived {
+				where = " inside the derived table or WITH that reads " + ts.table.Table + " (the range is read there: put the condition on " + ts.table.ShardKey + " there)"
+			}
+			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?%s, or configure default_range",
+				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey, where)
+		}
+		span = interval{lo: bound{t: now.Add(-ts.table.DefaultRange), set: true, incl: true}}
+		set, defaulted = nil, true
+	}
+	if set == nil {
+		tables = t.own(ts.table, overlapping(snap, ts.prefix, span))
+	} else {
+		for _, iv := range set {
+			for _, tb := range t.own(ts.table, overlapping(snap, ts.prefix, iv)) {
+				if !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == tb.Name }) {
+					tables = append(tables, tb)
+				}
+			}
+		}
+	}
+	open := metadata.OpenAbove(all)
+	if open >= 0 && reachesPast(span, all[open].Max) && !slices.ContainsFunc(tables, func(x metadata.Table) bool { return x.Name == all[open].Name }) {
+		tables = append(tables, all[open]) // the latest Min: Min order is kept
+	}
+	emptyRange := len(tables) == 0
+	if emptyRange {
+		// Nothing can match: the newest table is asked, for the columns only. Its clamp and the
+		// statement's own condition select nothing, and neither is a constant the server could
+		// fold, so the server plans the statement (and types its columns) as one server holding
+		// every row would; rows outside the table's span stay hidden, as in every other route.
+		tables = all[len(all)-1:]
+	}
+	// Where each table lives, and what the range reaches.
+	var backends [8]string
+	locs := backends[:0]
+	hotTarget, coldTarget, allHot := false, false, true
+	for i := range tables {
+		b, err := t.location(&tables[i])
+		if err != nil {
+			return err
+		}
+		locs = append(locs, b)
+		if t.router.roles[b] == RoleCold {
+			coldTarget = true
+		} else {
+			hotTarget = true
+		}
+		allHot = allHot && tables[i].Hot
+	}
+	// What the range reaches is decided by the range, not by the tables that happen to exist: a
+	// range before the hot window reaches the history store even where no table holds it. Only a
+	// range with no values at all reaches nothing.
+	reachesBelow := !span.empty() && (!span.lo.set || span.lo.t.Before(boundary))
+	reachesHot := !span.empty() && (!span.hi.set || span.hi.t.After(boundary) || span.hi.t.Equal(boundary) && span.hi.incl)
+	// With no table in the range, the one statement sent (a false clamp) reads no table.
+	readsCold, readsHot := coldTarget && !emptyRange, hotTarget && !emptyRange
+	level := hints.Level
+	switch level {
+	case hint.L1:
+		if reachesBelow || readsCold {
+			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
+				ErrLevelViolation, span, formatTime(boundary), ts.table.Window, ts.table.ShardKey, formatTime(boundary))
+		}
+	case hint.L3:
+		if reachesHot {
+			return fmt.Errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before '%s' or declare query_level=L2",
+				ErrLevelViolation, span, formatTime(boundary), formatTime(boundary))
+		}
+	case hint.LevelNone:
+		switch {
+		case !reachesBelow && !readsCold:
+			level = hint.L1
+		case !reachesHot && !readsHot:
+			level = hint.L3
+		default:
+			level = hint.L2
+		}
+	}
+	p.Level = level
+	p.Budget = ts.table.Budgets.of(level)
+	switch {
+	case coldTarget && hotTarget:
+		p.Class = ClassSplit
+	case coldTarget:
+		p.Class = ClassColdOnly
+	default:
+		p.Class = ClassHotOnly
+	}
+	coldAll := hints.Level == hint.L3
+	if (coldTarget || coldAll) && ts.table.RequireColdQuery && !hints.ColdQuery {
+		return fmt.Errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
+			ErrColdQueryRequired, ts.table.Table, span, formatTime(boundary))
+	}
+	if ts.kind != KindSelect {
+		if coldTarget && !ts.table.AllowColdWrites {
+			return fmt.Errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, formatTime(boundary))
+		}
+		if err := checkOneBackend(ts, locs, tables); err != nil {
+			return err
+		}
+		if len(tables) > 1 && ts.splitErr != nil {
+			return ts.splitErr
+		}
+	}
+	if ts.oneTable != nil && (len(tables) != 1 || emptyRange || !withinTable(span, &tables[0], open >= 0 && tables[0].Name == all[open].Name)) {
+		return ts.oneTable
+	}
+	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
+		return ts.mergeErr
+	}
+	openName := ""
+	if open >= 0 {
+		openName = all[open].Name
+	}
+	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, coldAll); err != nil {
+		return err
+	}
+	if in.Explain {
+		t.explain(p, ts, routeSummary{span: span, boundary: boundary, locs: locs, empty: emptyRange, defaulted: defaulted, hotOnly: allHot && !coldTarget})
+		explainFolding(p, ts, &ec)
+	}
+	return nil
+}
+
+// checkOneBackend refuses a write that would change tables on two backends.
+func checkOneBackend(ts *timeStatement, locs []string, tables []metadata.Table) error {
+	for i := range locs {
+		if locs[i] != locs[0] {
+			return fmt.Errorf("%w: the %s on %s would change %s on %s and %s on %s, with no transaction across them; split it into one statement per backend (by %s range)",
+				ErrCrossBackendWrite, ts.kind, ts.table.Table, tables[0].Name, locs[0], tables[i].Name, locs[i], ts.table.ShardKey)
+		}
+	}
+	return nil
+}
+
+// overlapping returns the tables whose span meets iv. A table holds the whole second of its
+// max_time (DATETIME, no fraction), as its clamp does: [min_time, max_time + 1s).
+func overlapping(snap *metadata.Snapshot, prefix string, iv interval) []metadata.Table {
+	if iv.empty() {
+		return nil
+	}
+	var from, to time.Time
+	if iv.lo.set {
+		// A table whose max_time is the second of from (or after) holds values from on, even
+		// for an exclusive bound: from < max_time + 1s.
+		from = iv.lo.t.Truncate(time.Second)
+	}
+	if iv.hi.set {
+		to = iv.hi.t
+	}
+	return snap.Overlapping(prefix, from, to, iv.hi.incl)
+}
+
+// own drops from ts the tables of a longer configured logical name (stats_5min_202501 is not a
+// table of stats when stats_5min is configured too). It allocates only then.
+func (t *timeRouter) own(tt *TimeTable, ts []metadata.Table) []metadata.Table {
+	longer := t.longer[tt]
+	if len(longer) == 0 {
+		return ts
+	}
+	var out []metadata.Table
+	for _, tb := range ts {
+		name := strings.ToLower(tb.Name)
+		if !slices.ContainsFunc(longer, func(p string) bool {
+			return len(name) > len(p) && strings.HasPrefix(name, p) && name[len(p)] >= '0' && name[len(p)] <= '9'
+		}) {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// covers reports whether table tb holds the shard-key value tm: min_time <= tm < max_time + 1s.
+func covers(tb *metadata.Table, tm time.Time) bool {
+	return !tb.Min.After(tm) && !tb.Max.Before(tm.Truncate(time.Second))
+}
+
+// wallUTC reads t's wall clock as a UTC time, the form of metadata times.
+func wallUTC(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}

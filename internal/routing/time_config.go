@@ -1,0 +1,123 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/metadata"
+)
+
+// TimeConfig configures hot/cold time routing: which tables are split by time, where their
+// shard metadata comes from, and the clock and zone the hot window is computed in.
+type TimeConfig struct {
+	// Tables are the time-sharded logical tables.
+	Tables []TimeTable `yaml:"tables"`
+	// Snapshot returns the current shard metadata snapshot; it must not block. Required.
+	Snapshot func() *metadata.Snapshot `yaml:"-"`
+	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
+	// window is evaluated against it at every statement.
+	Clock func() time.Time `yaml:"-"`
+	// Location is the time zone in which the backends store shard-key times: go-sql-driver
+	// sends a time.Time argument as its wall clock in the DSN's loc (UTC unless loc= says
+	// otherwise), so routing reads time.Time arguments in Location too. nil means UTC. Literals
+	// and string or []byte arguments are wall clock already and are read as written. The
+	// shard metadata's min_time and max_time are wall clock of the same zone, and so are the
+	// hot-window boundary and the default range: both are computed from the clock's instant
+	// seen in Location, whatever the clock's own time zone.
+	Location *time.Location `yaml:"-"`
+	// TimeZone is the time_zone of a server session that has not set one, as the server names
+	// it ("+08:00", "SYSTEM", "Asia/Shanghai"): the backends' default. NOW(), CURDATE() and the
+	// like are read in it unless the client session set its own (SessionState.TimeZone). ""
+	// means unknown: they are then read as any wall clock within 14 hours of UTC. The
+	// connector reads it back from the metadata backend when it starts.
+	TimeZone string `yaml:"-"`
+	// SystemTimeZone is the zone "SYSTEM" stands for on the backends; nil means unknown.
+	SystemTimeZone *time.Location `yaml:"-"`
+	// LoadZone returns the location of a named time zone ("Asia/Shanghai"), as
+	// time.LoadLocation does; nil leaves named zones unknown. Routing calls it once per name.
+	LoadZone func(name string) (*time.Location, error) `yaml:"-"`
+}
+
+// TimeTable configures one time-sharded logical table. Its physical tables are the metadata
+// rows named Table_ followed by a suffix that starts with a digit (orders → orders_202501,
+// orders_2025_02, …; never orders_items_202501).
+type TimeTable struct {
+	// Table is the logical table name the application queries, e.g. "orders".
+	Table string `yaml:"table"`
+	// ShardKey is the DATETIME (or DATE) column the table is split by, e.g. "order_time".
+	ShardKey string `yaml:"shard_key"`
+	// Window is the hot window: rows at or after its boundary are hot.
+	Window metadata.HotWindow `yaml:"hot_window"`
+	// DefaultRange, when positive, is applied to a statement without a shard-key range: it then
+	// reads [now-DefaultRange, +inf) and the route says so. Zero (the default) refuses such
+	// statements with ErrNoTimeRange, since an implicit range silently drops rows.
+	DefaultRange time.Duration `yaml:"default_range"`
+	// RequireColdQuery refuses statements that read the history store unless they carry the
+	// cold_query hint.
+	RequireColdQuery bool `yaml:"require_cold_query"`
+	// AllowColdWrites allows INSERT, UPDATE and DELETE on tables of the history store.
+	AllowColdWrites bool `yaml:"allow_cold_writes"`
+	// Budgets are the time budgets of the query levels, copied to Plan.Budget.
+	Budgets LevelBudgets `yaml:"budgets"`
+}
+
+// LevelBudgets are the time budgets of the query levels; zero means no budget.
+type LevelBudgets struct {
+	L1 time.Duration `yaml:"l1"`
+	L2 time.Duration `yaml:"l2"`
+	L3 time.Duration `yaml:"l3"`
+}
+
+func (b LevelBudgets) of(l hint.Level) time.Duration {
+	switch l {
+	case hint.L1:
+		return b.L1
+	case hint.L2:
+		return b.L2
+	case hint.L3:
+		return b.L3
+	}
+	return 0
+}
+
+// Validate checks the configuration and says what to fix.
+func (c *TimeConfig) Validate() error {
+	if c.Snapshot == nil {
+		return fmt.Errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (e.g. a metadata.Cache's)", ErrTimeConfig)
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Tables {
+		where := fmt.Sprintf("time table %d (%q)", i+1, t.Table)
+		switch {
+		case !plainIdentifier(t.Table):
+			return fmt.Errorf("%w: %s: table must be a plain identifier (letters, digits, _)", ErrTimeConfig, where)
+		case !plainIdentifier(t.ShardKey):
+			return fmt.Errorf("%w: %s: shard_key %q must be a plain column name, e.g. order_time", ErrTimeConfig, where, t.ShardKey)
+		case seen[strings.ToLower(t.Table)]:
+			return fmt.Errorf("%w: %s is configured twice; keep one entry", ErrTimeConfig, where)
+		case t.DefaultRange < 0:
+			return fmt.Errorf("%w: %s: default_range %s is negative; use 0 to refuse statements without a range", ErrTimeConfig, where, t.DefaultRange)
+		case t.Budgets.L1 < 0 || t.Budgets.L2 < 0 || t.Budgets.L3 < 0:
+			return fmt.Errorf("%w: %s: a level budget is negative; use 0 for no budget", ErrTimeConfig, where)
+		}
+		if err := t.Window.Validate(); err != nil {
+			return fmt.Errorf("%w: %s: hot_window: %w", ErrTimeConfig, where, err)
+		}
+		seen[strings.ToLower(t.Table)] = true
+	}
+	return nil
+}
+
+func plainIdentifier(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '$') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,135 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/metadata"
+)
+
+// routeInsert routes each row of an INSERT to the table that covers its shard-key value.
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, ec *evalCtx, all []metadata.Table, boundary time.Time) error {
+	ip := ts.insert
+	owner := make([]int, len(ip.keys)) // row → index in all
+	for r, x := range ip.keys {
+		v, err := x.eval(ec)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.null:
+			return fmt.Errorf("%w: row %d of the INSERT into %s has a NULL %s; every row needs a time to find its table", ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey)
+		case v.unknown:
+			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value obroute cannot read (%s); give a 'YYYY-MM-DD hh:mm:ss' literal, a time.Time argument or NOW()",
+				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, unreadNote(x, ec))
+		}
+		// The row goes to the newest table that holds its value as stored: a fraction finer
+		// than the column keeps is truncated or rounded (storedRange), and the table must hold
+		// every value the row may become.
+		owner[r] = -1
+		var lo, last time.Time
+		exact := false
+		for i := len(all) - 1; i >= 0; i-- {
+			lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+			if covers(&all[i], lo) {
+				owner[r] = i
+				break
+			}
+		}
+		if owner[r] >= 0 && exact {
+			if err := t.sameStored(all, owner[r], in.Session, v, lo, last); err != nil {
+				return fmt.Errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
+			}
+		}
+		if owner[r] < 0 { // no table holds the value as stored: name the one that holds it as written
+			for i := len(all) - 1; i >= 0 && owner[r] < 0; i-- {
+				if covers(&all[i], v.lo) {
+					owner[r] = i
+					lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+				}
+			}
+		}
+		if owner[r] < 0 {
+			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
+		}
+		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
+			if exact && v.lo.Equal(v.hi) {
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo))
+			}
+			if exact {
+				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(lo), formatTime(last), o.Name)
+			}
+			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
+				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)
+		}
+		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s' (by the column's precision and the session's sql_mode), which %s holds",
+				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), all[owner[r]].Name))
+		}
+	}
+	var tables []metadata.Table
+	var rowsOf [][]template
+	for r, o := range owner {
+		j := slices.IndexFunc(tables, func(x metadata.Table) bool { return x.Name == all[o].Name })
+		if j < 0 {
+			tables = append(tables, all[o])
+			rowsOf = append(rowsOf, nil)
+			j = len(tables) - 1
+		}
+		rowsOf[j] = append(rowsOf[j], ip.rows[r])
+	}
+	locs := make([]string, len(tables))
+	coldTarget, hotTarget := false, false
+	for i := range tables {
+		b, err := t.location(&tables[i])
+		if err != nil {
+			return err
+		}
+		locs[i] = b
+		if t.router.roles[b] == RoleCold {
+			coldTarget = true
+		} else {
+			hotTarget = true
+		}
+	}
+	if coldTarget && !ts.table.AllowColdWrites {
+		return fmt.Errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.table.Table, formatTime(boundary))
+	}
+	if err := checkOneBackend(ts, locs, tables); err != nil {
+		return err
+	}
+	if hints.Level == hint.L1 && coldTarget {
+		return fmt.Errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
+	}
+	p.Class = ClassHotOnly
+	p.Level = hints.Level
+	if !hotTarget {
+		p.Class = ClassColdOnly
+	}
+	p.Budget = ts.table.Budgets.of(p.Level)
+	p.Targets = make([]Target, len(tables))
+	for i := range tables {
+		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock, lits: st.lits}
+		cold := t.router.roles[locs[i]] == RoleCold
+		var b strings.Builder
+		if cold {
+			b.WriteString(coldPrefix)
+		}
+		ts.whole.render(&b, &l)
+		p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: []string{tables[i].Name},
+			Args: ts.whole.appendArgs(nil, in.Args, &l)}
+	}
+	p.Prompts = append(p.Prompts, fmt.Sprintf("INSERT of %d row(s) into %s: routed by %s to %d table(s)", len(ip.keys), ts.table.Table, ts.table.ShardKey, len(tables)))
+	if in.Explain {
+		explainFolding(p, ts, ec)
+	}
+	if !coldTarget {
+		p.Prompts = append(p.Prompts, "did not touch the history store")
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/obroute/obroute/metadata"
+)
+
+// buildTargets renders the sub-queries: one per table for writes, one statement per backend
+// (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
+// (metadata.OpenAbove), "" if none.
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, coldAll bool) error {
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock, lits: p.Statement.lits}
+	names := make([]string, len(tables))
+	for i := range tables {
+		names[i] = tables[i].Name
+	}
+	if len(tables) == 1 || ts.kind != KindSelect {
+		p.Targets = make([]Target, len(tables))
+		for i := range tables {
+			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
+			cold := coldAll || t.router.roles[locs[i]] == RoleCold
+			var b strings.Builder
+			b.Grow(ts.whole.estimate(&l) + len(coldPrefix))
+			if cold {
+				b.WriteString(coldPrefix)
+			}
+			ts.whole.render(&b, &l)
+			p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: names[i : i+1 : i+1],
+				Args: ts.whole.appendArgs(make([]driver.NamedValue, 0, ts.whole.argCount(&l)), args, &l)}
+		}
+		return nil
+	}
+	// SELECT across tables: legs grouped per backend, in order of first appearance.
+	mp := ts.merge
+	spec := &mp.spec
+	// With the column types known, only text columns are weighed (see TypesCache).
+	known := mp.types.known()
+	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
+	if known != nil {
+		spec, l.skip = &known.spec, known.skip
+		sp.skipped = known.skipped
+	}
+	if mp.limitArg >= 0 || mp.offsetArg >= 0 {
+		s := *spec
+		var err error
+		if s.Limit, err = argRowCount(args, mp.limitArg, s.Limit, "LIMIT"); err != nil {
+			return err
+		}
+		if s.Offset, err = argRowCount(args, mp.offsetArg, s.Offset, "OFFSET"); err != nil {
+			return err
+		}
+		spec = &s
+	}
+	l.limit = addRows(spec.Offset, spec.Limit)
+	if mp.distinctWeighed && (known == nil || slices.ContainsFunc(spec.Weights, func(w int) bool { return w != 0 })) {
+		l.limit = math.MaxInt64
+	}
+	p.Merge = spec
+	p.Types, p.split = &mp.types, sp
+	allUnion := true
+	sp.l = l
+	sp.l.table, sp.l.min, sp.l.max = tables[0].Name, tables[0].Min, tables[0].Max
+	nb := 0
+	var order [8]int
+	first := order[:0]
+	for i := range locs {
+		if !slices.Contains(locs[:i], locs[i]) {
+			first = append(first, i)
+			nb++
+		}
+	}
+	p.Targets = make([]Target, nb)
+	for ti, fi := range first {
+		backend := locs[fi]
+		cold := coldAll || t.router.roles[backend] == RoleCold
+		n, size := 0, len(coldPrefix)+len(mp.outer)+24
+		lo, hi := len(tables), 0
+		for i := range locs {
+			if locs[i] == backend {
+				l.table = tables[i].Name
+				size += mp.legT.estimate(&l) + 16
+				n++
+				lo, hi = min(lo, i), max(hi, i+1)
+			}
+		}
+		var b strings.Builder
+		b.Grow(size)
+		if cold {
+			b.WriteString(coldPrefix)
+		}
+		argv := make([]driver.NamedValue, 0, n*mp.legT.argCount(nil))
+		k := 0
+		for i := range locs {
+			if locs[i] != backend {
+				continue
+			}
+			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
+			if n > 1 {
+				if k > 0 {
+					b.WriteString(" union all ")
+				}
+				b.WriteByte('(')
+			}
+			mp.legT.render(&b, &l)
+			if n > 1 {
+				b.WriteByte(')')
+			}
+			argv = mp.legT.appendArgs(argv, args, &l)
+			k++
+		}
+		if n > 1 {
+			b.WriteString(mp.outer)
+			if mp.pushLimit {
+				b.WriteString(" limit ")
+				var buf [20]byte
+				b.Write(appendInt(buf[:0], l.limit))
+			}
+		}
+		// Tables of one backend are contiguous in Min order in the usual layout; otherwise list them.
+		tn := names[lo:hi:hi]
+		if hi-lo != n {
+			tn = nil
+			for i := range locs {
+				if locs[i] == backend {
+					tn = append(tn, names[i])
+				}
+			}
+		}
+		p.Targets[ti] = Target{Backend: backend, SQL: b.String(), Args: argv, Cold: cold, Tables: tn}
+		allUnion = allUnion && n > 1
+	}
+	sp.unknown = known == nil && (len(mp.weightCols) > 0 || !mp.unionTypesExact && allUnion)
+	return nil
+}
+
+const coldPrefix = "/* cold_query */ "
