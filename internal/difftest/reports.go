@@ -30,7 +30,12 @@ func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
 // with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
-// of arguments).
+// of arguments; "derived" draws a derived table or WITH whose query is row-wise, and
+// "derived_grouped" (a derived table that groups under an outer query that aggregates),
+// "derived_flat" (a derived table or WITH that groups under an outer query that selects,
+// filters, orders and limits its columns), "union" (a UNION of two SELECTs on the table),
+// "same_table_subquery" (a scalar subquery on the table in the WHERE of a query on it) and
+// "subquery_one_table" (the same, or IN a subquery, every range in one month)).
 var ReportShapes = []string{"expression", "hidden_group", "star", "distinct_aggregate", "rollup", "derived"}
 
 // aggregate expressions of the select list, each a plain aggregate or an expression over some.
@@ -124,19 +129,38 @@ func (g *ReportGenerator) Next() Query {
 		q.Ordered = true
 		q.FoldCase = true
 	case "derived":
-		where := strings.TrimPrefix(from, " FROM "+g.cfg.Table)
+		inner := " FROM " + g.cfg.Table + strings.TrimPrefix(from, " FROM "+g.cfg.Table)
 		switch g.rng.IntN(4) {
 		case 0:
-			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n FROM " + g.cfg.Table + where + " GROUP BY user_id) AS t"
+			if g.rng.IntN(2) == 0 {
+				g.flatDerived(&q, inner)
+				break
+			}
+			q.Kind = "derived_grouped"
+			q.SQL = "SELECT COUNT(*), SUM(n) FROM (SELECT user_id, COUNT(*) AS n" + inner + " GROUP BY user_id) AS t"
 			q.FoldCase = false
 		case 1:
-			q.SQL = "WITH t AS (SELECT status, amount FROM " + g.cfg.Table + where + ") SELECT status, SUM(amount) FROM t GROUP BY status"
+			g.rowWiseDerived(&q, inner)
 		case 2:
-			q.SQL = "SELECT id FROM " + g.cfg.Table + where + " UNION SELECT id FROM " + g.cfg.Table + where
-			q.Args = append(q.Args, q.Args...)
-			q.FoldCase = false
+			g.union(&q, inner)
 		default:
-			q.SQL = "SELECT id, amount" + from + " AND amount > (SELECT AVG(amount) FROM " + g.cfg.Table + where + ")"
+			q.Kind = "same_table_subquery"
+			if g.rng.IntN(2) == 0 {
+				// Both ranges in one month: one physical table holds every row either reads.
+				q.Kind, q.Args = "subquery_one_table", nil
+				b := g.cfg.Boundary
+				month := time.Date(b.Year(), b.Month()-time.Month(g.rng.IntN(3)), 1, 0, 0, 0, 0, b.Location())
+				inner = " FROM " + g.cfg.Table + " WHERE " + g.inMonth(month, &q.Args)
+				other := " FROM " + g.cfg.Table + " WHERE " + g.inMonth(month, &q.Args)
+				q.SQL = []string{
+					"SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + other + ") ORDER BY id",
+					"SELECT user_id, COUNT(*) FROM " + g.cfg.Table + " o WHERE o." + strings.TrimPrefix(inner, " FROM "+g.cfg.Table+" WHERE ") + " AND o.user_id IN (SELECT user_id" + other + " AND amount > 100) GROUP BY user_id",
+				}[g.rng.IntN(2)]
+				q.Ordered = strings.Contains(q.SQL, "ORDER BY")
+				q.FoldCase = false
+				break
+			}
+			q.SQL = "SELECT id, amount" + inner + " AND amount > (SELECT AVG(amount)" + inner + ")"
 			q.Args = append(q.Args, q.Args...)
 			q.FoldCase = false
 		}
@@ -179,4 +203,92 @@ func (g *ReportGenerator) pick(items []string, n int) []string {
 	items = append([]string(nil), items...)
 	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	return items[:min(n, len(items))]
+}
+
+// rowWiseDerived draws a derived table or common table expression whose query reads columns and
+// conditions of the sharded table (inner is its FROM and WHERE), under an outer query that
+// groups, aggregates, filters, orders or limits.
+func (g *ReportGenerator) rowWiseDerived(q *Query, inner string) {
+	switch g.rng.IntN(6) {
+	case 0:
+		q.SQL = "WITH t AS (SELECT status, amount" + inner + ") SELECT status, SUM(amount) FROM t GROUP BY status"
+		q.FoldCase = true
+	case 1:
+		q.SQL = "SELECT user_id, COUNT(*), SUM(amount) FROM (SELECT user_id, amount" + inner + ") AS t GROUP BY user_id"
+		q.FoldCase = false
+	case 2:
+		q.SQL = "SELECT * FROM (SELECT id, amount, status FROM " + g.cfg.Table + " o" + strings.TrimPrefix(inner, " FROM "+g.cfg.Table) +
+			") AS t WHERE amount > 50 ORDER BY amount" + g.dir() + ", id" + g.dir() + g.limit()
+		q.Ordered, q.FoldCase = true, false
+	case 3:
+		q.SQL = "SELECT COUNT(*), AVG(amt), MAX(amt) - MIN(amt) FROM (SELECT amount * 2 AS amt" + inner + ") t"
+		q.FoldCase = false
+	case 4:
+		q.SQL = "WITH recent AS (SELECT id, user_id, order_time" + inner + ") SELECT user_id, MIN(order_time), COUNT(DISTINCT id) FROM recent GROUP BY user_id ORDER BY user_id" + g.dir() + " LIMIT 5"
+		q.Ordered, q.FoldCase = true, false
+	default:
+		q.SQL = "SELECT DISTINCT status FROM (SELECT *" + inner + ") AS t"
+		q.FoldCase = true
+	}
+}
+
+// union draws a UNION or UNION ALL of two SELECTs on the sharded table over ranges across the
+// boundary (inner is the first one's FROM and WHERE), bare or ordered and limited.
+func (g *ReportGenerator) union(q *Query, inner string) {
+	q.Kind = "union"
+	var second []any
+	other := " FROM " + g.cfg.Table + " WHERE " + g.where(&second) + " AND amount > 20"
+	q.Args = append(q.Args, second...)
+	switch g.rng.IntN(4) {
+	case 0:
+		q.SQL = "SELECT id" + inner + " UNION SELECT id" + other
+		q.FoldCase = false
+	case 1:
+		q.SQL = "SELECT status" + inner + " UNION SELECT status" + other
+		q.FoldCase = true
+	case 2:
+		q.SQL = "SELECT id, amount AS a" + inner + " UNION ALL SELECT id, amount" + other + " ORDER BY a" + g.dir() + ", id" + g.dir() + g.limit()
+		q.Ordered, q.FoldCase = true, false
+	default:
+		q.SQL = "SELECT user_id, order_time" + inner + " UNION ALL SELECT user_id, order_time" + other
+		q.FoldCase = false
+	}
+}
+
+// inMonth draws a range of a few days inside the month that starts at m (a condition on
+// order_time, as literals or ? arguments appended to args).
+func (g *ReportGenerator) inMonth(m time.Time, args *[]any) string {
+	lo := m.AddDate(0, 0, 1+g.rng.IntN(10))
+	hi := lo.AddDate(0, 0, 1+g.rng.IntN(10))
+	if g.rng.IntN(2) == 0 {
+		*args = append(*args, lo.Format(time.DateTime), hi.Format(time.DateTime))
+		return "order_time >= ? AND order_time < ?"
+	}
+	return "order_time >= '" + lo.Format(time.DateTime) + "' AND order_time < '" + hi.Format(time.DateTime) + "'"
+}
+
+// flatDerived draws a derived table or common table expression that groups or aggregates the
+// sharded table (inner is its FROM and WHERE) under an outer query that selects, filters, orders
+// and limits its columns.
+func (g *ReportGenerator) flatDerived(q *Query, inner string) {
+	q.Kind = "derived_flat"
+	g.choose(q, []drawn{
+		{"SELECT user_id, n FROM (SELECT user_id, COUNT(*) AS n" + inner + " GROUP BY user_id) AS t WHERE n > 1 ORDER BY n" + g.dir() + ", user_id" + g.dir() + g.limit(), true, false},
+		{"WITH t AS (SELECT status, SUM(amount) AS s, COUNT(*) AS c" + inner + " GROUP BY status) SELECT * FROM t", false, true},
+		{"SELECT s, c FROM (SELECT status, SUM(amount) AS s, AVG(amount) AS c" + inner + " GROUP BY status) t WHERE s > 100", false, false},
+		{"SELECT total, c FROM (SELECT SUM(amount) AS total, COUNT(*) AS c, MAX(order_time) AS latest" + inner + ") t", false, false},
+	})
+}
+
+// drawn is a query a generator may draw: its text, whether its ORDER BY fixes the order of every
+// row, and whether its strings compare folded to lower case.
+type drawn struct {
+	sql           string
+	ordered, fold bool
+}
+
+// choose sets q to one of options.
+func (g *ReportGenerator) choose(q *Query, options []drawn) {
+	d := options[g.rng.IntN(len(options))]
+	q.SQL, q.Ordered, q.FoldCase = d.sql, d.ordered, d.fold
 }

@@ -237,7 +237,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"having on non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id having status = 1", "neither a selected column nor an aggregate"},
 		{"order by non-group column", "select user_id, count(*) from orders" + splitWhere + " group by user_id order by status", "neither a group column nor an aggregate"},
 		{"union", "select id from orders" + splitWhere + " union select id from users", "UNION"},
-		{"union with itself", "select id from orders" + splitWhere + " union all select id from orders where order_time >= '2025-03-02'", "UNION"},
+		{"intersect with itself", "select id from orders" + splitWhere + " intersect select id from orders where order_time >= '2025-03-02'", "INTERSECT"},
 		{"order by position out of range", "select id from orders" + splitWhere + " order by 3", "position 3"},
 	}
 	for _, c := range cases {

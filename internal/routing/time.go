@@ -41,6 +41,12 @@ type timeStatement struct {
 	prefix string // logical table name as configured: the metadata prefix
 	key    string // shard key, lower case
 	qual   string // alias of the sharded table, "" when it has none
+	// derived: the sharded table is read inside a derived table or WITH of a SELECT, which
+	// carries the clamp and the range.
+	derived bool
+	// oneTable refuses a SELECT reading the sharded table several times (a subquery on it, a
+	// self-join) whose range does not lie in one table's span; nil for other statements.
+	oneTable error
 	// qualSQL is qual printed as an identifier for the clamp (quoted when it needs to be).
 	qualSQL string
 	rng     *rangeNode
@@ -196,6 +202,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		set, span = s, s.span()
 	}
 	defaulted := false
+	if span.unbounded() && ts.oneTable != nil {
+		return ts.oneTable // some use reads every time: no default range makes it one table's
+	}
 	if span.unbounded() {
 		if ts.table.DefaultRange <= 0 {
 			why := ts.rng.whyUnbounded()
@@ -209,8 +218,12 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			default:
 				why = "its conditions on " + ts.table.ShardKey + " together allow every time (an OR branch or a NOT leaves it open)"
 			}
-			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?, or configure default_range",
-				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey)
+			where := ""
+			if ts.derived {
+				where = " inside the derived table or WITH that reads " + ts.table.Table + " (the range is read there: put the condition on " + ts.table.ShardKey + " there)"
+			}
+			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?%s, or configure default_range",
+				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey, where)
 		}
 		span = interval{lo: bound{t: now.Add(-ts.table.DefaultRange), set: true, incl: true}}
 		set, defaulted = nil, true
@@ -309,6 +322,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		if len(tables) > 1 && ts.splitErr != nil {
 			return ts.splitErr
 		}
+	}
+	if ts.oneTable != nil && (len(tables) != 1 || emptyRange || !withinTable(span, &tables[0], open >= 0 && tables[0].Name == all[open].Name)) {
+		return ts.oneTable
 	}
 	if len(tables) > 1 && ts.kind == KindSelect && ts.mergeErr != nil {
 		return ts.mergeErr

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -25,13 +26,13 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	if cfg == nil {
 		return nil, nil
 	}
+	union, _ := p.ast.(*sqlparser.SetOp)
 	switch p.ast.(type) {
-	case *sqlparser.Select, *sqlparser.Update, *sqlparser.Delete, *sqlparser.Insert:
+	case *sqlparser.Select, *sqlparser.Update, *sqlparser.Delete, *sqlparser.Insert, *sqlparser.SetOp:
 	default:
-		// A time-sharded table in another statement (UNION, DDL, …). A UNION names the table
-		// once per SELECT, which is not a self-join: say what is wrong before counting.
+		// A time-sharded table in another statement (DDL, …).
 		if st.Kind == KindSelect {
-			return nil, notMergeable("a UNION over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
+			return nil, notMergeable("this statement over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
 		}
 		return nil, nil
 	}
@@ -52,7 +53,8 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 		return true, nil
 	}, p.ast)
-	if len(uses) > 1 {
+	sel, _ := p.ast.(*sqlparser.Select)
+	if len(uses) > 1 && union == nil && sel == nil { // a UNION names the table once per SELECT
 		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
 	}
 	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey), clocked: hasClock(p.ast)}
@@ -62,10 +64,33 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		err   error
 	)
 	switch n := p.ast.(type) {
+	case *sqlparser.SetOp:
+		if len(uses) == 0 {
+			return nil, nil
+		}
+		d, err := analyzeUnion(n, uses, cfg.Table, ts.key)
+		if err != nil {
+			return nil, err
+		}
+		ts.qual, ts.derived, where = uses[0].As.String(), true, d.where
+		ts.planSelect(pr, d.union, d.whole, "", false)
 	case *sqlparser.Select:
 		var ons []sqlparser.Expr
 		if len(uses) == 0 {
 			return nil, nil
+		}
+		if _, ok := st.hasAside(asideRollup); ok {
+			pr.rollup = n.GroupBy
+		}
+		if len(uses) > 1 {
+			rng, ok, err := selfJoinRange(n, uses, logical, ts.key, p.typed)
+			if !ok || err != nil {
+				return nil, cmp.Or(err, selfJoinRefusal(cfg.Table, len(uses)))
+			}
+			ts.rng, ts.oneTable = rng, selfJoinRefusal(cfg.Table, len(uses))
+			ts.mergeErr = ts.oneTable
+			ts.whole = pr.print(withColumnNames(n, p.text))
+			return ts, nil
 		}
 		found := false
 		for _, te := range n.From {
@@ -77,34 +102,28 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 				found, ons = true, o
 			}
 		}
-		if !found {
-			return nil, notMergeable("the time-sharded table %s is inside a subquery, derived table, UNION or WITH; name it in the top-level FROM of the statement", cfg.Table)
-		}
 		ts.qual = uses[0].As.String()
-		where = andAll(whereExpr(n.Where), ons)
-		if _, ok := st.hasAside(asideRollup); ok {
-			pr.rollup = n.GroupBy
-		}
 		// Rewritten statements keep the column names of the statement as written.
 		named := withColumnNames(n, p.text)
 		// Comments inside the statement (optimizer hints) are kept; obroute's own hints lead
 		// the statement, where the parser does not keep them.
 		leg := shallowSelect(named)
-		leg.Where = withClamp(leg.Where)
-		ts.whole = pr.print(leg)
-		if mp, err := planMerge(named, ts.key, pr.rollup != nil); err != nil {
-			ts.mergeErr = err
+		plan, mergeKey, clampLegs := named, ts.key, found
+		if found {
+			where = andAll(whereExpr(n.Where), ons)
+			leg.Where = withClamp(leg.Where)
 		} else {
-			mp.leg.Where = withClamp(mp.leg.Where)
-			pr.snippets, pr.subst = mp.snippets, mp.subst
-			mp.legT = pr.print(mp.leg)
-			if mp.sig != nil {
-				mp.sig.Where = mp.leg.Where
-				mp.sigT = pr.print(mp.sig)
+			d, err := analyzeDerived(named, uses[0], cfg.Table, ts.key)
+			if err != nil {
+				return nil, err
 			}
-			mp.leg, mp.sig = nil, nil // the templates are all a route needs
-			ts.merge = mp
+			ts.derived = true
+			where, leg, plan, mergeKey = d.where, d.whole, d.whole, d.key
+			if d.plan != nil {
+				plan, clampLegs = d.plan, true
+			}
 		}
+		ts.planSelect(pr, leg, plan, mergeKey, clampLegs)
 	case *sqlparser.Update:
 		if len(n.TableExprs) != 1 || len(uses) != 1 {
 			return nil, fmt.Errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
@@ -146,6 +165,30 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	}
 	ts.conj = ts.rng.conjunctive()
 	return ts, nil
+}
+
+// planSelect prints leg (the statement with its clamp) and the merge plan of plan (the same
+// statement, without the clamp when clampLegs is set, which adds it to the legs' WHERE; else the
+// clamp is inside a derived table the legs keep) into ts. mergeKey is the shard key as a column
+// of the FROM of plan, "" when it is not one.
+func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sqlparser.Select, mergeKey string, clampLegs bool) {
+	ts.whole = pr.print(leg)
+	mp, err := planMerge(plan, mergeKey, pr.rollup != nil)
+	if err != nil {
+		ts.mergeErr = err
+		return
+	}
+	if clampLegs {
+		mp.leg.Where = withClamp(mp.leg.Where)
+	}
+	pr.snippets, pr.subst = mp.snippets, mp.subst
+	mp.legT = pr.print(mp.leg)
+	if mp.sig != nil {
+		mp.sig.Where = mp.leg.Where
+		mp.sigT = pr.print(mp.sig)
+	}
+	mp.leg, mp.sig = nil, nil // the templates are all a route needs
+	ts.merge = mp
 }
 
 // oneTableWrite records what an UPDATE or DELETE of the sharded table (use) needs: its alias,

@@ -120,6 +120,9 @@ func (t *timeRouter) explain(p *Plan, ts *timeStatement, r routeSummary) {
 		b = append(b, " table(s), level "...)
 		b = append(b, p.Level.String()...)
 	}
+	if ts.derived {
+		b = append(b, "; read inside a derived table, WITH or UNION, which each sub-query runs whole on its table"...)
+	}
 	if hotOnly {
 		p.Prompts = append(p.Prompts, string(b), "did not touch the history store")
 	} else {
