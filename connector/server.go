@@ -84,6 +84,10 @@ func (s *serverSession) markErr(err error) {
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysqlInvalidConn) || !valid {
 		s.broken = true
 	}
+	if s.watch.wasInterrupted() {
+		s.broken = true
+		return // stopped by obroute (interruptOthers), which sends the KILL QUERY
+	}
 	if !valid && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		s.backend.killQuery(s, err)
 		return
