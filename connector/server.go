@@ -86,7 +86,7 @@ func (s *serverSession) markErr(err error) {
 	}
 	if s.watch.wasInterrupted() {
 		s.broken = true
-		return // stopped by obroute (interruptOthers), which sends the KILL QUERY
+		return // stopped on purpose by the split it belongs to (fanOut), which sends KILL QUERY
 	}
 	if !valid && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		s.backend.killQuery(s, err)
