@@ -216,17 +216,43 @@ func mergeSpec(plan *routing.Plan, results []driver.Rows, probed probedTypes) (m
 	return spec, ok
 }
 
-// fanOut runs each target on its server session concurrently; cancel ends their context.
+// fanOut runs each target on its server session concurrently; cancel ends their context. The
+// first sub-query to fail stops the others: their context is cancelled, or, when the caller's
+// context cannot be cancelled, their connections are interrupted (see connWatch.interrupt), so
+// that no context go-sql-driver must watch is added to a statement that had none: with one,
+// go-sql-driver hands each statement to its watcher goroutine and back, two goroutine wake-ups
+// per statement. The error returned is the first failure's.
 func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession) ([]driver.Rows, context.CancelFunc, error) {
-	qctx, cancel := context.WithCancel(ctx)
+	qctx, cancel := ctx, context.CancelFunc(func() {})
+	interruptible := ctx.Done() == nil
+	for _, s := range servers {
+		interruptible = interruptible && s.watch.canInterrupt()
+	}
+	if !interruptible {
+		qctx, cancel = context.WithCancel(ctx)
+	}
 	results := make([]driver.Rows, len(plan.Targets))
 	errs := make([]error, len(plan.Targets))
+	var failed sync.Once
+	first := -1
 	run := func(i int) {
 		t := plan.Targets[i]
 		results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
-		if errs[i] != nil {
-			cancel()
+		if errs[i] == nil || servers[i].watch.wasInterrupted() {
+			return
 		}
+		failed.Do(func() {
+			first = i
+			if !interruptible {
+				cancel()
+				return
+			}
+			for k, s := range servers {
+				if k != i {
+					s.watch.interrupt()
+				}
+			}
+		})
 	}
 	// The first target runs on the caller's goroutine: one goroutine fewer to start and wake.
 	var wg sync.WaitGroup
@@ -239,32 +265,25 @@ func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers
 	}
 	run(0)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for i, r := range results {
-			if r != nil {
-				r.Close()
-			}
-			cs.dropBroken(servers[i])
-		}
-		cancel()
-		return nil, nil, firstError(errs)
+	if first < 0 {
+		return results, cancel, nil
 	}
-	return results, cancel, nil
+	for i, r := range results {
+		if r != nil {
+			r.Close()
+		}
+		if s := servers[i]; s.watch.wasInterrupted() {
+			s.broken = true
+			s.backend.killQuery(s, errPartFailed)
+		}
+		cs.dropBroken(servers[i])
+	}
+	cancel()
+	return nil, nil, errs[first]
 }
 
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// errPartFailed is why the other sub-queries of a split statement are stopped: one failed.
+var errPartFailed = errors.New("another sub-query of the split statement failed")
 
 // undoTimeout bounds the undo of a failed split write.
 const undoTimeout = 5 * time.Second

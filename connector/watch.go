@@ -23,15 +23,45 @@ type connWatchKey struct{}
 // server dropped; the watch tells the two apart, because a statement that outlives its own read
 // timeout says nothing about the backend, while a dropped connection does.
 type connWatch struct {
-	mu sync.Mutex
-	id uint32
+	mu   sync.Mutex
+	id   uint32
+	conn net.Conn
 	// timedOut is set when a read or write of the connection hit its deadline.
 	timedOut atomic.Bool
+	// interrupted is set when interrupt closed the connection.
+	interrupted atomic.Bool
 }
 
 func (w *connWatch) setID(id uint32) { w.mu.Lock(); w.id = id; w.mu.Unlock() }
 
 func (w *connWatch) connID() uint32 { w.mu.Lock(); defer w.mu.Unlock(); return w.id }
+
+func (w *connWatch) setConn(c net.Conn) { w.mu.Lock(); w.conn = c; w.mu.Unlock() }
+
+// canInterrupt reports whether interrupt can stop the connection's statement: its socket is known.
+func (w *connWatch) canInterrupt() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.conn != nil
+}
+
+// interrupt stops whatever the connection is doing, from any goroutine: its socket is closed, so
+// a read or write go-sql-driver is blocked in fails at once and go-sql-driver discards the
+// connection (as it does when a statement's context ends). The server session is lost; the
+// caller sends KILL QUERY for the statement the server may still be running.
+func (w *connWatch) interrupt() {
+	w.mu.Lock()
+	c := w.conn
+	w.mu.Unlock()
+	w.interrupted.Store(true)
+	c.Close()
+}
+
+// wasInterrupted reports whether interrupt closed the connection.
+func (w *connWatch) wasInterrupted() bool { return w != nil && w.interrupted.Load() }
 
 // deadlineHit reports whether the connection's last failure was a read or write deadline: the
 // statement's own read or write timeout.
@@ -54,6 +84,9 @@ func installWatchDialer(mc *mysql.Config) {
 			return d.DialContext(ctx, network, addr)
 		}
 	}
+	if mc.Logger != nil {
+		mc.Logger = quietOnLocalClose{mc.Logger}
+	}
 	mc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := inner(ctx, network, addr)
 		if err != nil {
@@ -64,6 +97,7 @@ func installWatchDialer(mc *mysql.Config) {
 			return c, nil
 		}
 		wc := &watchedConn{Conn: c, watch: w}
+		w.setConn(c)
 		if _, ok := c.(syscall.Conn); ok {
 			// go-sql-driver's liveness check of an idle connection needs the raw socket.
 			return &watchedSysConn{wc}, nil
@@ -124,4 +158,20 @@ func (c *watchedConn) parse() {
 	case handshake.Unknown:
 		c.done, c.head = true, nil
 	}
+}
+
+// quietOnLocalClose is go-sql-driver's logger of a watched backend without the errors of a
+// socket this process closed (net.ErrClosed): go-sql-driver logs a failed read or write, and
+// connWatch.interrupt fails them on purpose. A connection the server or the network dropped
+// fails with another error and is still logged.
+type quietOnLocalClose struct{ mysql.Logger }
+
+// Print implements mysql.Logger.
+func (l quietOnLocalClose) Print(v ...any) {
+	for _, a := range v {
+		if err, ok := a.(error); ok && errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+	l.Logger.Print(v...)
 }
