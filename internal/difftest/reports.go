@@ -17,6 +17,9 @@ type ReportGenerator struct {
 	seed uint64
 	rng  *rand.Rand
 	cfg  QueryConfig
+	// distinctStars counts the SELECT DISTINCT * drawn, whose form cycles without drawing (so
+	// that the other queries of a seed stay those drawn before it had several).
+	distinctStars int
 }
 
 // NewReportGenerator returns a generator of report queries for seed over cfg.Table (shard key
@@ -29,7 +32,7 @@ func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
 func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
-// with ORDER BY; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
+// with ORDER BY, and "star_distinct": SELECT DISTINCT * or t.*; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
 // of arguments; "derived" draws a derived table or WITH whose query is row-wise, and
 // "derived_grouped" (a derived table that groups under an outer query that aggregates),
 // "derived_flat" (a derived table or WITH that groups under an outer query that selects,
@@ -91,7 +94,17 @@ func (g *ReportGenerator) Next() Query {
 			q.Ordered = true
 			q.FoldCase = false
 		case 1:
-			q.SQL = "SELECT DISTINCT *" + from
+			q.Kind = "star_distinct"
+			switch g.distinctStars % 3 {
+			case 0:
+				q.SQL = "SELECT DISTINCT *" + from
+			case 1:
+				q.SQL = "SELECT DISTINCT o.*" + strings.Replace(from, " FROM "+g.cfg.Table, " FROM "+g.cfg.Table+" o", 1)
+			default:
+				// Ordered by the shard key alone, whose ties come in any order: compared as a set.
+				q.SQL = "SELECT DISTINCT *" + from + " ORDER BY order_time DESC"
+			}
+			g.distinctStars++
 			q.FoldCase = false
 		case 2:
 			q.SQL = "SELECT *, COUNT(*)" + from + " GROUP BY id"

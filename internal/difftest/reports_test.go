@@ -17,7 +17,7 @@ import (
 )
 
 // answeredShapes are the report shapes obroute answers: none of their queries may be refused.
-var answeredShapes = map[string]bool{"expression": true, "hidden_group": true, "star_order": true, "distinct_aggregate": true, "rollup": true, "derived": true, "union": true, "subquery_one_table": true, "derived_flat": true}
+var answeredShapes = map[string]bool{"expression": true, "hidden_group": true, "star_order": true, "star_distinct": true, "distinct_aggregate": true, "rollup": true, "derived": true, "union": true, "subquery_one_table": true, "derived_flat": true}
 
 func reportConfig() difftest.QueryConfig {
 	return difftest.QueryConfig{Table: "orders", From: dataFrom, To: dataTo, Boundary: boundary}

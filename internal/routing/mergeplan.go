@@ -142,14 +142,15 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	if sel.Having != nil {
 		grouped = true
 	}
-	if err := checkStar(star, sel, grouped); err != nil {
+	p.star = star
+	if err := p.checkStar(star, grouped); err != nil {
 		return nil, err
 	}
-	p.star = star
 	if !star {
 		p.visible = len(items)
 	}
-	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.QueryOpts.Distinct, Limit: merge.NoLimit}
+	// A SELECT DISTINCT * is deduplicated by the sub-queries alone (see checkStar).
+	p.spec = merge.Spec{Visible: p.visible, Distinct: sel.QueryOpts.Distinct && !star, Limit: merge.NoLimit}
 	for _, se := range items {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok {
@@ -191,7 +192,10 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 			return nil, err
 		}
 	}
-	if sel.QueryOpts.Distinct && !grouped && p.hiddenOrderKeys() {
+	if err := p.checkStarDistinctOrder(); err != nil {
+		return nil, err
+	}
+	if sel.QueryOpts.Distinct && !grouped && !star && p.hiddenOrderKeys() {
 		return nil, notMergeable("SELECT DISTINCT with ORDER BY on columns not in the select list cannot be merged; add the ORDER BY columns to the select list")
 	}
 	if sel.QueryOpts.Distinct {

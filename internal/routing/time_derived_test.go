@@ -49,7 +49,8 @@ func TestDerivedTables(t *testing.T) {
 func TestDerivedTableRefusals(t *testing.T) {
 	const rng = "order_time >= '2024-12-20'"
 	cases := []refusalCase{
-		{"grouping inside", "select count(*) from (select user_id, count(*) n from orders where " + rng + " group by user_id) t", ErrNotMergeable, "move the grouping to the outer query"},
+		{"grouping inside", "select count(*) from (select user_id, count(*) n from orders where " + rng + " group by user_id) t", ErrNotMergeable, "COUNT(DISTINCT k), plus one when k is NULL"},
+		{"grouping inside and outside", "select n, count(*) from (select user_id, count(*) n from orders where " + rng + " group by user_id) t group by n", ErrNotMergeable, "aggregate the table itself"},
 		{"limit inside", "select * from (select id from orders where " + rng + " limit 5) t", ErrNotMergeable, "LIMIT"},
 		{"distinct inside", "with t as (select distinct user_id from orders where " + rng + ") select count(*) from t", ErrNotMergeable, "DISTINCT"},
 		{"window inside", "select * from (select id, row_number() over (order by id) rn from orders where " + rng + ") t", ErrNotMergeable, "window function"},

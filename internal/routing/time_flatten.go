@@ -17,6 +17,11 @@ import (
 // query is not row-wise, for the refusal.
 func flattenGrouped(outer *sqlparser.Select, target *sqlparser.AliasedTableExpr, inner *sqlparser.Select, table, why string) (*sqlparser.Select, error) {
 	refuse := notMergeable("the derived table or WITH over the time-sharded table %s has %s, which would apply per table; keep its query to columns and conditions (move the grouping to the outer query), or select, filter (WHERE on its columns), order and limit its columns only, unqualified and not renamed", table, why)
+	if len(inner.GroupBy) > 0 && containsAggregate(outer.SelectExprs) {
+		// The outer aggregate reads groups merged across tables, and has types of its own (SUM of
+		// a COUNT is a DECIMAL): no one query of the table returns it as one server does.
+		return nil, notMergeable("an outer aggregate over the groups of a derived table or WITH over the time-sharded table %s cannot be merged; aggregate the table itself (the groups of k number COUNT(DISTINCT k), plus one when k is NULL in a row of the range; a SUM of an inner COUNT(*) is COUNT(*), though 0 rather than NULL over no rows), or narrow the range to one table", table)
+	}
 	switch {
 	case len(outer.From) != 1 || outer.From[0] != sqlparser.TableExpr(target),
 		len(outer.GroupBy) > 0, outer.Having != nil, outer.QueryOpts.Distinct, outer.QueryOpts.SQLCalcFoundRows, outer.Into != nil,

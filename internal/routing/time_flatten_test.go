@@ -24,7 +24,7 @@ func TestGroupedDerivedTables(t *testing.T) {
 	}
 	const fix = "select, filter (WHERE on its columns), order and limit its columns only"
 	refusals := []refusalCase{
-		{"outer aggregates", "select count(*), sum(n) from " + grouped, ErrNotMergeable, fix},
+		{"outer aggregates", "select count(*), sum(n) from " + grouped, ErrNotMergeable, "a SUM of an inner COUNT(*) is COUNT(*)"},
 		{"outer grouping", "select n from " + grouped + " group by n", ErrNotMergeable, fix},
 		{"a renamed column", "select n as cnt from " + grouped, ErrNotMergeable, fix},
 		{"a qualified column", "select t.n from " + grouped, ErrNotMergeable, fix},
