@@ -169,21 +169,11 @@ func (s *Store) deleteState(ctx context.Context, table string) error {
 	return err
 }
 
-// keyBytes is the text of a primary-key value as the server reads it back in a comparison.
+// keyBytes is the text of a primary-key value as the server reads it back in a comparison:
+// bytes as they are, anything else as fmt prints it (numbers in decimal, floats shortest).
 func keyBytes(v any) []byte {
-	switch x := v.(type) {
-	case []byte:
-		return x
-	case string:
-		return []byte(x)
-	case int64:
-		return strconv.AppendInt(nil, x, 10)
-	case uint64:
-		return strconv.AppendUint(nil, x, 10)
-	case float64:
-		return strconv.AppendFloat(nil, x, 'g', -1, 64)
-	case float32:
-		return strconv.AppendFloat(nil, float64(x), 'g', -1, 32)
+	if b, ok := v.([]byte); ok {
+		return b
 	}
 	return fmt.Append(nil, v)
 }
