@@ -19,6 +19,11 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if cs.unusable() {
 		return nil, nil, driver.ErrBadConn
 	}
+	if cs.assigned.s != nil {
+		if err := cs.readAssigned(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	switch st.Kind {
 	case routing.KindBegin:
 		if cs.tx.lost {
@@ -155,6 +160,10 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 			return nil, nil, fmt.Errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
 				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
 		}
+	}
+	if len(st.UserVars) > 0 && (len(plan.Targets) > 1 || plan.Merge != nil) {
+		return nil, nil, fmt.Errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
+			routing.ErrNotMergeable, strings.Join(st.UserVars, ", "))
 	}
 	var res driver.Result
 	var rows driver.Rows
@@ -300,6 +309,11 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *rout
 		}
 		cs.recordUse(s, st.Database, plan.Shadow)
 		return cs.noRowsResult(res, wantRows)
+	}
+	if len(st.UserVars) > 0 {
+		// Read back before the next statement, once its rows are closed: whether it succeeds
+		// or not, the server session holds what it assigned.
+		cs.assigned = assignedVars{s: s, names: st.UserVars, shadow: plan.Shadow}
 	}
 	prepared := prep != nil
 	if prepared && t.SQL == st.SQL {

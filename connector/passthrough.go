@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"log/slog"
+	"strings"
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
@@ -40,6 +41,9 @@ var passKinds = [...]struct {
 // analysed: one whose leading comments hold a hint, or whose first word is not a passKinds word.
 // It does not allocate.
 func passKind(query string) (routing.Kind, bool) {
+	if strings.IndexByte(query, '@') >= 0 {
+		return 0, false // it may assign a user variable (@v := …, INTO @v): session state
+	}
 	i := 0
 	for i < len(query) && isSpaceByte(query[i]) {
 		i++
@@ -70,7 +74,7 @@ func passKind(query string) (routing.Kind, bool) {
 // routed path would run it there, and reports false, having done nothing, for a statement that
 // must be analysed.
 func (cs *clientSession) passthrough(ctx context.Context, query string, args []driver.NamedValue, wantRows bool) (driver.Result, driver.Rows, bool, error) {
-	if !cs.c.passthrough || cs.unusable() || cs.tx.lost {
+	if !cs.c.passthrough || cs.unusable() || cs.tx.lost || cs.assigned.s != nil {
 		return nil, nil, false, nil
 	}
 	kind, ok := passKind(query)

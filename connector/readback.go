@@ -10,9 +10,11 @@ import (
 // isOn reads a boolean system variable's value as MySQL does (1, ON, TRUE).
 func isOn(v string) bool { return v != "0" && v != "off" && v != "false" }
 
+// variableRef is how SQL names a variable of SessionVar.Name: a user variable quoted (its name
+// may hold any character), a system variable in the session scope.
 func variableRef(name string) string {
-	if strings.HasPrefix(name, "@") {
-		return name
+	if user, ok := strings.CutPrefix(name, "@"); ok {
+		return "@`" + strings.ReplaceAll(user, "`", "``") + "`"
 	}
 	return "@@session." + name
 }

@@ -52,6 +52,9 @@ type clientSession struct {
 	pass passed
 	// statsShard is the shard of the connector's route counts this client session adds to.
 	statsShard uint8
+	// assigned are user variables the last statement assigned outside SET, read back before
+	// the next one (readAssigned).
+	assigned assignedVars
 }
 
 type txState struct {

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 
@@ -286,8 +287,14 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 		vars[i].Assignment = variableRef(v.Name) + " = " + lit
 		vars[i].Value = strings.ToLower(strings.Trim(lit, "'"))
 	}
-	// s was in line before the SET (sync ran); it stays in line unless the SET gave a shadow
-	// server session a production value that the shadow layer overrides.
+	cs.recordVars(s, vars, shadow)
+	return nil
+}
+
+// recordVars keeps variables s has just been given, in the layer of its traffic. s was in line
+// before (sync ran); it stays in line unless they gave a shadow server session a production
+// value that the shadow layer overrides.
+func (cs *clientSession) recordVars(s *serverSession, vars []routing.SessionVar, shadow bool) {
 	stays := cs.inLine(s)
 	cs.layer(shadow).record(vars)
 	for _, v := range vars {
@@ -301,6 +308,40 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 	if stays {
 		cs.markInLine(s)
 	}
+}
+
+// assignedVars are user variables a statement assigned outside SET on server session s.
+type assignedVars struct {
+	s      *serverSession
+	names  []string
+	shadow bool
+}
+
+// readAssigned reads back the user variables the last statement assigned outside SET and keeps
+// them as if SET had assigned them. When the server session that assigned them is gone, so are
+// their values: like a go-sql-driver connection that broke, the client session is discarded
+// (driver.ErrBadConn) rather than go on with values it no longer has.
+func (cs *clientSession) readAssigned(ctx context.Context) error {
+	a := cs.assigned
+	cs.assigned = assignedVars{}
+	if a.s.broken || cs.servers[a.s.backend.name] != a.s {
+		cs.broken = true
+		return driver.ErrBadConn
+	}
+	vars := make([]routing.SessionVar, len(a.names))
+	for i, name := range a.names {
+		lit, err := readBack(ctx, a.s, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				cs.assigned = a // the statement's context ended: read them before the next one
+				return err
+			}
+			cs.broken = true
+			return driver.ErrBadConn
+		}
+		vars[i] = routing.SessionVar{Name: name, Assignment: variableRef(name) + " = " + lit, Value: strings.ToLower(strings.Trim(lit, "'"))}
+	}
+	cs.recordVars(a.s, vars, a.shadow)
 	return nil
 }
 

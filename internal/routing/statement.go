@@ -82,6 +82,10 @@ type Statement struct {
 	// SessionDependent marks statements whose meaning depends on the previous statement's server
 	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS.
 	SessionDependent bool
+	// UserVars are the user variables a statement other than SET assigns (@v := …, INTO @v), by
+	// name in lower case: their values are read back after it ran, so that a server session
+	// replacing a lost one, or another backend's, gets them.
+	UserVars []string
 	// Vars are the session assignments of a SET statement (KindSet).
 	Vars []SessionVar
 	// NextTransaction is the text of a one-shot "SET TRANSACTION …" (no scope): it applies to the
@@ -166,6 +170,9 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.SessionDependent = readsDiagnostics(body)
 	case KindSelect, KindOther:
 		st.SessionDependent = callsSessionFunction(toks)
+	}
+	if st.Kind != KindSet {
+		st.UserVars = assignedUserVars(toks)
 	}
 	if st.ParseErr != nil || st.scanned {
 		return st

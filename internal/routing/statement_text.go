@@ -1,6 +1,9 @@
 package routing
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // sessionFunctions are the functions whose result belongs to the previous statement's server session.
 var sessionFunctions = map[string]bool{"found_rows": true, "row_count": true, "last_insert_id": true}
@@ -28,6 +31,34 @@ func callsSessionFunction(toks []token) bool {
 		}
 	}
 	return false
+}
+
+// assignedUserVars returns the user variables the tokens assign outside SET: `@v := …` anywhere
+// and the list after INTO (`SELECT … INTO @a, @b`), each once, in lower case.
+func assignedUserVars(toks []token) []string {
+	var names []string
+	add := func(name string) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	into := false
+	for i, t := range toks {
+		switch {
+		case t.is("into"):
+			into = true
+			continue
+		case t.kind == tokVar && !strings.HasPrefix(t.val, "@@"):
+			if into || i+1 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == ":=" {
+				add(t.val)
+			}
+			continue
+		case into && t.kind == tokPunct && t.text == ",":
+			continue
+		}
+		into = false
+	}
+	return names
 }
 
 // LogText is the statement text for logs, observers and EXPLAIN ROUTE: the SQL itself, except

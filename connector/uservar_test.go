@@ -1,0 +1,103 @@
+package connector_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"github.com/obroute/obroute/sqltest"
+)
+
+// A user variable assigned by a statement other than SET (SELECT … INTO, :=, DO) is read back
+// and kept: a server session that replaces a lost one gets the value the lost one had, not the
+// last SET's.
+func TestUserVariableAssignedOutsideSETFollowsTheSession(t *testing.T) {
+	b := sqltest.Shared(t, "uvar")[0]
+	db, err := sql.Open("obroute", b.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, change := range []string{"SELECT 2 INTO @v", "SELECT @v := 2", "DO @v := 2", "SELECT 0, 2 INTO @w, @V", "SET @v = 2"} {
+		t.Run(change, func(t *testing.T) {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, "SET @v = 1"); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := conn.QueryContext(ctx, change)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var id int64
+			if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.DB.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+				t.Fatal(err)
+			}
+			var v sql.NullInt64
+			var other int64
+			if err := conn.QueryRowContext(ctx, "SELECT @v, CONNECTION_ID()").Scan(&v, &other); err != nil {
+				t.Fatalf("after %q and the server session killed: %v", change, err)
+			}
+			if other == id {
+				t.Fatalf("the killed server session %d answered", id)
+			}
+			if !v.Valid || v.Int64 != 2 {
+				t.Errorf("after %q the replacing server session reads @v = %v, want 2", change, v)
+			}
+		})
+	}
+}
+
+// A server session lost before the variables a statement assigned could be read back takes them
+// with it: the client session is discarded (database/sql retries on a new one), never replayed
+// with an older value.
+func TestUserVariableLostWithItsSession(t *testing.T) {
+	b := sqltest.Shared(t, "uvarlost")[0]
+	db, err := sql.Open("obroute", b.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(1)
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "SET @v = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "DO @v := 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DB.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	var v sql.NullInt64
+	err = conn.QueryRowContext(ctx, "SELECT @v").Scan(&v)
+	if err == nil && v.Valid && v.Int64 == 1 {
+		t.Fatalf("SELECT @v after the session that set it to 2 was lost: 1, a value the session no longer had")
+	}
+	if err == nil {
+		t.Fatalf("SELECT @v after the session that assigned it was lost: %v, want an error (the client session is discarded)", v)
+	}
+}
