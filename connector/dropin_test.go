@@ -63,7 +63,7 @@ func TestStatementTimeoutIsNotABackendFailure(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			// Longer than the test: a statement that ended by itself could not be killed.
-			_, errs[i] = db.Exec("SELECT SLEEP(30)")
+			_, errs[i] = db.Exec("SELECT SLEEP(30.7)")
 		}()
 	}
 	wg.Wait()
@@ -80,13 +80,19 @@ func TestStatementTimeoutIsNotABackendFailure(t *testing.T) {
 	if s.BackendsDown != 0 || s.Backends[0].Down || s.Backends[0].Failures != 0 {
 		t.Fatalf("statement timeouts counted against the backend: %+v", s)
 	}
-	// The abandoned statements were killed on the server.
+	// The abandoned statements end on the server: killed by obroute's KILL QUERY, or ended by the
+	// server itself when it noticed go-sql-driver close the connection before the KILL arrived
+	// (then KILL finds no such query and is not counted).
+	running := "INFO LIKE '%SLEEP(30.7)%' AND INFO NOT LIKE '%PROCESSLIST%'"
 	deadline := time.Now().Add(15 * time.Second)
-	for c.Stats().QueriesKilled < 3 && time.Now().Before(deadline) {
+	for len(processIDs(t, b, running)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("abandoned statements still run on the server 15 s later (%d killed by obroute)", c.Stats().QueriesKilled)
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if k := c.Stats().QueriesKilled; k != 3 {
-		t.Errorf("QueriesKilled = %d, want 3 (one KILL QUERY per abandoned statement)", k)
+	if k := c.Stats().QueriesKilled; k > 3 {
+		t.Errorf("QueriesKilled = %d, want at most 3 (one KILL QUERY per abandoned statement)", k)
 	}
 }
 
