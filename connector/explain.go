@@ -25,7 +25,6 @@ import (
 
 // explain answers EXPLAIN ROUTE: the plan of the explained statement as rows, without running it.
 func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, args []driver.NamedValue) (driver.Rows, error) {
-	var lines []routing.ExplainLine
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
 		err = cs.c.loadMetadata(ctx, st)
@@ -34,16 +33,27 @@ func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, arg
 	if err == nil {
 		plan, err = cs.route(st, hints, args, true)
 	}
-	if err != nil {
-		lines = routing.ExplainRefused(st, err, cs.c.ExplainOptions())
-	} else {
-		lines = plan.Explain(cs.c.ExplainOptions())
-	}
+	lines := cs.c.explainLines(st, plan, err)
 	values := make([][]driver.Value, len(lines))
 	for i, l := range lines {
-		values[i] = []driver.Value{l.Section, l.Step, config.Scrub(l.Detail, cs.c.events.secrets)}
+		values[i] = []driver.Value{l.Section, l.Step, l.Detail}
 	}
 	return &valueRows{columns: routing.ExplainColumns, values: values}, nil
+}
+
+// explainLines renders plan, or st's refusal err, as the lines of EXPLAIN ROUTE, without any
+// password of the configuration.
+func (c *Connector) explainLines(st *routing.Statement, plan *routing.Plan, err error) []routing.ExplainLine {
+	var lines []routing.ExplainLine
+	if err != nil {
+		lines = routing.ExplainRefused(st, err, c.ExplainOptions())
+	} else {
+		lines = plan.Explain(c.ExplainOptions())
+	}
+	for i := range lines {
+		lines[i].Detail = c.ScrubText(lines[i].Detail)
+	}
+	return lines
 }
 
 // statementHints are the hints of a statement run now: those of ctx, with those the
@@ -59,9 +69,15 @@ func (cs *clientSession) statementHints(ctx context.Context) (hint.Set, error) {
 // Explain returns the plan of query as a new client session would route it (no transaction,
 // no previous statement), with the hints of ctx and args as its arguments, without running
 // anything. A query written "EXPLAIN ROUTE …" is explained the same way. The error is the
-// router's refusal (test it with errors.Is against routing's and hint's sentinels). Render the
-// plan with plan.Explain(c.ExplainOptions()).
+// router's refusal (test it with errors.Is against this package's and hint's Err values). Render
+// the plan with plan.Explain(c.ExplainOptions()), or use ExplainLines.
 func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*Plan, error) {
+	_, plan, err := c.explain(ctx, query, args)
+	return plan, err
+}
+
+// explain analyses query and routes it as Explain does, returning the analysed statement too.
+func (c *Connector) explain(ctx context.Context, query string, args []any) (*routing.Statement, *routing.Plan, error) {
 	st := c.router.Analyze(query)
 	if st.Kind == routing.KindExplainRoute {
 		st = st.Explained
@@ -70,14 +86,15 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*Pl
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
-			return nil, fmt.Errorf("obroute: explain: argument %d: %w", i+1, err)
+			return st, nil, fmt.Errorf("obroute: explain: argument %d: %w", i+1, err)
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
 	if err := c.loadMetadata(ctx, st); err != nil {
-		return nil, err
+		return st, nil, err
 	}
-	return c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
+	plan, err := c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
+	return st, plan, err
 }
 
 // Plan is a statement's route: its targets, the SQL each runs, the merge of a split, the
@@ -91,21 +108,8 @@ type ExplainLine = routing.ExplainLine
 // EXPLAIN ROUTE statement would answer. When the statement would be refused the lines say why
 // and err is the refusal (errors.Is with the Err values of this package).
 func (c *Connector) ExplainLines(ctx context.Context, query string, args ...any) ([]ExplainLine, error) {
-	plan, err := c.Explain(ctx, query, args...)
-	var lines []ExplainLine
-	if err != nil {
-		st := c.router.Analyze(query)
-		if st.Kind == routing.KindExplainRoute {
-			st = st.Explained
-		}
-		lines = routing.ExplainRefused(st, err, c.ExplainOptions())
-	} else {
-		lines = plan.Explain(c.ExplainOptions())
-	}
-	for i := range lines {
-		lines[i].Detail = c.ScrubText(lines[i].Detail)
-	}
-	return lines, err
+	st, plan, err := c.explain(ctx, query, args)
+	return c.explainLines(st, plan, err), err
 }
 
 // ExplainOptions are the options that render this connector's plans: backend addresses
