@@ -89,26 +89,7 @@ func newBigCluster(tb testing.TB, withRef bool) *bigCluster {
 		bc.hot.Exec(tb, "INSERT INTO shard_metadata (table_name, min_time, max_time, is_hot) VALUES (?, ?, ?, ?)",
 			t.Name, t.Min.Format(time.DateTime), t.Max.Format(time.DateTime), t.Hot)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(bs))
-	for i, b := range bs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, s := range stmts[i] {
-				if _, err := b.DB.Exec(s); err != nil {
-					errs[i] = fmt.Errorf("%s: %w", b.Name, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
+	execOnEach(tb, bs, stmts[:])
 	return bc
 }
 
@@ -236,6 +217,32 @@ func TestMillionRowScan(t *testing.T) {
 		}
 		if hotRows > int64(10+k) || coldRows > int64(10+k) {
 			t.Errorf("LIMIT 10 OFFSET %d: hot sent %d rows, cold %d; want at most %d each", k, hotRows, coldRows, 10+k)
+		}
+	}
+}
+
+// execOnEach runs stmts[i] in order on bs[i], the backends at once, and fails tb on the first
+// error of any.
+func execOnEach(tb testing.TB, bs []*sqltest.Backend, stmts [][]string) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(bs))
+	for i, b := range bs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, s := range stmts[i] {
+				if _, err := b.DB.Exec(s); err != nil {
+					errs[i] = fmt.Errorf("%s: %w", b.Name, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			tb.Fatal(err)
 		}
 	}
 }

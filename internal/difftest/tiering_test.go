@@ -84,26 +84,7 @@ func newTierCluster(t testing.TB, janRows int) *tierCluster {
 		c.hot.Exec(t, "INSERT INTO shard_metadata (table_name, min_time, max_time, is_hot, location) VALUES (?, ?, ?, ?, ?)",
 			name, m.Format(time.DateTime), m.AddDate(0, 1, 0).Add(-time.Second).Format(time.DateTime), loc == "hot", loc)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, b := range bs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, s := range stmts[i] {
-				if _, err := b.DB.Exec(s); err != nil {
-					errs[i] = fmt.Errorf("%s: %w", b.Name, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	execOnEach(t, bs, stmts[:])
 	c.refDB = openMySQL(t, c.ref.DSN)
 	for _, refresh := range []time.Duration{300 * time.Millisecond, time.Second} {
 		c.dbs = append(c.dbs, c.openObroute(t, refresh))
