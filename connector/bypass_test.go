@@ -12,7 +12,6 @@ import (
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
-	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -30,19 +29,11 @@ func newRoutedFixture(t *testing.T) *routedFixture {
 	names := []string{"hot", "cold", "shadow_hot", "shadow_cold"}
 	f := &routedFixture{b: map[string]*sqltest.Backend{}}
 	cfg := &config.Config{
-		Routes: map[string]string{"audit_log": "cold"},
-		Shadow: &config.Shadow{
-			Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
-			DefaultAlgorithm: "by-hint",
-		},
+		Routes:     map[string]string{"audit_log": "cold"},
+		Shadow:     shadowByHint(),
 		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
-	var tables metadata.StaticSource
-	for i, m := range []string{"202412", "202501", "202502", "202503"} {
-		from := time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0)
-		tables = append(tables, metadata.Table{Name: "orders_" + m, Min: from, Max: from.AddDate(0, 1, 0).Add(-time.Second), Hot: i > 0})
-	}
+	tables := ordersDecemberToMarch()
 	for i, b := range sqltest.Shared(t, names...) {
 		f.b[names[i]] = b
 		role := names[i]

@@ -43,18 +43,10 @@ func newExplainFixture(t *testing.T, opts ...connector.Option) *explainFixture {
 	cfg := &config.Config{
 		Routes:             map[string]string{"audit_log": "cold"},
 		EnableCachedServer: true,
-		Shadow: &config.Shadow{
-			Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
-			Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
-			DefaultAlgorithm: "by-hint",
-		},
-		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
+		Shadow:             shadowByHint(),
+		TimeTables:         []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 	}
-	var tables metadata.StaticSource
-	for i, m := range []string{"202412", "202501", "202502", "202503"} {
-		from := time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0)
-		tables = append(tables, metadata.Table{Name: "orders_" + m, Min: from, Max: from.AddDate(0, 1, 0).Add(-time.Second), Hot: i > 0})
-	}
+	tables := ordersDecemberToMarch()
 	for _, name := range fixtureNames {
 		srv, err := embedded.Start(embedded.Options{Name: name, User: "app", Password: password})
 		if err != nil {
@@ -335,4 +327,24 @@ func TestExplainNeverShowsPasswords(t *testing.T) {
 	if strings.Contains(out, password) {
 		t.Errorf("the password appears in the output:\n%s", out)
 	}
+}
+
+// shadowByHint is a shadow rule of the hint alone, hot and cold each with its shadow backend.
+func shadowByHint() *config.Shadow {
+	return &config.Shadow{
+		Mappings:         []config.ShadowMapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
+		Algorithms:       []config.ShadowAlgorithm{{Name: "by-hint", Kind: "hint"}},
+		DefaultAlgorithm: "by-hint",
+	}
+}
+
+// ordersDecemberToMarch is the shard metadata of orders from December 2024 to March 2025, one
+// table a month, December cold.
+func ordersDecemberToMarch() metadata.StaticSource {
+	var tables metadata.StaticSource
+	for i, m := range []string{"202412", "202501", "202502", "202503"} {
+		from := time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0)
+		tables = append(tables, metadata.Table{Name: "orders_" + m, Min: from, Max: from.AddDate(0, 1, 0).Add(-time.Second), Hot: i > 0})
+	}
+	return tables
 }
