@@ -137,6 +137,10 @@ type Error struct {
 
 func (e *Error) Error() string { return "obroute config: " + e.Where + ": " + e.Problem }
 
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func errorf(where, format string, args ...any) error {
 	return &Error{Where: where, Problem: fmt.Sprintf(format, args...)}
 }

@@ -151,15 +151,17 @@ func appendKey(buf []byte, k kind, v driver.Value) []byte {
 	switch k {
 	case kindNumber:
 		var scratch [24]byte
-		if d, ok := numberView(v, scratch[:]); ok {
+		d, ok := numberView(v, scratch[:])
+		if !ok {
+			d, ok = exactView(v)
+		}
+		if ok {
 			if d.neg {
 				buf = append(buf, '-')
 			}
 			buf = append(buf, d.intp...)
 			buf = append(buf, '.')
 			buf = append(buf, d.frac...)
-		} else if r, ok := toRat(v); ok {
-			buf = append(buf, r.RatString()...)
 		} else {
 			buf = append(buf, asBytes(v)...)
 		}

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"database/sql/driver"
 	"math"
-	"math/big"
 	"strconv"
 )
 
@@ -147,12 +146,16 @@ func compareNumber(a, b driver.Value) int {
 	if oka && okb {
 		return compareDec(da, db)
 	}
-	// Exponents, floats in an integer column, a literal like 1.5e3: exact rationals.
-	ra, oka := toRat(a)
-	rb, okb := toRat(b)
+	// Exponents, floats in an integer column, a literal like 1.5e3: exact decimals.
+	if !oka {
+		da, oka = exactView(a)
+	}
+	if !okb {
+		db, okb = exactView(b)
+	}
 	switch {
 	case oka && okb:
-		return ra.Cmp(rb)
+		return compareDec(da, db)
 	case oka:
 		return -1
 	case okb:
@@ -161,16 +164,55 @@ func compareNumber(a, b driver.Value) int {
 	return bytes.Compare(asBytes(a), asBytes(b))
 }
 
-func toRat(v driver.Value) (*big.Rat, bool) {
+// maxExactDigits bounds the digits exactView writes out: a double needs at
+// most 767 significant digits and an exponent of ±1074, a DECIMAL 65 digits.
+const maxExactDigits = 4096
+
+// exactView reads a float or a decimal literal with an exponent (1.5e3) as
+// the exact decimal it stands for.
+func exactView(v driver.Value) (decView, bool) {
 	switch x := v.(type) {
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, false
+			return decView{}, false
 		}
-		return new(big.Rat).SetFloat64(x), true
+		// 767 significant digits write any double exactly.
+		return parseExp(strconv.AppendFloat(nil, x, 'e', 767, 64))
 	case float32:
-		return toRat(float64(x))
+		return exactView(float64(x))
 	}
-	r, ok := new(big.Rat).SetString(string(asBytes(v)))
-	return r, ok
+	return parseExp(asBytes(v))
+}
+
+// parseExp reads [+-]digits[.digits][(e|E)[+-]digits] exactly.
+func parseExp(b []byte) (decView, bool) {
+	e := bytes.IndexAny(b, "eE")
+	if e < 0 {
+		return parseDec(b)
+	}
+	d, ok := parseDec(b[:e])
+	exp, err := strconv.Atoi(string(b[e+1:]))
+	if !ok || err != nil || exp > maxExactDigits || exp < -maxExactDigits {
+		return decView{}, false
+	}
+	digits := append(append([]byte(nil), d.intp...), d.frac...)
+	point := len(d.intp) + exp
+	switch {
+	case point <= 0:
+		d.intp, d.frac = nil, append(bytes.Repeat([]byte{'0'}, -point), digits...)
+	case point >= len(digits):
+		d.intp, d.frac = append(digits, bytes.Repeat([]byte{'0'}, point-len(digits))...), nil
+	default:
+		d.intp, d.frac = digits[:point], digits[point:]
+	}
+	for len(d.intp) > 0 && d.intp[0] == '0' {
+		d.intp = d.intp[1:]
+	}
+	for len(d.frac) > 0 && d.frac[len(d.frac)-1] == '0' {
+		d.frac = d.frac[:len(d.frac)-1]
+	}
+	if len(d.intp)+len(d.frac) == 0 {
+		d.neg = false
+	}
+	return d, true
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"database/sql/driver"
+	"math"
 	"math/big"
 	"testing"
 	"time"
@@ -31,7 +32,12 @@ func TestCompareValues(t *testing.T) {
 		{kindNumber, int64(-1), uint64(18446744073709551615), -1},
 		{kindNumber, int64(42), b("42.0"), 0},
 		{kindNumber, uint64(3), b("2.99"), 1},
-		{kindNumber, b("1e3"), b("999"), 1}, // not a DECIMAL literal: exact rational
+		{kindNumber, b("1e3"), b("999"), 1}, // not a DECIMAL literal: exact decimal
+		{kindNumber, b("1.5e3"), b("1500"), 0},
+		{kindNumber, b("-25E-3"), b("-0.025"), 0},
+		{kindNumber, float64(0.1), b("0.1"), 1}, // the double nearest 0.1 is above it
+		{kindNumber, float64(0.5), b("5e-1"), 0},
+		{kindNumber, float64(1e300), b("1e300"), 1},
 		{kindNumber, nil, b("-99"), -1},
 		{kindNumber, nil, nil, 0},
 		{kindFloat, b("1e3"), b("999.5"), 1},
@@ -166,6 +172,39 @@ func FuzzCompareDecimal(f *testing.F) {
 		sum, ok := new(big.Rat).SetString(string(d.appendText(nil)))
 		if !ok || sum.Cmp(new(big.Rat).Add(ra, rb)) != 0 {
 			t.Errorf("%q + %q = %s, math/big says %s", a, b, d.appendText(nil), new(big.Rat).Add(ra, rb).FloatString(40))
+		}
+	})
+}
+
+// FuzzCompareExact checks numbers with exponents and floats, compared as the
+// exact decimals they stand for, against math/big.
+func FuzzCompareExact(f *testing.F) {
+	for _, s := range [][2]string{{"1e3", "999"}, {"1.5e3", "1500"}, {"-25E-3", "-0.025"}, {"0e5", "-0"}, {".5e1", "5"}, {"1e-400", "0"}} {
+		f.Add(s[0], s[1], 0.1)
+	}
+	f.Fuzz(func(t *testing.T, a, b string, x float64) {
+		da, oka := parseExp([]byte(a))
+		db, okb := parseExp([]byte(b))
+		if !oka || !okb {
+			return
+		}
+		ra, ok1 := new(big.Rat).SetString(a)
+		rb, ok2 := new(big.Rat).SetString(b)
+		if !ok1 || !ok2 {
+			t.Fatalf("parseExp accepted %q or %q that math/big rejects", a, b)
+		}
+		if got, want := compareDec(da, db), ra.Cmp(rb); got != want {
+			t.Errorf("compare(%q, %q) = %d, math/big says %d", a, b, got, want)
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		dx, ok := exactView(x)
+		if !ok {
+			t.Fatalf("exactView(%v) failed", x)
+		}
+		if got, want := compareDec(dx, da), new(big.Rat).SetFloat64(x).Cmp(ra); got != want {
+			t.Errorf("compare(%v, %q) = %d, math/big says %d", x, a, got, want)
 		}
 	})
 }

@@ -217,10 +217,18 @@ var (
 	ErrNotExact = errors.New("obroute: statement cannot be split and merged correctly")
 )
 
+// invalidf and notExactf are not inlined: they are called at many places,
+// none of them on a row's path.
+//
+//go:noinline
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSpec}, args...)...)
 }
 
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func notExactf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotExact}, args...)...)
 }

@@ -305,16 +305,23 @@ func RefusalIndex(err error) int {
 	return len(refusalReasons)
 }
 
-// fields builds a {key:value, …} detail in order.
+// fields builds a {key:value, …} detail in order. Its methods are not
+// inlined: EXPLAIN names them at many places, and each inlined copy would grow
+// every binary that imports the driver (see driver/import_test.go).
 type fields []string
 
+//go:noinline
 func (f fields) raw(k, v string) fields { return append(f, k+":"+v) }
+
 func (f fields) str(k, v string) fields { return f.raw(k, strconv.Quote(v)) }
-func (f fields) bool(k string, v bool) fields {
-	return f.raw(k, strconv.FormatBool(v))
-}
+
+//go:noinline
+func (f fields) bool(k string, v bool) fields { return f.raw(k, strconv.FormatBool(v)) }
+
 func (f fields) int(k string, v int64) fields { return f.raw(k, strconv.FormatInt(v, 10)) }
-func (f fields) String() string               { return "{" + strings.Join(f, ", ") + "}" }
+
+//go:noinline
+func (f fields) String() string { return "{" + strings.Join(f, ", ") + "}" }
 
 // argsText writes bound arguments as a list of SQL-like literals.
 func argsText(args []driver.NamedValue) string {

@@ -31,6 +31,11 @@ type token struct {
 }
 
 // is reports whether t is the unquoted word w (case-insensitive).
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func (t token) is(w string) bool { return t.kind == tokWord && strings.EqualFold(t.text, w) }
 
 // lex splits sql into tokens. Comments are skipped, but the content of /*! … */ and /*M! … */

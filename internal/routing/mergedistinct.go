@@ -24,6 +24,11 @@ func distinctArgs(x *sqlparser.FuncExpr) ([]sqlparser.Expr, error) {
 }
 
 // distinctKey is the text of a DISTINCT aggregate's arguments.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func distinctKey(args []sqlparser.Expr) string {
 	key := ""
 	for _, a := range args {

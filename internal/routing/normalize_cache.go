@@ -152,6 +152,11 @@ func (st *Statement) readArgs(args []driver.NamedValue) []driver.NamedValue {
 }
 
 // argNumber is the number by which the application knows the i-th argument routing reads.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func argNumber(args []driver.NamedValue, i int) int {
 	n := i + 1
 	for _, a := range args[:min(i, len(args))] {

@@ -146,6 +146,11 @@ func argOf(e sqlparser.Expr) (int, bool) {
 }
 
 // unparen strips the parentheses around e.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func unparen(e sqlparser.Expr) sqlparser.Expr {
 	for {
 		p, ok := e.(*sqlparser.ParenExpr)
@@ -169,6 +174,11 @@ func conjuncts(e sqlparser.Expr, out []sqlparser.Expr) []sqlparser.Expr {
 }
 
 // nodeText prints a node for messages and keys.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func nodeText(n sqlparser.SQLNode) string { return sqlparser.String(n) }
 
 // faithful checks that printing the statement keeps what its meaning rests on and the parser

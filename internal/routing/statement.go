@@ -294,18 +294,25 @@ func (r *Router) classify(st *Statement, ast sqlparser.Statement, toks []token, 
 	st.Tables = statementTables(ast)
 }
 
+// appendTable adds name to tables, lower case and unqualified, unless it is
+// empty or listed. It is not inlined: statementTables names it at many places.
+//
+//go:noinline
+func appendTable(tables []string, name sqlparser.TableName) []string {
+	if name.IsEmpty() {
+		return tables
+	}
+	t := strings.ToLower(name.Name.String())
+	if slices.Contains(tables, t) {
+		return tables
+	}
+	return append(tables, t)
+}
+
 // statementTables lists the base tables ast names, lower case and unqualified.
 func statementTables(ast sqlparser.Statement) []string {
 	var tables []string
-	add := func(name sqlparser.TableName) {
-		if name.IsEmpty() {
-			return
-		}
-		t := strings.ToLower(name.Name.String())
-		if !slices.Contains(tables, t) {
-			tables = append(tables, t)
-		}
-	}
+	add := func(name sqlparser.TableName) { tables = appendTable(tables, name) }
 	var more []sqlparser.SQLNode
 	switch n := ast.(type) {
 	case *sqlparser.Insert:

@@ -186,6 +186,11 @@ func readLiteral(v string, num bool) (d datetimeValue, why string) {
 }
 
 // notRead is a value obroute does not read, with the reason.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func notRead(format string, a ...any) *texpr {
 	return &texpr{op: xValue, why: fmt.Sprintf(format, a...)}
 }

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -137,7 +138,8 @@ func touches(a, b interval) bool {
 // normalize sorts, drops empty intervals and merges overlapping ones.
 func normalize(s rangeSet) rangeSet {
 	s = slices.DeleteFunc(s, interval.empty)
-	slices.SortFunc(s, func(a, b interval) int { return lowBefore(a.lo, b.lo) })
+	// sort.Slice, not slices.SortFunc: no generic sort compiled for interval's shape.
+	sort.Slice(s, func(i, j int) bool { return lowBefore(s[i].lo, s[j].lo) < 0 })
 	out := s[:0]
 	for _, iv := range s {
 		if n := len(out); n > 0 && touches(out[n-1], iv) {

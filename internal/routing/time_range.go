@@ -230,6 +230,11 @@ func (c *rangeCompiler) comparison(x *sqlparser.ComparisonExpr) (*rangeNode, err
 }
 
 // formatTime writes t as a DATETIME literal body, with microseconds only when it has them.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func formatTime(t time.Time) string {
 	var buf [32]byte
 	return string(appendTime(buf[:0], t))

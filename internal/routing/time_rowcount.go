@@ -19,9 +19,7 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 	if i >= len(args) {
 		return 0, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, givenArgs(args))
 	}
-	bad := func(v any) error {
-		return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, argNumber(args, i), v, what)
-	}
+	bad := func(v any) error { return notARowCount(argNumber(args, i), v, what) }
 	var u uint64
 	switch v := args[i].Value.(type) {
 	case int64:
@@ -65,6 +63,14 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 		return 0, fmt.Errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what, v)
 	}
 	return int64(min(u, math.MaxInt64)), nil
+}
+
+// notARowCount is the error for a LIMIT or OFFSET argument that is not a row
+// count. It is not inlined: argRowCount names it for every argument type.
+//
+//go:noinline
+func notARowCount(n int, v any, what string) error {
+	return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, n, v, what)
 }
 
 func rowCountInt(n int64, bad func(any) error) (int64, error) {

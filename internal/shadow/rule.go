@@ -102,10 +102,8 @@ func (r *Rule) Validate(isBackend func(name string) bool) error {
 	if isBackend == nil {
 		isBackend = func(string) bool { return true }
 	}
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidRule}, args...)...))
-	}
+	var errs problems
+	bad := errs.add
 	k := &compiled{all: map[string]string{}}
 
 	shadows := map[string]bool{}
@@ -219,9 +217,25 @@ func (r *Rule) Validate(isBackend func(name string) bool) error {
 	return nil
 }
 
+// invalid returns an error wrapping ErrInvalidRule. It is not inlined:
+// validation calls it at many places, none of them on a statement's path.
+//
+//go:noinline
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRule}, args...)...)
+}
+
+// problems collects what is wrong with a rule.
+type problems []error
+
+// add records one problem; not inlined, for the reason invalid is not.
+//
+//go:noinline
+func (p *problems) add(format string, args ...any) { *p = append(*p, invalid(format, args...)) }
+
 func compileAlgorithm(a Algorithm) (*algorithm, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: algorithm %q: "+format, append([]any{ErrInvalidRule, a.Name}, args...)...)
+		return invalid("algorithm %q: "+format, append([]any{a.Name}, args...)...)
 	}
 	c := &algorithm{name: a.Name, column: strings.ToLower(a.Column), op: Operation(strings.ToLower(string(a.Operation)))}
 	switch strings.ToLower(string(a.Kind)) {
