@@ -64,6 +64,12 @@ func parseDec(b []byte) (decView, bool) {
 	if i != len(b) || len(d.intp)+len(d.frac) == 0 {
 		return decView{}, false
 	}
+	return d.trimmed(), true
+}
+
+// trimmed drops leading integer zeros and trailing fraction zeros; zero is
+// never negative.
+func (d decView) trimmed() decView {
 	for len(d.intp) > 0 && d.intp[0] == '0' {
 		d.intp = d.intp[1:]
 	}
@@ -73,7 +79,7 @@ func parseDec(b []byte) (decView, bool) {
 	if len(d.intp)+len(d.frac) == 0 {
 		d.neg = false
 	}
-	return d, true
+	return d
 }
 
 func compareDec(a, b decView) int {
@@ -205,14 +211,5 @@ func parseExp(b []byte) (decView, bool) {
 	default:
 		d.intp, d.frac = digits[:point], digits[point:]
 	}
-	for len(d.intp) > 0 && d.intp[0] == '0' {
-		d.intp = d.intp[1:]
-	}
-	for len(d.frac) > 0 && d.frac[len(d.frac)-1] == '0' {
-		d.frac = d.frac[:len(d.frac)-1]
-	}
-	if len(d.intp)+len(d.frac) == 0 {
-		d.neg = false
-	}
-	return d, true
+	return d.trimmed(), true
 }
