@@ -233,6 +233,31 @@ func notExactf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotExact}, args...)...)
 }
 
+// columnBounds checks the column numbers of a spec against inputs of n
+// columns, the first visible of them visible (or the first leading of them
+// leading, before the visible ones). Its methods are not inlined: validate
+// calls them at many places, none of them on a row's path.
+type columnBounds struct{ n, visible, leading int }
+
+//go:noinline
+func (b columnBounds) column(what string, i int) error {
+	if i < 0 || i >= b.n {
+		return invalidf("%s column %d is out of range: the inputs have %d columns (0..%d)", what, i, b.n, b.n-1)
+	}
+	return nil
+}
+
+//go:noinline
+func (b columnBounds) hidden(what string, i int) error {
+	if b.leading > 0 && i >= 0 && i < b.leading {
+		return nil
+	}
+	if i < b.visible || i >= b.n {
+		return invalidf("%s column %d is not a hidden column: the inputs have %d columns, %d visible", what, i, b.n, b.visible)
+	}
+	return nil
+}
+
 // validate checks the spec against n columns and returns the visible count.
 func (s *Spec) validate(n, inputs int) (int, error) {
 	visible := s.Visible
@@ -245,21 +270,8 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 	if s.Leading != 0 && (s.Visible != 0 || s.Leading < 0 || s.Leading >= n) {
 		return 0, invalidf("Leading = %d with Visible = %d: the inputs have %d columns", s.Leading, s.Visible, n)
 	}
-	col := func(what string, i int) error {
-		if i < 0 || i >= n {
-			return invalidf("%s column %d is out of range: the inputs have %d columns (0..%d)", what, i, n, n-1)
-		}
-		return nil
-	}
-	hidden := func(what string, i int) error {
-		if s.Leading > 0 && i >= 0 && i < s.Leading {
-			return nil
-		}
-		if i < visible || i >= n {
-			return invalidf("%s column %d is not a hidden column: the inputs have %d columns, %d visible", what, i, n, visible)
-		}
-		return nil
-	}
+	b := columnBounds{n: n, visible: visible, leading: s.Leading}
+	col, hidden := b.column, b.hidden
 	for _, k := range s.OrderBy {
 		if err := col("ORDER BY", k.Column); err != nil {
 			return 0, err
