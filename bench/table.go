@@ -6,18 +6,18 @@ import (
 )
 
 // table writes the report's Markdown table: for every measure, each side's median with its
-// range over the rounds, the ratio of the sides round by round (median and range), the target,
-// and whether the rounds show it met. "yes" needs every round to meet the target; "median" is a
-// median that meets it while some rounds do not (the spread does not support a claim either
-// way); "no" is a median that misses it. Allocation counts are deterministic: their median is
-// judged.
+// range over the rounds, the ratio of the sides round by round (median, the 95 % confidence
+// interval of the median, and the range of the rounds), the target, and whether the rounds show
+// it met. "yes" needs the whole confidence interval to meet the target; "median" is a median
+// that meets it with an interval that does not (the rounds do not support a claim either way);
+// "no" is a median that misses it. Allocation counts are deterministic: their median is judged.
 type table struct {
 	w      io.Writer
 	rounds int
 }
 
 func (t *table) header() {
-	fmt.Fprintf(t.w, "| measure | go-sql-driver | obroute | obroute vs go-sql-driver, median (min–max of %d rounds) | target | met |\n", t.rounds)
+	fmt.Fprintf(t.w, "| measure | go-sql-driver, median (min–max) | obroute, median (min–max) | obroute vs go-sql-driver: median [95 %% CI of the median] (min–max of %d rounds) | target | met |\n", t.rounds)
 	fmt.Fprintln(t.w, "|---|---|---|---|---|---|")
 }
 
@@ -87,7 +87,9 @@ func micros(s Spread) string {
 	return fmt.Sprintf("%.1f µs (%.1f–%.1f)", s.Median/1e3, s.Min/1e3, s.Max/1e3)
 }
 
-func times(s Spread) string { return fmt.Sprintf("%.3f× (%.3f–%.3f)", s.Median, s.Min, s.Max) }
+func times(s Spread) string {
+	return fmt.Sprintf("%.3f× [%.3f–%.3f] (%.3f–%.3f)", s.Median, s.Lo, s.Hi, s.Min, s.Max)
+}
 
 func allocText(s []Sample) string {
 	a, b := spreadOf(each(s, allocs)), spreadOf(each(s, bytes))
@@ -96,7 +98,7 @@ func allocText(s []Sample) string {
 
 func atMost(s Spread, target float64) string {
 	switch {
-	case s.Max <= target:
+	case s.Hi <= target:
 		return "yes"
 	case s.Median <= target:
 		return "median"
@@ -106,7 +108,7 @@ func atMost(s Spread, target float64) string {
 
 func atLeast(s Spread, target float64) string {
 	switch {
-	case s.Min >= target:
+	case s.Lo >= target:
 		return "yes"
 	case s.Median >= target:
 		return "median"

@@ -1,11 +1,11 @@
 // Command report measures obroute's overhead against plain go-sql-driver/mysql in one process,
 // on the same MariaDB server and the same statements, and prints the table (Markdown):
 //
-//	go run ./bench/cmd/report            # 11 rounds: the README's table
+//	go run ./bench/cmd/report            # 21 rounds: the README's table
 //	go run ./bench/cmd/report -short     # 3 short rounds: checks that everything runs (CI)
 //
 // The drivers alternate in rounds (package bench); each figure is the median over the rounds with
-// its range. The server is the one of OBROUTE_TEST_DSN (default root@tcp(127.0.0.1:3306)/): two
+// the 95 % confidence interval of that median and the range of the rounds. The server is the one of OBROUTE_TEST_DSN (default root@tcp(127.0.0.1:3306)/): two
 // throwaway databases are created on it and dropped at the end.
 //
 // It exits with status 1 when a measure fails to run, not when a target is missed: the table
@@ -33,7 +33,7 @@ import (
 
 func main() {
 	short := flag.Bool("short", false, "3 rounds of few statements: check that every measure runs (figures mean nothing)")
-	rounds := flag.Int("rounds", 11, "alternating rounds")
+	rounds := flag.Int("rounds", 21, "alternating rounds")
 	only := flag.String("only", "", "run only the measures whose name contains this")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of the run to this file")
