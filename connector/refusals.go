@@ -32,6 +32,9 @@ var (
 	ErrBadLimit = routing.ErrBadLimit
 	// ErrUnreadable: a statement names a routed table in syntax obroute cannot read.
 	ErrUnreadable = routing.ErrUnreadable
+	// ErrMultiStatement: a text of several statements (multiStatements=true) whose statements
+	// would go to different backends, or one of which changes the session's tracked state.
+	ErrMultiStatement = routing.ErrMultiStatement
 	// ErrLevelViolation: a statement's range does not fit its declared query level.
 	ErrLevelViolation = routing.ErrLevelViolation
 	// ErrColdQueryRequired: a statement reads the history store without the cold_query hint

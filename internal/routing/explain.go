@@ -269,6 +269,7 @@ var refusalReasons = []struct {
 	{ErrShadowConflict, "shadow_conflict"},
 	{ErrNoShadowBackend, "no_shadow_backend"},
 	{ErrUnreadable, "unreadable"},
+	{ErrMultiStatement, "multi_statement"},
 }
 
 // RefusalReasonOther names a refusal by none of the package's sentinels.
@@ -292,7 +293,7 @@ func RefusalReasons() []string { return append([]string(nil), refusalNames...) }
 // "no_shard_table", "time_sharded_join", "not_mergeable", "time_config", "hint_malformed",
 // "hint_unknown", "hint_conflict" (package hint's errors), "unknown_backend",
 // "cross_backend_tx", "cross_backend", "shadow_conflict", "no_shadow_backend", "unreadable",
-// else "other".
+// "multi_statement", else "other".
 func RefusalReason(err error) string { return refusalNames[RefusalIndex(err)] }
 
 // RefusalIndex returns the index of RefusalReason(err) in RefusalReasons().

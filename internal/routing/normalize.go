@@ -91,7 +91,8 @@ type normalized struct {
 // normalizeLiterals returns the key of sql, appended to key, and its literals, appended to
 // lits, in one pass of the lexer; with slots, their placeholder indexes too. ok is false when
 // the statement is keyed by its text: not a SELECT, INSERT, REPLACE, UPDATE, DELETE or WITH,
-// without a literal to replace, with a byte of a mark, too deep, or not lexed to its end.
+// without a literal to replace, with a byte of a mark, too deep, not lexed to its end, or a text
+// of several statements.
 func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n normalized, ok bool) {
 	if len(sql) == 0 || hasMarkByte(sql) {
 		return n, false
@@ -116,6 +117,9 @@ func normalizeLiterals(sql string, key []byte, lits []literal, slots bool) (n no
 		}
 		if !more {
 			break
+		}
+		if prev.kind == tokPunct && prev.text == ";" {
+			return n, false // a text of several statements is routed statement by statement
 		}
 		class := wNone
 		if t.kind == tokWord {

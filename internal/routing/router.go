@@ -201,6 +201,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 		sess = &SessionState{}
 	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
+	if st.pieces != nil {
+		return r.routeMulti(in, p)
+	}
 	// pinned: the route names where the data is, so a transaction cannot override it.
 	// The statement's literals replaced in its cache key are read as arguments; the targets
 	// keep the application's arguments.

@@ -124,6 +124,9 @@ type Statement struct {
 	// algorithm (see shadow.go).
 	shadowCols []columnValue
 	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// pieces are the statements of a text of several, each analysed alone (see multi.go); the
+	// text's own Kind is then KindOther.
+	pieces []*Statement
 
 	// lits are the literals of SQL its cache key replaced, when the analysis is the one of the
 	// normalized text and reads them as arguments (see normalize.go); litSlots are their
@@ -147,6 +150,20 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		return st
 	}
 	st.Params = countParams(toks)
+	if len(r.roles) > 1 {
+		if pieces := statementPieces(body, toks, lexed); pieces != nil {
+			st.pieces = make([]*Statement, len(pieces))
+			for i, piece := range pieces {
+				st.pieces[i] = r.analyze(piece, nil)
+				for _, t := range st.pieces[i].Tables {
+					if !slices.Contains(st.Tables, t) {
+						st.Tables = append(st.Tables, t)
+					}
+				}
+			}
+			return st
+		}
+	}
 	if len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
 		return st
 	}

@@ -1,0 +1,169 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A text of several statements (a backend DSN with multiStatements=true lets the application
+// send one) is one COM_QUERY: it runs on one server session, as a whole. With more than one
+// backend obroute routes each of its statements and sends the text where they all go; it
+// refuses the text when they would go to different places, or when one of them changes what
+// the client session tracks (session variables, transactions, temporary tables, the USE'd
+// database) or reads the previous statement's session: obroute follows those only in a
+// statement of its own.
+
+// ErrMultiStatement: a text of several statements whose statements obroute cannot send as one
+// text, to one backend, and keep the session's state right; the message says which statement
+// and why.
+var ErrMultiStatement = errors.New("obroute: a text of several statements cannot be routed as one")
+
+// statementPieces splits body, lexed into toks, into its statements at the semicolons outside
+// parentheses; nil when it holds one statement, could not be lexed to its end, or is a compound
+// statement whose body has semicolons of its own (CREATE PROCEDURE … BEGIN … END, BEGIN NOT
+// ATOMIC …), which the server reads as one.
+func statementPieces(body string, toks []token, lexed bool) []string {
+	if !lexed || len(toks) == 0 || compoundStart(toks) {
+		return nil
+	}
+	var pieces []string
+	from, depth := 0, 0
+	for i, t := range toks {
+		if t.kind != tokPunct {
+			continue
+		}
+		switch t.text {
+		case "(":
+			depth++
+		case ")":
+			depth = max(depth-1, 0)
+		case ";":
+			if depth > 0 || i == len(toks)-1 {
+				continue
+			}
+			pieces = append(pieces, strings.TrimSpace(body[from:t.pos]))
+			from = t.end
+		}
+	}
+	if pieces == nil {
+		return nil
+	}
+	last := strings.TrimSpace(body[from:])
+	if strings.HasSuffix(last, ";") {
+		last = strings.TrimSpace(last[:len(last)-1])
+	}
+	return append(pieces, last)
+}
+
+// compoundStart reports whether toks start a statement that may hold others: CREATE or ALTER
+// (a stored program's body), or BEGIN that is not BEGIN [WORK] on its own (MariaDB's BEGIN NOT
+// ATOMIC … END).
+func compoundStart(toks []token) bool {
+	switch first := toks[0]; {
+	case first.is("create"), first.is("alter"):
+		return true
+	case first.is("begin"):
+		rest := toks[1:]
+		if len(rest) > 0 && rest[0].is("work") {
+			rest = rest[1:]
+		}
+		return len(rest) > 0 && !(rest[0].kind == tokPunct && rest[0].text == ";")
+	}
+	return false
+}
+
+// multiProblem says why piece, statement n of a text of several, cannot run inside that text;
+// "" when it can.
+func multiProblem(piece *Statement) string {
+	switch {
+	case piece.HintErr != nil || piece.RouteErr != nil:
+		return ""
+	case !piece.Kind.IsDML():
+		return fmt.Sprintf("is a %s statement, whose effect on the session obroute follows only in a statement of its own", piece.Kind)
+	case len(piece.UserVars) > 0:
+		return "assigns user variables, which obroute reads back only after a statement of its own"
+	case piece.SessionDependent:
+		return "reads the previous statement's session (FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS)"
+	case piece.TempTableCreated != "" || len(piece.TempTablesDropped) > 0:
+		return "creates or drops a temporary table, which obroute follows only in a statement of its own"
+	}
+	return ""
+}
+
+// routeMulti routes a text of several statements: each statement as if it came alone (with the
+// hints in force and its own arguments), then the text as one target where they all go.
+func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
+	st := in.Statement
+	refuse := func(n int, why string) error {
+		return fmt.Errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, n, len(st.pieces), why)
+	}
+	var (
+		first     *Plan
+		sqls      []string
+		args      []driver.NamedValue
+		tables    []string
+		rewritten bool
+		off       int
+	)
+	for i, piece := range st.pieces {
+		if why := multiProblem(piece); why != "" {
+			return nil, refuse(i+1, why)
+		}
+		pin := in
+		pin.Statement, pin.Hints = piece, p.Hints
+		end := min(off+piece.Params, len(in.Args))
+		pin.Args = in.Args[min(off, end):end]
+		off += piece.Params
+		pp, err := r.route(pin)
+		if err != nil {
+			return nil, fmt.Errorf("statement %d of %d: %w", i+1, len(st.pieces), err)
+		}
+		if len(pp.Targets) != 1 || pp.Merge != nil {
+			return nil, refuse(i+1, fmt.Sprintf("runs as %d sub-queries (it is split across tables)", len(pp.Targets)))
+		}
+		for _, line := range pp.Prompts {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, line))
+		}
+		t := pp.Targets[0]
+		if first == nil {
+			first = pp
+		} else if f := first.Targets[0]; t.Backend != f.Backend || t.Cold != f.Cold || pp.Shadow != first.Shadow {
+			return nil, refuse(i+1, fmt.Sprintf("goes to backend %s and statement 1 to backend %s", where(pp), where(first)))
+		}
+		rewritten = rewritten || t.SQL != piece.SQL || len(t.Args) != len(pin.Args)
+		sqls = append(sqls, t.SQL)
+		args = append(args, t.Args...)
+		for _, tb := range t.Tables {
+			if !slices.Contains(tables, tb) {
+				tables = append(tables, tb)
+			}
+		}
+	}
+	out := *first
+	out.Statement, out.Prompts, out.explain = st, p.Prompts, p.explain
+	out.Targets = out.one[:1]
+	out.Targets[0] = first.Targets[0]
+	out.Targets[0].SQL, out.Targets[0].Args, out.Targets[0].Tables = st.SQL, in.Args, tables
+	if rewritten {
+		out.Targets[0].SQL, out.Targets[0].Args = strings.Join(sqls, "; "), args
+	}
+	if out.explain {
+		out.Prompts = append(out.Prompts, fmt.Sprintf("The text holds %d statements, each routed to backend %s: sent there as one text", len(st.pieces), where(first)))
+	}
+	return &out, nil
+}
+
+// where names the backend of a single-target plan, with its channel and shadow flag.
+func where(p *Plan) string {
+	s := p.Targets[0].Backend
+	if p.Targets[0].Cold {
+		s += " (cold_query)"
+	}
+	if p.Shadow {
+		s += " (shadow)"
+	}
+	return s
+}

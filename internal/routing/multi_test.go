@@ -1,0 +1,102 @@
+package routing
+
+import (
+	"database/sql/driver"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/obroute/obroute/hint"
+)
+
+func TestTextOfSeveralStatements(t *testing.T) {
+	r := newTestRouter(t, false)
+	inTx := &SessionState{InTransaction: true, TxBackend: "cold", LastBackend: "cold"}
+	args := []driver.NamedValue{{Ordinal: 1, Value: int64(7)}, {Ordinal: 2, Value: int64(8)}}
+	sent := []struct {
+		name    string
+		sql     string
+		session *SessionState
+		args    []driver.NamedValue
+		backend string
+	}{
+		{name: "both on the static route", sql: "INSERT INTO audit_log VALUES (1); DELETE FROM audit_log WHERE id = 2", backend: "cold"},
+		{name: "both on the default backend", sql: "SELECT 1; SELECT 2", backend: "hot"},
+		{name: "a semicolon in a string is data", sql: "SELECT ';'; SELECT * FROM items WHERE note = 'a;b'", backend: "hot"},
+		{name: "a trailing semicolon", sql: "SELECT (1); SELECT 2;", backend: "hot"},
+		{name: "the leading hint applies to every statement", sql: "/* shadow */ SELECT * FROM items; SELECT * FROM events", backend: "shadow_hot"},
+		{name: "a transaction pins both", sql: "SELECT * FROM items WHERE id = ?; SELECT * FROM audit_log WHERE id = ?", session: inTx, args: args, backend: "cold"},
+		{name: "one statement and a semicolon", sql: "SELECT * FROM audit_log;", backend: "cold"},
+	}
+	for _, tc := range sent {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := r.Route(Input{Statement: r.Analyze(tc.sql), Session: tc.session, Args: tc.args, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Targets) != 1 || p.Targets[0].Backend != tc.backend {
+				t.Fatalf("targets = %+v, want one on %s", p.Targets, tc.backend)
+			}
+			if got := p.Targets[0]; got.SQL != tc.sql || len(got.Args) != len(tc.args) {
+				t.Errorf("sent %q with %d arguments, want the application's text with its %d", got.SQL, len(got.Args), len(tc.args))
+			}
+		})
+	}
+
+	refused := []struct {
+		name, sql, why string
+	}{
+		{"statements on two backends", "SELECT * FROM items; SELECT * FROM audit_log", "statement 2 of 2 goes to backend cold and statement 1 to backend hot"},
+		{"a SET among them", "SELECT 1; SET time_zone = '+08:00'", "statement 2 of 2 is a SET statement"},
+		{"transaction control", "BEGIN; INSERT INTO audit_log VALUES (1); COMMIT", "statement 1 of 3 is a BEGIN statement"},
+		{"a user variable assigned", "SELECT 2; SELECT @a := 1", "statement 2 of 2 assigns user variables"},
+		{"the previous statement's session read", "INSERT INTO items VALUES (1); SELECT LAST_INSERT_ID()", "statement 2 of 2 reads the previous statement's session"},
+		{"a temporary table created", "SELECT 1; CREATE TEMPORARY TABLE scratch (a INT)", "statement 2 of 2 is a DDL statement"},
+		{"USE", "USE other; SELECT 1", "statement 1 of 2 is a USE statement"},
+		{"shadow and production", "SELECT * FROM orders_log WHERE user_id = 0; SELECT * FROM orders_log WHERE user_id = 5", "statement 2 of 2 goes to backend hot and statement 1 to backend shadow_hot (shadow)"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.Route(Input{Statement: r.Analyze(tc.sql)})
+			if !errors.Is(err, ErrMultiStatement) || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "send the statements one by one") {
+				t.Fatalf("err = %v, want ErrMultiStatement: %s", err, tc.why)
+			}
+			if RefusalReason(err) != "multi_statement" {
+				t.Errorf("refusal reason %q", RefusalReason(err))
+			}
+		})
+	}
+
+	// A piece's own refusal keeps its error, named by its place in the text.
+	_, err := r.Route(Input{Statement: r.Analyze("SELECT 1; SELECT * FROM items"), Hints: hint.Set{Backend: "nope"}})
+	if !errors.Is(err, ErrUnknownBackend) || !strings.HasPrefix(err.Error(), "statement 1 of 2: ") {
+		t.Errorf("err = %v, want statement 1's ErrUnknownBackend", err)
+	}
+
+	// Compound statements hold semicolons of their own: the server reads them as one.
+	for _, sql := range []string{
+		"CREATE PROCEDURE p() BEGIN SELECT * FROM items; SELECT * FROM audit_log; END",
+		"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END",
+	} {
+		if _, err := r.Route(Input{Statement: r.Analyze(sql)}); errors.Is(err, ErrMultiStatement) {
+			t.Errorf("%s: refused as a text of several statements: %v", sql, err)
+		}
+	}
+}
+
+// TestSeveralStatementsAreKeyedByText checks that texts of several statements differing only in
+// literals do not share an analysis: each statement is routed by its own values.
+func TestSeveralStatementsAreKeyedByText(t *testing.T) {
+	r := newTestRouter(t, false)
+	for _, v := range []string{"0", "5"} {
+		sql := "SELECT * FROM orders_log WHERE user_id = " + v + "; SELECT * FROM orders_log WHERE user_id = " + v
+		p, err := r.Route(Input{Statement: r.Analyze(sql)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"0": "shadow_hot", "5": "hot"}[v]
+		if got := p.Targets[0]; got.Backend != want || got.SQL != sql {
+			t.Errorf("user_id = %s: sent %q to %s, want the text to %s", v, got.SQL, got.Backend, want)
+		}
+	}
+}
