@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -144,10 +145,7 @@ func runText(ctx context.Context, db *sql.DB, q string) (string, error) {
 		fmt.Fprintf(&b, "%s:%s ", ct.Name(), ct.DatabaseTypeName())
 	}
 	vals := make([]sql.NullString, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	ptrs := rowscan.Targets(vals)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err
