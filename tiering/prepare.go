@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -73,7 +73,7 @@ func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]P
 }
 
 // prepareTable creates the coming tables of one logical table.
-func (s *Store) prepareTable(ctx context.Context, tt *routing.TimeTable, hot *Backend, withLocation bool, now time.Time) ([]Prepared, error) {
+func (s *Store) prepareTable(ctx context.Context, tt *config.TimeTable, hot *Backend, withLocation bool, now time.Time) ([]Prepared, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/metadata"
@@ -40,7 +41,7 @@ func TestRewriteMeansTheSameOnMariaDB(t *testing.T) {
 		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}},
 		Default:  "hot",
 		Time: &routing.TimeConfig{
-			Tables:   []routing.TimeTable{{Table: "rt", ShardKey: "ts", Window: metadata.HotWindow{Months: 2}}},
+			Tables:   []config.TimeTable{{Table: "rt", ShardKey: "ts", HotWindow: config.HotWindow{Months: 2}}},
 			Snapshot: func() *metadata.Snapshot { return snap },
 			Clock:    func() time.Time { return now },
 		},

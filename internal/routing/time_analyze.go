@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/obroute/obroute/config"
 )
 
 // analyze computes what time routing needs of a statement that does not depend on arguments or
 // the clock. It returns nil when the statement names no time-sharded table; an error refuses the
 // statement (it is stored in Statement.RouteErr).
 func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
-	var cfg *TimeTable
+	var cfg *config.TimeTable
 	for _, name := range st.Tables {
 		c, ok := t.tables[name]
 		if !ok {

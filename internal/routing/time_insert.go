@@ -111,7 +111,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 	if !hotTarget {
 		p.Class = ClassColdOnly
 	}
-	p.Budget = ts.table.Budgets.of(p.Level)
+	p.Budget = budgetOf(ts.table.Budgets, p.Level)
 	p.Targets = make([]Target, len(tables))
 	for i := range tables {
 		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock, lits: st.lits}
