@@ -252,33 +252,25 @@ func (b *Backend) StatusCounter(tb testing.TB, name string) int64 {
 
 var statusName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
-// newBackend builds a Backend for database db reachable with cfg (whose
-// DBName is ignored) and opens its admin handle.
-func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, admin *adminConns, life lifecycle) *Backend {
+// connect fills in b's address and DSN for b.database on the server cfg reaches (cfg's DBName
+// is ignored) and opens b's admin handle, closed when the test ends.
+func (b *Backend) connect(tb testing.TB, cfg *mysql.Config) {
 	tb.Helper()
 	c := cfg.Clone()
 	c.Net = "tcp" // cfg may name the admin network
-	c.DBName = db
+	c.DBName = b.database
 	c.ParseTime = true
 	c.Loc = time.UTC
 	host, portStr, err := net.SplitHostPort(c.Addr)
 	if err != nil {
-		tb.Fatalf("backend %s: address %q is not host:port: %v", name, c.Addr, err)
+		tb.Fatalf("backend %s: address %q is not host:port: %v", b.Name, c.Addr, err)
 	}
-	port, _ := strconv.Atoi(portStr)
-	b := &Backend{
-		Name:     name,
-		Addr:     net.JoinHostPort(host, portStr),
-		Port:     port,
-		DSN:      c.FormatDSN() + "&loc=UTC",
-		kind:     kind,
-		database: db,
-		life:     life,
-		admin:    admin,
-	}
+	b.Addr = net.JoinHostPort(host, portStr)
+	b.Port, _ = strconv.Atoi(portStr)
+	b.DSN = c.FormatDSN() + "&loc=UTC"
 	b.DB, err = b.admin.openDB(c)
 	if err != nil {
-		tb.Fatalf("backend %s: admin handle: %v", name, err)
+		tb.Fatalf("backend %s: admin handle: %v", b.Name, err)
 	}
-	return b
+	tb.Cleanup(func() { _ = b.DB.Close() })
 }

@@ -99,7 +99,7 @@ func hasWindow(sel *sqlparser.Select) bool {
 func anyNode(root sqlparser.SQLNode, match func(sqlparser.SQLNode) bool) bool {
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		found = match(n)
+		found = found || match(n)
 		return !found, nil
 	}, root)
 	return found

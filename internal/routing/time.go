@@ -182,7 +182,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		ec.notes = &foldNotes{}
 	}
 	if ts.insert != nil {
-		return t.routeInsert(p, st, ts, hints, in, &ec, all, boundary)
+		return t.routeInsert(p, st, hints, in, readings{all: all, boundary: boundary, ec: &ec})
 	}
 	// The shard-key range.
 	var (
@@ -334,7 +334,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if open >= 0 {
 		openName = all[open].Name
 	}
-	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, coldAll); err != nil {
+	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, open: openName, coldAll: coldAll}); err != nil {
 		return err
 	}
 	if in.Explain {

@@ -10,9 +10,19 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
+// readings are what route reads once for a statement on a time-sharded table, before it
+// decides: the logical table's physical tables, the hot window's boundary at the statement's
+// clock, and the context its shard-key values are evaluated in.
+type readings struct {
+	all      []metadata.Table
+	boundary time.Time
+	ec       *evalCtx
+}
+
 // routeInsert routes each row of an INSERT to the table that covers its shard-key value.
-func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, ec *evalCtx, all []metadata.Table, boundary time.Time) error {
-	ip := ts.insert
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Input, r readings) error {
+	ts, ip := st.time, st.time.insert
+	all, boundary, ec := r.all, r.boundary, r.ec
 	owner := make([]int, len(ip.keys)) // row → index in all
 	for r, x := range ip.keys {
 		v, err := x.eval(ec)
