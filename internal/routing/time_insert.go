@@ -50,7 +50,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			}
 		}
 		if owner[r] >= 0 && exact {
-			if err := t.sameStored(all, owner[r], in.Session, v, lo, last); err != nil {
+			if err := t.sameStored(all, owner[r], in.Session, storedAs{v: v, lo: lo, hi: last}); err != nil {
 				return fmt.Errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
 			}
 		}
