@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/obroute/obroute/config"
@@ -44,10 +43,13 @@ type Prepared struct {
 // metadata row, so routing never names a table that does not exist, and a second run finds
 // the periods covered and does nothing.
 func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]Prepared, error) {
+	tables := s.tables
 	if logical != "" {
-		if _, ok := s.timeTable(logical); !ok {
+		i := s.tableIndex(logical)
+		if i < 0 {
 			return nil, fmt.Errorf("tiering: prepare: %s is not a configured time table", logical)
 		}
+		tables = s.tables[i : i+1]
 	}
 	hot := s.Backend(s.hot)
 	if hot == nil {
@@ -58,12 +60,8 @@ func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]P
 		return nil, fmt.Errorf("tiering: prepare: %w", err)
 	}
 	var out []Prepared
-	for i := range s.tables {
-		tt := &s.tables[i]
-		if logical != "" && !strings.EqualFold(tt.Table, logical) {
-			continue
-		}
-		done, err := s.prepareTable(ctx, tt, hot, withLocation, now)
+	for i := range tables {
+		done, err := s.prepareTable(ctx, &tables[i], hot, withLocation, now)
 		out = append(out, done...)
 		if err != nil {
 			return out, err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,12 +185,16 @@ func (s *Store) IsTimeTable(name string) bool {
 
 // timeTable returns the configured time table named logical (case-insensitive).
 func (s *Store) timeTable(logical string) (*config.TimeTable, bool) {
-	for i := range s.tables {
-		if strings.EqualFold(s.tables[i].Table, logical) {
-			return &s.tables[i], true
-		}
+	if i := s.tableIndex(logical); i >= 0 {
+		return &s.tables[i], true
 	}
 	return nil, false
+}
+
+// tableIndex returns the index in s.tables of the time table named logical (case-insensitive),
+// -1 if none.
+func (s *Store) tableIndex(logical string) int {
+	return slices.IndexFunc(s.tables, func(t config.TimeTable) bool { return strings.EqualFold(t.Table, logical) })
 }
 
 // tablesOf returns the physical tables of a configured logical table, sorted by Min: those of
