@@ -6,12 +6,14 @@ import (
 )
 
 // The settings of the routing rules: time-sharded tables and the shadow rule. They are plain
-// values: the packages that apply a rule (routing, metadata, shadow) get their own types, built
-// from these by package connector, which checks there what only they know (the calendar of a hot
-// window, the shadow algorithms).
+// values, and the packages that apply a rule (routing, shadow, tiering) read these types; what
+// only they know (the calendar of a hot window, the shadow algorithms) is checked where the
+// configuration is applied, before any of them runs.
 
 // TimeTable is a logical table split by time into physical tables, the recent ones on the hot
-// store and the older ones on the history store.
+// store and the older ones on the history store. Its physical tables are the shard metadata's
+// rows named Table_ followed by a suffix that starts with a digit (orders → orders_202501,
+// orders_2025_02, …; never orders_items_202501).
 type TimeTable struct {
 	// Table is the logical table name the application queries, e.g. "orders".
 	Table string `yaml:"table"`

@@ -212,7 +212,7 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		if err != nil {
 			return nil, nil, err
 		}
-		res, rows, err := cs.runOn(ctx, s, plan, t, wantRows, prep)
+		res, rows, err := cs.runOn(ctx, s, targetRun{plan: plan, target: t, wantRows: wantRows, prep: prep})
 		if err == nil {
 			return res, rows, nil
 		}
@@ -273,8 +273,19 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// runOn runs t on s: session state sync, transaction start, the statement, state recording.
-func (cs *clientSession) runOn(ctx context.Context, s *serverSession, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+// targetRun is one target of a plan to run, and how: whether its rows are wanted, and the
+// prepared statement it runs as (nil for none).
+type targetRun struct {
+	plan     *routing.Plan
+	target   routing.Target
+	wantRows bool
+	prep     *stmt
+}
+
+// runOn runs r's target on s: session state sync, transaction start, the statement, state
+// recording.
+func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRun) (driver.Result, driver.Rows, error) {
+	plan, t, wantRows, prep := r.plan, r.target, r.wantRows, r.prep
 	st := plan.Statement
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, nil, err

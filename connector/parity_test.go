@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -121,10 +122,7 @@ func readAll(t *testing.T, db *sql.DB, query string, args ...any) result {
 	}
 	for rows.Next() {
 		vals := make([]any, len(cts))
-		ptrs := make([]any, len(cts))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
+		ptrs := rowscan.Targets(vals)
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}

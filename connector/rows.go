@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"io"
 	"reflect"
+
+	"github.com/obroute/obroute/internal/merge"
 )
 
 // rows wraps a backend's rows: it delegates every optional interface of database/sql/driver,
@@ -22,14 +24,7 @@ type rows struct {
 	stmt   driver.Stmt
 }
 
-var (
-	_ driver.RowsNextResultSet              = (*rows)(nil)
-	_ driver.RowsColumnTypeDatabaseTypeName = (*rows)(nil)
-	_ driver.RowsColumnTypeLength           = (*rows)(nil)
-	_ driver.RowsColumnTypeNullable         = (*rows)(nil)
-	_ driver.RowsColumnTypePrecisionScale   = (*rows)(nil)
-	_ driver.RowsColumnTypeScanType         = (*rows)(nil)
-)
+var _ merge.Rows = (*rows)(nil)
 
 func wrapRows(r driver.Rows, onClose func() error) *rows {
 	return &rows{Rows: r, onClose: onClose}

@@ -23,17 +23,17 @@ const (
 
 // String returns "L1", "L2" or "L3", "none" for LevelNone.
 func (l Level) String() string {
-	switch l {
-	case LevelNone:
-		return "none"
-	case L1:
-		return "L1"
-	case L2:
-		return "L2"
-	case L3:
-		return "L3"
+	return name(l, levelNames[:], "Level")
+}
+
+var levelNames = [...]string{LevelNone: "none", L1: "L1", L2: "L2", L3: "L3"}
+
+// name returns the name of v in names, or kind(v) for a value without one.
+func name[T ~uint8](v T, names []string, kind string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return "Level(" + strconv.Itoa(int(l)) + ")"
+	return kind + "(" + strconv.Itoa(int(v)) + ")"
 }
 
 // ParseLevel reads a query level written as "L2", "l2" or "2". Any other text
@@ -70,16 +70,10 @@ const (
 
 // String returns "unset", "shadow" or "production".
 func (s Shadow) String() string {
-	switch s {
-	case ShadowUnset:
-		return "unset"
-	case ShadowOn:
-		return "shadow"
-	case ShadowOff:
-		return "production"
-	}
-	return "Shadow(" + strconv.Itoa(int(s)) + ")"
+	return name(s, shadowNames[:], "Shadow")
 }
+
+var shadowNames = [...]string{ShadowUnset: "unset", ShadowOn: "shadow", ShadowOff: "production"}
 
 // Set is the hints that apply to one statement. The zero Set means no hint.
 type Set struct {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/internal/rowscan"
 )
 
 // Env vars read by this package.
@@ -160,56 +162,64 @@ func (b *Backend) Resume(tb testing.TB) {
 // current database is the backend's database count.
 func (b *Backend) Connections(tb testing.TB) int {
 	tb.Helper()
+	n := 0
+	b.readRows(tb, "SHOW PROCESSLIST", "SHOW PROCESSLIST", func(rows *sql.Rows) error {
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		idCol, userCol, cmdCol, dbCol := -1, -1, -1, -1
+		for i, c := range cols {
+			switch strings.ToLower(c) {
+			case "id":
+				idCol = i
+			case "user":
+				userCol = i
+			case "command":
+				cmdCol = i
+			case "db":
+				dbCol = i
+			}
+		}
+		if idCol < 0 || userCol < 0 || cmdCol < 0 || dbCol < 0 {
+			return fmt.Errorf("columns %v, want Id, User, Command and db", cols)
+		}
+		vals := make([]sql.NullString, len(cols))
+		ptrs := rowscan.Targets(vals)
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			id, _ := strconv.ParseUint(vals[idCol].String, 10, 32)
+			switch {
+			case vals[cmdCol].String == "Daemon", vals[userCol].String == "system user", vals[userCol].String == "event_scheduler":
+			case b.admin.live(uint32(id)):
+			case b.kind == "shared" && vals[dbCol].String != b.database:
+			default:
+				n++
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// readRows runs query on the admin handle, bounded by 30 s, and hands its rows to read, which
+// reads them; an error of the query, of read or of the rows fails the test, naming what.
+func (b *Backend) readRows(tb testing.TB, what, query string, read func(*sql.Rows) error) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rows, err := b.DB.QueryContext(ctx, "SHOW PROCESSLIST")
+	rows, err := b.DB.QueryContext(ctx, query)
+	if err == nil {
+		if err = read(rows); err == nil {
+			err = rows.Err()
+		}
+		rows.Close()
+	}
 	if err != nil {
-		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
+		tb.Fatalf("backend %s: %s: %v", b.Name, what, err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
-	}
-	idCol, userCol, cmdCol, dbCol := -1, -1, -1, -1
-	for i, c := range cols {
-		switch strings.ToLower(c) {
-		case "id":
-			idCol = i
-		case "user":
-			userCol = i
-		case "command":
-			cmdCol = i
-		case "db":
-			dbCol = i
-		}
-	}
-	if idCol < 0 || userCol < 0 || cmdCol < 0 || dbCol < 0 {
-		tb.Fatalf("backend %s: SHOW PROCESSLIST has columns %v, want Id, User, Command and db", b.Name, cols)
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
-		}
-		id, _ := strconv.ParseUint(vals[idCol].String, 10, 32)
-		switch {
-		case vals[cmdCol].String == "Daemon", vals[userCol].String == "system user", vals[userCol].String == "event_scheduler":
-		case b.admin.live(uint32(id)):
-		case b.kind == "shared" && vals[dbCol].String != b.database:
-		default:
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		tb.Fatalf("backend %s: SHOW PROCESSLIST: %v", b.Name, err)
-	}
-	return n
 }
 
 // StatusCounter returns a SHOW GLOBAL STATUS value, for example
@@ -242,33 +252,25 @@ func (b *Backend) StatusCounter(tb testing.TB, name string) int64 {
 
 var statusName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
-// newBackend builds a Backend for database db reachable with cfg (whose
-// DBName is ignored) and opens its admin handle.
-func newBackend(tb testing.TB, name, kind string, cfg *mysql.Config, db string, admin *adminConns, life lifecycle) *Backend {
+// connect fills in b's address and DSN for b.database on the server cfg reaches (cfg's DBName
+// is ignored) and opens b's admin handle, closed when the test ends.
+func (b *Backend) connect(tb testing.TB, cfg *mysql.Config) {
 	tb.Helper()
 	c := cfg.Clone()
 	c.Net = "tcp" // cfg may name the admin network
-	c.DBName = db
+	c.DBName = b.database
 	c.ParseTime = true
 	c.Loc = time.UTC
 	host, portStr, err := net.SplitHostPort(c.Addr)
 	if err != nil {
-		tb.Fatalf("backend %s: address %q is not host:port: %v", name, c.Addr, err)
+		tb.Fatalf("backend %s: address %q is not host:port: %v", b.Name, c.Addr, err)
 	}
-	port, _ := strconv.Atoi(portStr)
-	b := &Backend{
-		Name:     name,
-		Addr:     net.JoinHostPort(host, portStr),
-		Port:     port,
-		DSN:      c.FormatDSN() + "&loc=UTC",
-		kind:     kind,
-		database: db,
-		life:     life,
-		admin:    admin,
-	}
+	b.Addr = net.JoinHostPort(host, portStr)
+	b.Port, _ = strconv.Atoi(portStr)
+	b.DSN = c.FormatDSN() + "&loc=UTC"
 	b.DB, err = b.admin.openDB(c)
 	if err != nil {
-		tb.Fatalf("backend %s: admin handle: %v", name, err)
+		tb.Fatalf("backend %s: admin handle: %v", b.Name, err)
 	}
-	return b
+	tb.Cleanup(func() { _ = b.DB.Close() })
 }

@@ -30,8 +30,8 @@ func Embedded(tb testing.TB, names ...string) []*Backend {
 		if err != nil {
 			tb.Fatalf("sqltest: Embedded %s: %v", name, err)
 		}
-		b := newBackend(tb, name, "embedded", cfg, "test", admin, life)
-		tb.Cleanup(func() { _ = b.DB.Close() })
+		b := &Backend{Name: name, kind: "embedded", database: "test", admin: admin, life: life}
+		b.connect(tb, cfg)
 		backends = append(backends, b)
 	}
 	return backends

@@ -1,9 +1,8 @@
 package sqltest
 
 import (
-	"context"
+	"database/sql"
 	"testing"
-	"time"
 )
 
 // GeneralLogEntry is one statement from a backend's general log.
@@ -21,25 +20,18 @@ func (b *Backend) GeneralLog(tb testing.TB) []GeneralLogEntry {
 	if b.kind != "mariadb" {
 		tb.Fatalf("backend %s: GeneralLog needs a MariaDB backend started with MariaDBOptions{GeneralLog: true}", b.Name)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rows, err := b.DB.QueryContext(ctx, "SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log ORDER BY event_time")
-	if err != nil {
-		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
-	}
-	defer rows.Close()
 	var out []GeneralLogEntry
-	for rows.Next() {
-		var e GeneralLogEntry
-		if err := rows.Scan(&e.ConnID, &e.Command, &e.Text); err != nil {
-			tb.Fatalf("backend %s: read general log: %v", b.Name, err)
+	b.readRows(tb, "read general log", "SELECT thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log ORDER BY event_time", func(rows *sql.Rows) error {
+		for rows.Next() {
+			var e GeneralLogEntry
+			if err := rows.Scan(&e.ConnID, &e.Command, &e.Text); err != nil {
+				return err
+			}
+			if !b.admin.was(uint32(e.ConnID)) {
+				out = append(out, e)
+			}
 		}
-		if !b.admin.was(uint32(e.ConnID)) {
-			out = append(out, e)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		tb.Fatalf("backend %s: read general log: %v", b.Name, err)
-	}
+		return nil
+	})
 	return out
 }

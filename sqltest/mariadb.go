@@ -120,8 +120,8 @@ func startInstance(tb testing.TB, bin mariadbBinaries, tmpl string, opts MariaDB
 	if err := execOnce(inst.rootConfig(), "CREATE DATABASE IF NOT EXISTS test"); err != nil {
 		tb.Fatalf("sqltest: MariaDB %s: %v", name, err)
 	}
-	b := newBackend(tb, name, "mariadb", inst.rootConfig(), "test", inst.admin, inst)
-	tb.Cleanup(func() { _ = b.DB.Close() })
+	b := &Backend{Name: name, kind: "mariadb", database: "test", admin: inst.admin, life: inst}
+	b.connect(tb, inst.rootConfig())
 	return b
 }
 

@@ -61,8 +61,8 @@ func Shared(tb testing.TB, names ...string) []*Backend {
 				tb.Errorf("sqltest: Shared %s: DROP DATABASE %s on %s: %v", name, db, where, err)
 			}
 		})
-		b := newBackend(tb, name, "shared", cfg, db, newAdminConns(cfg.Addr), nil)
-		tb.Cleanup(func() { _ = b.DB.Close() }) // runs before the DROP
+		b := &Backend{Name: name, kind: "shared", database: db, admin: newAdminConns(cfg.Addr)}
+		b.connect(tb, cfg) // its handle is closed before the DROP
 		backends = append(backends, b)
 	}
 	return backends

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/obroute/obroute/internal/rowscan"
 )
 
 // pacer keeps a step under a rate of rows per second: after each chunk it sleeps until the
@@ -136,13 +138,8 @@ func (c *copier) readChunk(ctx context.Context, lo []any) ([][]any, sum, error) 
 	var s sum
 	for rows.Next() {
 		vals := make([]any, len(c.shape.columns))
-		ptrs := make([]any, len(vals)+1)
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		var crc uint64
-		ptrs[len(vals)] = &crc
-		if err := rows.Scan(ptrs...); err != nil {
+		if err := rows.Scan(append(rowscan.Targets(vals), &crc)...); err != nil {
 			return nil, sum{}, err
 		}
 		out = append(out, vals)
@@ -249,11 +246,7 @@ func deleteChunk(ctx context.Context, b *Backend, table string, key []string, lo
 	}
 	q += " ORDER BY " + columnList(key) + " LIMIT 1 OFFSET ?"
 	hi = make([]any, len(key))
-	ptrs := make([]any, len(key))
-	for i := range hi {
-		ptrs[i] = &hi[i]
-	}
-	err = b.DB.QueryRowContext(ctx, q, append(args, n-1)...).Scan(ptrs...)
+	err = b.DB.QueryRowContext(ctx, q, append(args, n-1)...).Scan(rowscan.Targets(hi)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		hi, last = nil, true // fewer than n rows left: delete them all
 	} else if err != nil {

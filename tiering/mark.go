@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/obroute/obroute/metadata"
 )
 
 // Marked is what MarkHot did to one table's row.
@@ -40,7 +42,7 @@ func (s *Store) MarkHot(ctx context.Context, now time.Time) ([]Marked, error) {
 	var out []Marked
 	for i := range s.tables {
 		tt := &s.tables[i]
-		boundary := tt.Window.Boundary(now)
+		boundary := metadata.HotWindow(tt.HotWindow).Boundary(now)
 		for _, t := range s.tablesOf(snap, tt) {
 			hot := !t.Max.Before(boundary)
 			if hot == t.Hot {

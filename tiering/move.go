@@ -165,7 +165,7 @@ func (s *Store) planMove(ctx context.Context, table string, opts *MoveOptions) (
 		if loc == target {
 			return nil, nil, fmt.Errorf("%w: the shard metadata already places %s on %s", ErrNotMovable, table, target.Name)
 		}
-		if boundary := tt.Window.Boundary(opts.Now); end(t).After(boundary) {
+		if boundary := metadata.HotWindow(tt.HotWindow).Boundary(opts.Now); end(t).After(boundary) {
 			return nil, nil, fmt.Errorf("%w: %s is in the hot window of %s (its max_time %s is not before the window's start %s); only tables that left the window are moved, so no write can reach them",
 				ErrNotMovable, table, tt.Table, formatTime(t.Max), formatTime(boundary))
 		}
@@ -231,7 +231,7 @@ func (s *Store) DueMoves(ctx context.Context, logical string, opts MoveOptions) 
 	if target == "" {
 		target = s.cold
 	}
-	boundary := tt.Window.Boundary(opts.Now)
+	boundary := metadata.HotWindow(tt.HotWindow).Boundary(opts.Now)
 	var due []string
 	for _, t := range s.tablesOf(snap, tt) {
 		st, err := s.loadState(ctx, t.Name)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/sqltest"
 	"github.com/obroute/obroute/tiering"
 )
@@ -58,10 +59,7 @@ func rowsOf(t testing.TB, db *sql.DB, table, order string) [][]any {
 	var out [][]any
 	for rows.Next() {
 		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
+		ptrs := rowscan.Targets(vals)
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
@@ -332,10 +330,7 @@ func queryText(db *sql.DB, q string) ([][]string, error) {
 	var out [][]string
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
+		ptrs := rowscan.Targets(vals)
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}

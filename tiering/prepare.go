@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -44,10 +43,13 @@ type Prepared struct {
 // metadata row, so routing never names a table that does not exist, and a second run finds
 // the periods covered and does nothing.
 func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]Prepared, error) {
+	tables := s.tables
 	if logical != "" {
-		if _, ok := s.timeTable(logical); !ok {
+		i := s.tableIndex(logical)
+		if i < 0 {
 			return nil, fmt.Errorf("tiering: prepare: %s is not a configured time table", logical)
 		}
+		tables = s.tables[i : i+1]
 	}
 	hot := s.Backend(s.hot)
 	if hot == nil {
@@ -58,12 +60,8 @@ func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]P
 		return nil, fmt.Errorf("tiering: prepare: %w", err)
 	}
 	var out []Prepared
-	for i := range s.tables {
-		tt := &s.tables[i]
-		if logical != "" && !strings.EqualFold(tt.Table, logical) {
-			continue
-		}
-		done, err := s.prepareTable(ctx, tt, hot, withLocation, now)
+	for i := range tables {
+		done, err := s.prepareTable(ctx, &tables[i], hot, withLocation, now)
 		out = append(out, done...)
 		if err != nil {
 			return out, err
@@ -73,7 +71,7 @@ func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]P
 }
 
 // prepareTable creates the coming tables of one logical table.
-func (s *Store) prepareTable(ctx context.Context, tt *routing.TimeTable, hot *Backend, withLocation bool, now time.Time) ([]Prepared, error) {
+func (s *Store) prepareTable(ctx context.Context, tt *config.TimeTable, hot *Backend, withLocation bool, now time.Time) ([]Prepared, error) {
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)

@@ -85,29 +85,17 @@ type mover struct {
 
 // run runs the current step and records the next one.
 func (m *mover) run(ctx context.Context) error {
-	var err error
-	switch m.st.step {
-	case StepGuard:
-		err = m.guard(ctx)
-	case StepCreate:
-		err = m.create(ctx)
-	case StepCopy:
-		err = m.copy(ctx)
-	case StepCheck:
-		err = m.check(ctx)
-	case StepFlip:
+	if m.st.step == StepFlip {
 		return m.flip(ctx) // records its step itself, with the metadata
-	case StepWait:
-		err = m.wait(ctx)
-	case StepFence:
-		err = m.fence(ctx)
-	case StepDelete:
-		err = m.delete(ctx)
-	case StepDrop:
-		err = m.drop(ctx)
 	}
-	if err != nil {
-		return err
+	actions := map[Step]func(context.Context) error{
+		StepGuard: m.guard, StepCreate: m.create, StepCopy: m.copy, StepCheck: m.check,
+		StepWait: m.wait, StepFence: m.fence, StepDelete: m.delete, StepDrop: m.drop,
+	}
+	if act := actions[m.st.step]; act != nil {
+		if err := act(ctx); err != nil {
+			return err
+		}
 	}
 	if err := m.holdsLock(ctx); err != nil {
 		return err

@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
 )
@@ -34,7 +34,7 @@ type Store struct {
 	meta      *Backend
 	metaTable string // as configured: table or schema.table
 	stateName string // the migration state table, beside the metadata table
-	tables    []routing.TimeTable
+	tables    []config.TimeTable
 	settle    time.Duration
 }
 
@@ -184,19 +184,23 @@ func (s *Store) IsTimeTable(name string) bool {
 }
 
 // timeTable returns the configured time table named logical (case-insensitive).
-func (s *Store) timeTable(logical string) (*routing.TimeTable, bool) {
-	for i := range s.tables {
-		if strings.EqualFold(s.tables[i].Table, logical) {
-			return &s.tables[i], true
-		}
+func (s *Store) timeTable(logical string) (*config.TimeTable, bool) {
+	if i := s.tableIndex(logical); i >= 0 {
+		return &s.tables[i], true
 	}
 	return nil, false
+}
+
+// tableIndex returns the index in s.tables of the time table named logical (case-insensitive),
+// -1 if none.
+func (s *Store) tableIndex(logical string) int {
+	return slices.IndexFunc(s.tables, func(t config.TimeTable) bool { return strings.EqualFold(t.Table, logical) })
 }
 
 // tablesOf returns the physical tables of a configured logical table, sorted by Min: those of
 // snap.Logical, without the tables of a longer configured name (stats_5min_202501 belongs to
 // stats_5min, not to stats, when both are configured), as the router counts them.
-func (s *Store) tablesOf(snap *metadata.Snapshot, tt *routing.TimeTable) []metadata.Table {
+func (s *Store) tablesOf(snap *metadata.Snapshot, tt *config.TimeTable) []metadata.Table {
 	var out []metadata.Table
 	for _, t := range snap.Logical(tt.Table) {
 		if s.ownerOf(t.Name) == tt {
@@ -208,8 +212,8 @@ func (s *Store) tablesOf(snap *metadata.Snapshot, tt *routing.TimeTable) []metad
 
 // ownerOf returns the configured logical table a physical table belongs to: the longest
 // configured name L such that the table is named L_<digit>…; nil if none.
-func (s *Store) ownerOf(name string) *routing.TimeTable {
-	var best *routing.TimeTable
+func (s *Store) ownerOf(name string) *config.TimeTable {
+	var best *config.TimeTable
 	lower := strings.ToLower(name)
 	for i := range s.tables {
 		p := strings.ToLower(s.tables[i].Table) + "_"

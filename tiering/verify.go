@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -140,7 +140,7 @@ func end(t metadata.Table) time.Time { return t.Max.Truncate(time.Second).Add(ti
 
 // spanFindings compares the spans of one logical table's tables (sorted by Min) with each
 // other and with now.
-func spanFindings(tt *routing.TimeTable, tables []metadata.Table, now time.Time) []Finding {
+func spanFindings(tt *config.TimeTable, tables []metadata.Table, now time.Time) []Finding {
 	var out []Finding
 	for i, a := range tables {
 		for _, b := range tables[i+1:] {
@@ -184,7 +184,7 @@ func newestCovering(a, b metadata.Table) metadata.Table {
 }
 
 // checkTable compares one table's span and location with its data.
-func (s *Store) checkTable(ctx context.Context, tt *routing.TimeTable, t metadata.Table, open bool) ([]Finding, error) {
+func (s *Store) checkTable(ctx context.Context, tt *config.TimeTable, t metadata.Table, open bool) ([]Finding, error) {
 	f := Finding{Logical: tt.Table, Table: t.Name}
 	b, err := s.locate(t)
 	if err != nil {

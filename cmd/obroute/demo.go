@@ -13,6 +13,7 @@ import (
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/embedded"
 	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -271,10 +272,7 @@ func (d *demo) eachRow(rows *sql.Rows, f func(cells []string)) {
 	defer rows.Close()
 	cols, _ := rows.Columns()
 	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	ptrs := rowscan.Targets(vals)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			d.printf("   ! %v\n", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+
+	"github.com/obroute/obroute/internal/rowscan"
 )
 
 // BenchmarkMerge measures rows per second merged by obroute from hot and cold, next to
@@ -53,10 +55,7 @@ func countRows(b *testing.B, db *sql.DB, q string) int {
 		b.Fatal(err)
 	}
 	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	ptrs := rowscan.Targets(vals)
 	n := 0
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/obroute/obroute/internal/rowscan"
 )
 
 // ScanAll reads every row of rows as canonical text cells (NULL as nil), and closes rows.
@@ -18,10 +20,7 @@ func ScanAll(rows *sql.Rows) ([][]any, error) {
 	var out [][]any
 	for rows.Next() {
 		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
+		ptrs := rowscan.Targets(vals)
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}

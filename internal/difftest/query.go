@@ -2,7 +2,6 @@ package difftest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -50,20 +49,16 @@ type QueryConfig struct {
 // Generator draws queries from a seed. It is deterministic: the same seed and config give the
 // same queries, so a failure is replayed from the printed seed.
 type Generator struct {
-	seed uint64
-	rng  *rand.Rand
-	cfg  QueryConfig
+	draw
+	cfg QueryConfig
 	// key is the shard key as the current query names it: order_time or o.order_time.
 	key string
 }
 
 // NewGenerator returns a generator for seed.
 func NewGenerator(seed uint64, cfg QueryConfig) *Generator {
-	return &Generator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x9e37)), cfg: cfg}
+	return &Generator{draw: newDraw(seed, 0x9e37), cfg: cfg}
 }
-
-// Seed returns the generator's seed.
-func (g *Generator) Seed() uint64 { return g.seed }
 
 // Next returns the next query.
 func (g *Generator) Next() Query {
@@ -142,19 +137,6 @@ func (g *Generator) Next() Query {
 		}
 	}
 	return q
-}
-
-// pick returns n of items, in random order.
-func (g *Generator) pick(items []string, n int) []string {
-	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	return items[:min(n, len(items))]
-}
-
-func (g *Generator) dir() string {
-	if g.rng.IntN(2) == 0 {
-		return " DESC"
-	}
-	return ""
 }
 
 func (g *Generator) orderKeys(cols []string, n int) []string {

@@ -2,7 +2,6 @@ package difftest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -29,10 +28,9 @@ type RangeConfig struct {
 // bound ? arguments of several types. Each query's range is bounded, so a correct router
 // answers every one of them.
 type RangeGenerator struct {
-	seed uint64
-	rng  *rand.Rand
-	cfg  RangeConfig
-	key  string
+	draw
+	cfg RangeConfig
+	key string
 	// forms are the forms of the bounds of the query being drawn: relative, constant, literal.
 	forms map[string]bool
 }
@@ -42,11 +40,8 @@ func NewRangeGenerator(seed uint64, cfg RangeConfig) *RangeGenerator {
 	if cfg.Zone == nil {
 		cfg.Zone = time.UTC
 	}
-	return &RangeGenerator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x7a3e)), cfg: cfg}
+	return &RangeGenerator{draw: newDraw(seed, 0x7a3e), cfg: cfg}
 }
-
-// Seed returns the generator's seed.
-func (g *RangeGenerator) Seed() uint64 { return g.seed }
 
 // Next returns the next query. Its Kind names the shape of its condition ("relative",
 // "literal", "not", …), for reports.

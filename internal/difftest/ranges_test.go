@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/difftest"
 	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
@@ -38,7 +39,7 @@ func rangeRouter(t *testing.T) *routing.Router {
 		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}, {Name: "cold", Role: routing.RoleCold}},
 		Default:  "hot",
 		Time: &routing.TimeConfig{
-			Tables:   []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: window}},
+			Tables:   []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow(window)}},
 			Snapshot: func() *metadata.Snapshot { return snap },
 			Clock:    func() time.Time { return rangeNow },
 		},

@@ -2,7 +2,6 @@ package difftest
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -14,9 +13,8 @@ import (
 // tables, common table expressions and UNION over the one time-sharded table. Its Kind names the
 // shape, for counting refusals by shape.
 type ReportGenerator struct {
-	seed uint64
-	rng  *rand.Rand
-	cfg  QueryConfig
+	draw
+	cfg QueryConfig
 	// distinctStars counts the SELECT DISTINCT * drawn, whose form cycles without drawing (so
 	// that the other queries of a seed stay those drawn before it had several).
 	distinctStars int
@@ -25,11 +23,8 @@ type ReportGenerator struct {
 // NewReportGenerator returns a generator of report queries for seed over cfg.Table (shard key
 // order_time, the columns of CreateTableSQL).
 func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
-	return &ReportGenerator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x4e70)), cfg: cfg}
+	return &ReportGenerator{draw: newDraw(seed, 0x4e70), cfg: cfg}
 }
-
-// Seed returns the generator's seed.
-func (g *ReportGenerator) Seed() uint64 { return g.seed }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *
 // with ORDER BY, and "star_distinct": SELECT DISTINCT * or t.*; "distinct_aggregate" draws "distinct_several": DISTINCT aggregates of two lists
@@ -194,29 +189,8 @@ func (g *ReportGenerator) where(args *[]any) string {
 	return "order_time >= '" + lo.Format(time.DateTime) + "' AND order_time < '" + hi.Format(time.DateTime) + "'"
 }
 
-func (g *ReportGenerator) dir() string {
-	if g.rng.IntN(2) == 0 {
-		return " DESC"
-	}
-	return ""
-}
-
-func (g *ReportGenerator) limit() string {
-	switch g.rng.IntN(3) {
-	case 0:
-		return fmt.Sprintf(" LIMIT %d", 1+g.rng.IntN(20))
-	case 1:
-		return fmt.Sprintf(" LIMIT %d OFFSET %d", 1+g.rng.IntN(20), g.rng.IntN(15))
-	}
-	return ""
-}
-
-// pick returns n of items, in random order.
-func (g *ReportGenerator) pick(items []string, n int) []string {
-	items = append([]string(nil), items...)
-	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	return items[:min(n, len(items))]
-}
+// limit draws a literal LIMIT (with OFFSET or without) two times in three.
+func (g *ReportGenerator) limit() string { return g.literalLimit(3) }
 
 // rowWiseDerived draws a derived table or common table expression whose query reads columns and
 // conditions of the sharded table (inner is its FROM and WHERE), under an outer query that

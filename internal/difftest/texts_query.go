@@ -1,8 +1,6 @@
 package difftest
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -37,19 +35,15 @@ func ExplicitCollations() []string {
 
 // TextGenerator draws queries over the texts table from a seed, deterministically.
 type TextGenerator struct {
-	seed uint64
-	rng  *rand.Rand
-	cfg  QueryConfig
+	draw
+	cfg QueryConfig
 }
 
 // NewTextGenerator returns a generator for seed; cfg.Table is the logical table, whose shard
 // key is t_time.
 func NewTextGenerator(seed uint64, cfg QueryConfig) *TextGenerator {
-	return &TextGenerator{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5e1f)), cfg: cfg}
+	return &TextGenerator{draw: newDraw(seed, 0x5e1f), cfg: cfg}
 }
-
-// Seed returns the generator's seed.
-func (g *TextGenerator) Seed() uint64 { return g.seed }
 
 // textExpr is a text expression of the query and the collation its values fold under.
 type textExpr struct{ sql, fold string }
@@ -153,29 +147,8 @@ func (g *TextGenerator) Next() TextQuery {
 	return q
 }
 
-func (g *TextGenerator) dir() string {
-	if g.rng.IntN(2) == 0 {
-		return " DESC"
-	}
-	return ""
-}
-
-func (g *TextGenerator) limit() string {
-	switch g.rng.IntN(4) {
-	case 0:
-		return fmt.Sprintf(" LIMIT %d", 1+g.rng.IntN(20))
-	case 1:
-		return fmt.Sprintf(" LIMIT %d OFFSET %d", 1+g.rng.IntN(20), g.rng.IntN(15))
-	}
-	return ""
-}
-
-// pick returns n of items, in random order.
-func (g *TextGenerator) pick(items []string, n int) []string {
-	items = append([]string(nil), items...)
-	g.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	return items[:min(n, len(items))]
-}
+// limit draws a literal LIMIT (with OFFSET or without) one time in two.
+func (g *TextGenerator) limit() string { return g.literalLimit(4) }
 
 // where draws a time range across the hot window boundary: wide (several tables on each side,
 // each backend's sub-query a UNION ALL) or narrow (one table on each side), its bounds as ?

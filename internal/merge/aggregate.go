@@ -208,11 +208,10 @@ func (st *aggState) addSum(a *aggregator, row []driver.Value, raw int) error {
 	if !st.seen {
 		st.seen = true
 		st.goType = v
-		_, isFloat := toFloatType(v)
-		st.asFloat = a.float || isFloat
+		st.asFloat = a.float || isFloat(v)
 	}
 	if !st.asFloat {
-		if _, isFloat := toFloatType(v); isFloat { // a float partial after exact ones
+		if isFloat(v) { // a float partial after exact ones
 			f, _ := strconv.ParseFloat(string(st.sum.appendText(nil)), 64)
 			st.fsum, st.asFloat = f, true
 		}
@@ -247,14 +246,13 @@ func (st *aggState) addSum(a *aggregator, row []driver.Value, raw int) error {
 	return nil
 }
 
-func toFloatType(v driver.Value) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
+// isFloat reports whether v is a float (a FLOAT or DOUBLE column's value).
+func isFloat(v driver.Value) bool {
+	switch v.(type) {
+	case float64, float32:
+		return true
 	}
-	return 0, false
+	return false
 }
 
 // floatValue returns f in the Go type of the partials.

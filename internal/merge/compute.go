@@ -159,17 +159,10 @@ func (n numValue) bindValue(*valueBinder) (valueFunc, error) {
 	return func(*valueEnv) (number, error) { return v, nil }, nil
 }
 
-type arithValue struct {
-	op   byte
-	a, b Value
-}
+type arithValue struct{ binaryOp[byte, Value] }
 
 // Arith is a op b, op one of + - * /.
-func Arith(op byte, a, b Value) Value { return arithValue{op, a, b} }
-
-func (x arithValue) String() string {
-	return "(" + x.a.String() + " " + string(x.op) + " " + x.b.String() + ")"
-}
+func Arith(op byte, a, b Value) Value { return arithValue{binaryOp[byte, Value]{op, a, b}} }
 
 // maxScale is the most fraction digits a DECIMAL has.
 const maxScale = 38

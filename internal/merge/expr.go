@@ -104,16 +104,20 @@ func (l litExpr) bind(*columns) (evalFunc, kind, error) {
 	return func([]driver.Value) driver.Value { return v }, kindOfValue(v), nil
 }
 
-type cmpExpr struct {
-	op   CmpOp
-	a, b Expr
-}
+type cmpExpr struct{ binaryOp[CmpOp, Expr] }
 
 // Cmp compares a and b with op (=, <>, !=, <, <=, >, >=, <=>).
-func Cmp(op CmpOp, a, b Expr) Expr { return cmpExpr{op, a, b} }
+func Cmp(op CmpOp, a, b Expr) Expr { return cmpExpr{binaryOp[CmpOp, Expr]{op, a, b}} }
 
-func (c cmpExpr) String() string {
-	return "(" + c.a.String() + " " + string(c.op) + " " + c.b.String() + ")"
+// binaryOp is an operation on two operands, of a Value (arithmetic) or an Expr (a comparison).
+type binaryOp[Op ~byte | ~string, T fmt.Stringer] struct {
+	op   Op
+	a, b T
+}
+
+// String writes the operation as "(a op b)".
+func (x binaryOp[Op, T]) String() string {
+	return "(" + x.a.String() + " " + string(x.op) + " " + x.b.String() + ")"
 }
 
 func (c cmpExpr) bind(cols *columns) (evalFunc, kind, error) {

@@ -8,15 +8,19 @@ import (
 	"strings"
 )
 
-var (
-	_ driver.Rows                           = (*mergedRows)(nil)
-	_ driver.RowsNextResultSet              = (*mergedRows)(nil)
-	_ driver.RowsColumnTypeDatabaseTypeName = (*mergedRows)(nil)
-	_ driver.RowsColumnTypeLength           = (*mergedRows)(nil)
-	_ driver.RowsColumnTypeNullable         = (*mergedRows)(nil)
-	_ driver.RowsColumnTypePrecisionScale   = (*mergedRows)(nil)
-	_ driver.RowsColumnTypeScanType         = (*mergedRows)(nil)
-)
+// Rows are the interfaces of the rows obroute hands to database/sql, merged here or read from
+// one server (connector's): database/sql reads the result sets and column types through them.
+type Rows interface {
+	driver.Rows
+	driver.RowsNextResultSet
+	driver.RowsColumnTypeDatabaseTypeName
+	driver.RowsColumnTypeLength
+	driver.RowsColumnTypeNullable
+	driver.RowsColumnTypePrecisionScale
+	driver.RowsColumnTypeScanType
+}
+
+var _ Rows = (*mergedRows)(nil)
 
 // New returns one result made of the rows of inputs, merged as spec says.
 // The result owns the inputs: its Close closes every one of them, and so

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
@@ -44,7 +45,7 @@ func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
 			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: names}},
 		},
 		Time: &TimeConfig{
-			Tables:   []TimeTable{ordersTable()},
+			Tables:   []config.TimeTable{ordersTable()},
 			Snapshot: func() *metadata.Snapshot { return f.snap },
 			Clock:    func() time.Time { return f.now },
 		},

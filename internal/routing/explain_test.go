@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/merge"
 	"github.com/obroute/obroute/internal/routing"
@@ -38,7 +39,7 @@ func explainRouter(t testing.TB) *routing.Router {
 		CachedServer: true,
 		Shadow:       shadowRule(),
 		Time: &routing.TimeConfig{
-			Tables:   []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}},
+			Tables:   []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 			Snapshot: func() *metadata.Snapshot { return snap },
 			Clock:    func() time.Time { return now },
 		},

@@ -86,14 +86,22 @@ func containsAggregate(e sqlparser.SQLNode) bool {
 	return found
 }
 
+// hasWindow reports whether sel holds a window function (an OVER clause).
 func hasWindow(sel *sqlparser.Select) bool {
+	return anyNode(sel, func(n sqlparser.SQLNode) bool {
+		o, ok := n.(*sqlparser.Over)
+		return ok && o != nil
+	})
+}
+
+// anyNode reports whether match holds for a node of root, subqueries included; the walk stops
+// at the first.
+func anyNode(root sqlparser.SQLNode, match func(sqlparser.SQLNode) bool) bool {
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if o, ok := n.(*sqlparser.Over); ok && o != nil {
-			found = true
-		}
+		found = found || match(n)
 		return !found, nil
-	}, sel)
+	}, root)
 	return found
 }
 
@@ -104,15 +112,19 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 		if n == sqlparser.SQLNode(sel) {
 			return true, nil
 		}
+		var limit *sqlparser.Limit
 		switch s := n.(type) {
 		case *sqlparser.Select:
-			if s != nil && s.Limit != nil {
-				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+			if s != nil {
+				limit = s.Limit
 			}
 		case *sqlparser.SetOp:
-			if s != nil && s.Limit != nil {
-				err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
+			if s != nil {
+				limit = s.Limit
 			}
+		}
+		if limit != nil {
+			err = notMergeable("LIMIT inside a subquery would be applied per table, not once; remove it or narrow the range to one table")
 		}
 		return err == nil, nil
 	}, sel)
@@ -121,12 +133,8 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 
 // hasSubquery reports whether e holds a subquery.
 func hasSubquery(e sqlparser.SQLNode) bool {
-	found := false
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if s, ok := n.(*sqlparser.Subquery); ok && s != nil {
-			found = true
-		}
-		return !found, nil
-	}, e)
-	return found
+	return anyNode(e, func(n sqlparser.SQLNode) bool {
+		s, ok := n.(*sqlparser.Subquery)
+		return ok && s != nil
+	})
 }

@@ -68,16 +68,26 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", nodeText(e))
 }
 
+// both translates l and r and joins them (AND, OR).
 func (p *mergePlanner) both(l, r sqlparser.Expr, join func(...merge.Expr) merge.Expr) (merge.Expr, error) {
-	a, err := p.condition(l)
+	conds, err := translateEach(p.condition, l, r)
 	if err != nil {
 		return nil, err
 	}
-	b, err := p.condition(r)
-	if err != nil {
-		return nil, err
+	return join(conds...), nil
+}
+
+// translateEach translates each of exprs with f, in order, and stops at the first error.
+func translateEach[T any](f func(sqlparser.Expr) (T, error), exprs ...sqlparser.Expr) ([]T, error) {
+	out := make([]T, 0, len(exprs))
+	for _, e := range exprs {
+		t, err := f(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
-	return join(a, b), nil
+	return out, nil
 }
 
 // operand translates one side of a comparison the merge makes: a literal, or a selected

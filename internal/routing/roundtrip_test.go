@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/internal/rowscan"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -39,7 +41,7 @@ func TestRewriteMeansTheSameOnMariaDB(t *testing.T) {
 		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}},
 		Default:  "hot",
 		Time: &routing.TimeConfig{
-			Tables:   []routing.TimeTable{{Table: "rt", ShardKey: "ts", Window: metadata.HotWindow{Months: 2}}},
+			Tables:   []config.TimeTable{{Table: "rt", ShardKey: "ts", HotWindow: config.HotWindow{Months: 2}}},
 			Snapshot: func() *metadata.Snapshot { return snap },
 			Clock:    func() time.Time { return now },
 		},
@@ -144,10 +146,7 @@ func runText(ctx context.Context, db *sql.DB, q string) (string, error) {
 		fmt.Fprintf(&b, "%s:%s ", ct.Name(), ct.DatabaseTypeName())
 	}
 	vals := make([]sql.NullString, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	ptrs := rowscan.Targets(vals)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err

@@ -208,7 +208,7 @@ func (r *Router) route(in Input) (*Plan, error) {
 	// The statement's literals replaced in its cache key are read as arguments; the targets
 	// keep the application's arguments.
 	rargs := st.readArgs(in.Args)
-	pinned, err := r.baseRoute(p, st, hints, in, rargs, sess)
+	pinned, err := r.baseRoute(p, in, rargs, sess)
 	if err != nil {
 		return nil, err
 	}
@@ -223,10 +223,12 @@ func (r *Router) route(in Input) (*Plan, error) {
 	return p, nil
 }
 
-// baseRoute fills p's targets with production backends and reports whether the route is pinned
-// to where data lives (time-sharded tables, static routes, temporary tables, backend hints).
-// rargs are the arguments routing reads (see Statement.routeArgs).
-func (r *Router) baseRoute(p *Plan, st *Statement, hints hint.Set, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
+// baseRoute fills p's targets with production backends for p's statement under p's hints, and
+// reports whether the route is pinned to where data lives (time-sharded tables, static routes,
+// temporary tables, backend hints). rargs are the arguments routing reads (see
+// Statement.routeArgs).
+func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
+	st, hints := p.Statement, p.Hints
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
 			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
@@ -17,11 +18,11 @@ import (
 type timeRouter struct {
 	cfg    *TimeConfig
 	router *Router
-	tables map[string]*TimeTable // lower-case logical name → config
+	tables map[string]*config.TimeTable // lower-case logical name → config
 	// longer lists, per logical table L, the other configured logical tables named L_<digit>…
 	// (lower case, with the trailing '_'): their physical tables are also named L_<digit>…
 	// but are not L's.
-	longer map[*TimeTable][]string
+	longer map[*config.TimeTable][]string
 	// hot, cold are the first backends of role hot and cold: where tables without a location live.
 	hot, cold string
 	zones     zoneCache // the session time zones met
@@ -36,7 +37,7 @@ type timeRouter struct {
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with
 // the Statement, never modified.
 type timeStatement struct {
-	table  *TimeTable
+	table  *config.TimeTable
 	kind   Kind
 	prefix string // logical table name as configured: the metadata prefix
 	key    string // shard key, lower case
@@ -74,7 +75,7 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &timeRouter{cfg: cfg, router: r, tables: map[string]*TimeTable{}}
+	t := &timeRouter{cfg: cfg, router: r, tables: map[string]*config.TimeTable{}}
 	for i := range cfg.Tables {
 		t.tables[strings.ToLower(cfg.Tables[i].Table)] = &cfg.Tables[i]
 	}
@@ -83,7 +84,7 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 			l, m := strings.ToLower(cfg.Tables[i].Table), strings.ToLower(cfg.Tables[j].Table)
 			if len(m) > len(l)+1 && strings.HasPrefix(m, l+"_") && m[len(l)+1] >= '0' && m[len(l)+1] <= '9' {
 				if t.longer == nil {
-					t.longer = map[*TimeTable][]string{}
+					t.longer = map[*config.TimeTable][]string{}
 				}
 				t.longer[&cfg.Tables[i]] = append(t.longer[&cfg.Tables[i]], m+"_")
 			}
@@ -173,7 +174,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	// shard-key times, the window counts their calendar.
 	instant := t.now()
 	now := t.wall(instant)
-	boundary := ts.table.Window.Boundary(now)
+	boundary := metadata.HotWindow(ts.table.HotWindow).Boundary(now)
 	p.Type = UsePartitionLocationLookup
 	clock := t.clockFor(instant, in.Session)
 	ec := evalCtx{args: t.rangeArgs(in.Args), key: ts.key, clock: &clock}
@@ -181,7 +182,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		ec.notes = &foldNotes{}
 	}
 	if ts.insert != nil {
-		return t.routeInsert(p, st, ts, hints, in, &ec, all, boundary)
+		return t.routeInsert(p, st, hints, in, readings{all: all, boundary: boundary, ec: &ec})
 	}
 	// The shard-key range.
 	var (
@@ -280,7 +281,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	case hint.L1:
 		if reachesBelow || readsCold {
 			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
-				ErrLevelViolation, span, formatTime(boundary), ts.table.Window, ts.table.ShardKey, formatTime(boundary))
+				ErrLevelViolation, span, formatTime(boundary), metadata.HotWindow(ts.table.HotWindow), ts.table.ShardKey, formatTime(boundary))
 		}
 	case hint.L3:
 		if reachesHot {
@@ -298,7 +299,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 	}
 	p.Level = level
-	p.Budget = ts.table.Budgets.of(level)
+	p.Budget = budgetOf(ts.table.Budgets, level)
 	switch {
 	case coldTarget && hotTarget:
 		p.Class = ClassSplit
@@ -333,7 +334,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if open >= 0 {
 		openName = all[open].Name
 	}
-	if err := t.buildTargets(p, ts, in.Args, &clock, tables, locs, openName, coldAll); err != nil {
+	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, open: openName, coldAll: coldAll}); err != nil {
 		return err
 	}
 	if in.Explain {
@@ -374,7 +375,7 @@ func overlapping(snap *metadata.Snapshot, prefix string, iv interval) []metadata
 
 // own drops from ts the tables of a longer configured logical name (stats_5min_202501 is not a
 // table of stats when stats_5min is configured too). It allocates only then.
-func (t *timeRouter) own(tt *TimeTable, ts []metadata.Table) []metadata.Table {
+func (t *timeRouter) own(tt *config.TimeTable, ts []metadata.Table) []metadata.Table {
 	longer := t.longer[tt]
 	if len(longer) == 0 {
 		return ts

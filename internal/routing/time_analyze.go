@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/obroute/obroute/config"
 )
 
 // analyze computes what time routing needs of a statement that does not depend on arguments or
 // the clock. It returns nil when the statement names no time-sharded table; an error refuses the
 // statement (it is stored in Statement.RouteErr).
 func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
-	var cfg *TimeTable
+	var cfg *config.TimeTable
 	for _, name := range st.Tables {
 		c, ok := t.tables[name]
 		if !ok {
@@ -135,14 +136,14 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 		leg := *n
 		leg.Where = withClamp(n.Where)
-		where = ts.oneTableWrite(pr, "UPDATE", uses[0], n.Where, n.OrderBy, n.Limit, &leg)
+		where = ts.oneTableWrite(pr, tableWrite{verb: "UPDATE", use: uses[0], where: n.Where, order: n.OrderBy, limit: n.Limit, leg: &leg})
 	case *sqlparser.Delete:
 		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
 			return nil, fmt.Errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
 		}
 		leg := *n
 		leg.Where = withClamp(n.Where)
-		where = ts.oneTableWrite(pr, "DELETE", uses[0], n.Where, n.OrderBy, n.Limit, &leg)
+		where = ts.oneTableWrite(pr, tableWrite{verb: "DELETE", use: uses[0], where: n.Where, order: n.OrderBy, limit: n.Limit, leg: &leg})
 		if err := t.returning(st, ts, logical); err != nil {
 			return nil, err
 		}
@@ -191,14 +192,23 @@ func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sq
 	ts.merge = mp
 }
 
-// oneTableWrite records what an UPDATE or DELETE of the sharded table (use) needs: its alias,
-// the refusal of ORDER BY/LIMIT when it is split, and leg — the statement with the clamp —
-// printed. It returns the condition the range is read from.
-func (ts *timeStatement) oneTableWrite(pr *printer, verb string, use *sqlparser.AliasedTableExpr, w *sqlparser.Where, order sqlparser.OrderBy, limit *sqlparser.Limit, leg sqlparser.SQLNode) sqlparser.Expr {
-	ts.qual = use.As.String()
-	ts.splitErr = perTableOrderLimit(verb, ts.table.Table, order, limit)
-	ts.whole = pr.print(leg)
-	return whereExpr(w)
+// tableWrite is an UPDATE or DELETE of the sharded table alone.
+type tableWrite struct {
+	verb  string                      // "UPDATE" or "DELETE"
+	use   *sqlparser.AliasedTableExpr // the sharded table
+	where *sqlparser.Where
+	order sqlparser.OrderBy
+	limit *sqlparser.Limit
+	leg   sqlparser.SQLNode // the statement with the clamp
+}
+
+// oneTableWrite records what w needs: the sharded table's alias, the refusal of ORDER BY/LIMIT
+// when it is split, and its leg printed. It returns the condition the range is read from.
+func (ts *timeStatement) oneTableWrite(pr *printer, w tableWrite) sqlparser.Expr {
+	ts.qual = w.use.As.String()
+	ts.splitErr = perTableOrderLimit(w.verb, ts.table.Table, w.order, w.limit)
+	ts.whole = pr.print(w.leg)
+	return whereExpr(w.where)
 }
 
 // returning adds the RETURNING clause the parser did not read to the rewritten statement.

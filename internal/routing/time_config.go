@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
@@ -12,8 +13,10 @@ import (
 // TimeConfig configures hot/cold time routing: which tables are split by time, where their
 // shard metadata comes from, and the clock and zone the hot window is computed in.
 type TimeConfig struct {
-	// Tables are the time-sharded logical tables.
-	Tables []TimeTable `yaml:"tables"`
+	// Tables are the time-sharded logical tables, as configured. A statement on one without a
+	// shard-key range and without a DefaultRange is refused with ErrNoTimeRange; a table's
+	// Budgets are copied to Plan.Budget.
+	Tables []config.TimeTable `yaml:"tables"`
 	// Snapshot returns the current shard metadata snapshot; it must not block. Required.
 	Snapshot func() *metadata.Snapshot `yaml:"-"`
 	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
@@ -40,37 +43,8 @@ type TimeConfig struct {
 	LoadZone func(name string) (*time.Location, error) `yaml:"-"`
 }
 
-// TimeTable configures one time-sharded logical table. Its physical tables are the metadata
-// rows named Table_ followed by a suffix that starts with a digit (orders → orders_202501,
-// orders_2025_02, …; never orders_items_202501).
-type TimeTable struct {
-	// Table is the logical table name the application queries, e.g. "orders".
-	Table string `yaml:"table"`
-	// ShardKey is the DATETIME (or DATE) column the table is split by, e.g. "order_time".
-	ShardKey string `yaml:"shard_key"`
-	// Window is the hot window: rows at or after its boundary are hot.
-	Window metadata.HotWindow `yaml:"hot_window"`
-	// DefaultRange, when positive, is applied to a statement without a shard-key range: it then
-	// reads [now-DefaultRange, +inf) and the route says so. Zero (the default) refuses such
-	// statements with ErrNoTimeRange, since an implicit range silently drops rows.
-	DefaultRange time.Duration `yaml:"default_range"`
-	// RequireColdQuery refuses statements that read the history store unless they carry the
-	// cold_query hint.
-	RequireColdQuery bool `yaml:"require_cold_query"`
-	// AllowColdWrites allows INSERT, UPDATE and DELETE on tables of the history store.
-	AllowColdWrites bool `yaml:"allow_cold_writes"`
-	// Budgets are the time budgets of the query levels, copied to Plan.Budget.
-	Budgets LevelBudgets `yaml:"budgets"`
-}
-
-// LevelBudgets are the time budgets of the query levels; zero means no budget.
-type LevelBudgets struct {
-	L1 time.Duration `yaml:"l1"`
-	L2 time.Duration `yaml:"l2"`
-	L3 time.Duration `yaml:"l3"`
-}
-
-func (b LevelBudgets) of(l hint.Level) time.Duration {
+// budgetOf returns the time budget of level l in b; zero means no budget.
+func budgetOf(b config.Budgets, l hint.Level) time.Duration {
 	switch l {
 	case hint.L1:
 		return b.L1
@@ -102,7 +76,7 @@ func (c *TimeConfig) Validate() error {
 		case t.Budgets.L1 < 0 || t.Budgets.L2 < 0 || t.Budgets.L3 < 0:
 			return fmt.Errorf("%w: %s: a level budget is negative; use 0 for no budget", ErrTimeConfig, where)
 		}
-		if err := t.Window.Validate(); err != nil {
+		if err := metadata.HotWindow(t.HotWindow).Validate(); err != nil {
 			return fmt.Errorf("%w: %s: hot_window: %w", ErrTimeConfig, where, err)
 		}
 		seen[strings.ToLower(t.Table)] = true

@@ -67,7 +67,7 @@ func analyzeDerived(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, tabl
 	if target.Lateral || len(target.Expr.(*sqlparser.Subquery).Columns) > 0 {
 		return nil, notMergeable("a LATERAL derived table or one with a column list over the time-sharded table %s cannot be split; use a plain derived table with AS aliases on its select items", table)
 	}
-	d, err := derivedInner(inner, use, table, key, "the derived table or WITH", sel, target)
+	d, err := derivedInner(innerQuery{sel: inner, use: use, table: table, key: key, what: "the derived table or WITH", outer: sel, target: target})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func analyzeCTE(sel *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, k
 		}
 		return nil, notMergeable("the common table expression %s over the time-sharded table %s is read in a subquery; read it in the FROM of the statement", cte.As.String(), table)
 	}
-	d, err := derivedInner(inner, use, table, key, "the derived table or WITH", plan, refs[0])
+	d, err := derivedInner(innerQuery{sel: inner, use: use, table: table, key: key, what: "the derived table or WITH", outer: plan, target: refs[0]})
 	if err != nil {
 		return nil, err
 	}
@@ -148,11 +148,22 @@ func fromExpr(from sqlparser.TableExprs) sqlparser.TableExpr {
 	return &sqlparser.ParenTableExpr{Exprs: from}
 }
 
-// derivedInner checks that inner is row-wise and reads the range condition and the shard key's
-// column name; what names inner in messages. An inner query that groups or aggregates under
-// outer (reading it as target; nil for none) is flattened into one query if it can be
-// (flattenGrouped).
-func derivedInner(inner *sqlparser.Select, use *sqlparser.AliasedTableExpr, table, key, what string, outer *sqlparser.Select, target *sqlparser.AliasedTableExpr) (*derivedSelect, error) {
+// innerQuery is a query over the time-sharded table that another query reads: a derived
+// table, a common table expression, a SELECT of a UNION.
+type innerQuery struct {
+	sel        *sqlparser.Select
+	use        *sqlparser.AliasedTableExpr // the time-sharded table in sel's FROM
+	table, key string                      // its name and its shard key
+	what       string                      // how messages name sel
+	outer      *sqlparser.Select           // the query that reads sel as target; nil for none
+	target     *sqlparser.AliasedTableExpr
+}
+
+// derivedInner checks that q's query is row-wise and reads the range condition and the shard
+// key's column name. A query that groups or aggregates under an outer query is flattened into
+// one query if it can be (flattenGrouped).
+func derivedInner(q innerQuery) (*derivedSelect, error) {
+	inner, use, table, key, what, outer, target := q.sel, q.use, q.table, q.key, q.what, q.outer, q.target
 	var why string
 	switch {
 	case inner.With != nil:

@@ -188,10 +188,17 @@ func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi 
 	return lo, last, false
 }
 
-// sameStored checks that the value v, which table all[owner] stores as [lo, hi], is stored
+// storedAs is a shard-key value v and the range [lo, hi] one table stores it as.
+type storedAs struct {
+	v      tval
+	lo, hi time.Time
+}
+
+// sameStored checks that the value s.v, which table all[owner] stores as s's range, is stored
 // alike by every other table that could hold it: when the tables' shard-key columns differ in
 // precision (or one's is unknown), where the row belongs would depend on the table chosen.
-func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionState, v tval, lo, hi time.Time) error {
+func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionState, s storedAs) error {
+	v, lo, hi := s.v, s.lo, s.hi
 	if v.lo.Equal(v.lo.Truncate(time.Second)) && v.hi.Equal(v.hi.Truncate(time.Second)) {
 		return nil // whole seconds are stored as written everywhere
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -42,13 +43,13 @@ type fixture struct {
 	snap *metadata.Snapshot
 }
 
-func newFixture(t testing.TB, tt TimeTable, tables []metadata.Table, now string) *fixture {
+func newFixture(t testing.TB, tt config.TimeTable, tables []metadata.Table, now string) *fixture {
 	t.Helper()
 	return newFixtureWith(t, tt, tables, now, nil)
 }
 
 // newFixtureWith is newFixture with a change to the time configuration (nil: none).
-func newFixtureWith(t testing.TB, tt TimeTable, tables []metadata.Table, now string, change func(*TimeConfig)) *fixture {
+func newFixtureWith(t testing.TB, tt config.TimeTable, tables []metadata.Table, now string, change func(*TimeConfig)) *fixture {
 	t.Helper()
 	f := &fixture{now: day(now)}
 	snap, err := metadata.NewSnapshot(tables, f.now)
@@ -57,7 +58,7 @@ func newFixtureWith(t testing.TB, tt TimeTable, tables []metadata.Table, now str
 	}
 	f.snap = snap
 	tc := &TimeConfig{
-		Tables:   []TimeTable{tt},
+		Tables:   []config.TimeTable{tt},
 		Snapshot: func() *metadata.Snapshot { return f.snap },
 		Clock:    func() time.Time { return f.now },
 	}
@@ -76,8 +77,8 @@ func newFixtureWith(t testing.TB, tt TimeTable, tables []metadata.Table, now str
 	return f
 }
 
-func ordersTable() TimeTable {
-	return TimeTable{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}
+func ordersTable() config.TimeTable {
+	return config.TimeTable{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}
 }
 
 // standard: July 2024 .. March 2025, hot from January 2025, today 2025-03-15.

@@ -10,9 +10,19 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
+// readings are what route reads once for a statement on a time-sharded table, before it
+// decides: the logical table's physical tables, the hot window's boundary at the statement's
+// clock, and the context its shard-key values are evaluated in.
+type readings struct {
+	all      []metadata.Table
+	boundary time.Time
+	ec       *evalCtx
+}
+
 // routeInsert routes each row of an INSERT to the table that covers its shard-key value.
-func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hints hint.Set, in Input, ec *evalCtx, all []metadata.Table, boundary time.Time) error {
-	ip := ts.insert
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Input, r readings) error {
+	ts, ip := st.time, st.time.insert
+	all, boundary, ec := r.all, r.boundary, r.ec
 	owner := make([]int, len(ip.keys)) // row → index in all
 	for r, x := range ip.keys {
 		v, err := x.eval(ec)
@@ -40,7 +50,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 			}
 		}
 		if owner[r] >= 0 && exact {
-			if err := t.sameStored(all, owner[r], in.Session, v, lo, last); err != nil {
+			if err := t.sameStored(all, owner[r], in.Session, storedAs{v: v, lo: lo, hi: last}); err != nil {
 				return fmt.Errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
 			}
 		}
@@ -111,7 +121,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, ts *timeStatement, hint
 	if !hotTarget {
 		p.Class = ClassColdOnly
 	}
-	p.Budget = ts.table.Budgets.of(p.Level)
+	p.Budget = budgetOf(ts.table.Budgets, p.Level)
 	p.Targets = make([]Target, len(tables))
 	for i := range tables {
 		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock, lits: st.lits}

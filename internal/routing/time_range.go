@@ -138,16 +138,12 @@ func (c *rangeCompiler) compile(e sqlparser.Expr) (*rangeNode, error) {
 }
 
 func (c *rangeCompiler) combine(op rangeOp, l, r sqlparser.Expr) (*rangeNode, error) {
-	a, err := c.compile(l)
-	if err != nil {
-		return nil, err
-	}
-	b, err := c.compile(r)
+	kids, err := translateEach(c.compile, l, r)
 	if err != nil {
 		return nil, err
 	}
 	n := &rangeNode{op: op}
-	for _, k := range []*rangeNode{a, b} {
+	for _, k := range kids {
 		if k.op == op {
 			n.kids = append(n.kids, k.kids...)
 		} else {
@@ -172,14 +168,10 @@ func (c *rangeCompiler) opaque(e sqlparser.Expr, parts ...sqlparser.Expr) (*rang
 }
 
 func (c *rangeCompiler) mentionsKey(e sqlparser.Expr) bool {
-	found := false
-	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if x, ok := n.(*sqlparser.ColName); ok && x != nil && c.isKey(x) {
-			found = true
-		}
-		return !found, nil
-	}, e)
-	return found
+	return anyNode(e, func(n sqlparser.SQLNode) bool {
+		x, ok := n.(*sqlparser.ColName)
+		return ok && x != nil && c.isKey(x)
+	})
 }
 
 var flipped = map[string]string{

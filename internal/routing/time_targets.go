@@ -9,10 +9,20 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
-// buildTargets renders the sub-queries: one per table for writes, one statement per backend
-// (UNION ALL of its tables' legs) for SELECT. open names the table whose span is open above
-// (metadata.OpenAbove), "" if none.
-func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, args []driver.NamedValue, clock *stmtClock, tables []metadata.Table, locs []string, open string, coldAll bool) error {
+// targetSet is what buildTargets renders sub-queries for.
+type targetSet struct {
+	args    []driver.NamedValue // the statement's arguments
+	clock   *stmtClock          // the statement's one reading of the clock
+	tables  []metadata.Table    // the physical tables read or written
+	locs    []string            // the backend of each of tables
+	open    string              // the table whose span is open above (metadata.OpenAbove), "" if none
+	coldAll bool                // every sub-query is sent as cold (query level L3 declared)
+}
+
+// buildTargets renders the sub-queries of set: one per table for writes, one statement per
+// backend (UNION ALL of its tables' legs) for SELECT.
+func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) error {
+	args, clock, tables, locs, open, coldAll := set.args, set.clock, set.tables, set.locs, set.open, set.coldAll
 	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock, lits: p.Statement.lits}
 	names := make([]string, len(tables))
 	for i := range tables {

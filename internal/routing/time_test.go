@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
@@ -152,10 +153,10 @@ func TestRoutePrompts(t *testing.T) {
 }
 
 func TestLevelsAndRules(t *testing.T) {
-	budgets := LevelBudgets{L1: 100 * time.Millisecond, L2: 2 * time.Second, L3: 10 * time.Second}
+	budgets := config.Budgets{L1: 100 * time.Millisecond, L2: 2 * time.Second, L3: 10 * time.Second}
 	cases := []struct {
 		name    string
-		tt      func(*TimeTable)
+		tt      func(*config.TimeTable)
 		sql     string
 		hints   hint.Set
 		level   hint.Level
@@ -178,15 +179,15 @@ func TestLevelsAndRules(t *testing.T) {
 		{name: "no range is refused", sql: "select id from orders where user_id = 3", err: ErrNoTimeRange, fix: "add a range such as order_time >= ? AND order_time < ?"},
 		{name: "or with unbounded branch is refused", sql: "select id from orders where order_time > '2025-03-01' or user_id = 3", err: ErrNoTimeRange, fix: "add a range"},
 		{name: "expression bound explains itself", sql: "select id from orders where order_time > created_at - interval 1 day", err: ErrNoTimeRange, fix: "is not a comparison with a literal, a ? argument or a constant time expression obroute folds"},
-		{name: "default range applied and said", tt: func(tt *TimeTable) { tt.DefaultRange = 7 * 24 * time.Hour }, sql: "select id from orders where user_id = 3", level: hint.L1, class: ClassHotOnly, budget: budgets.L1, prompts: "applied the configured default range (168h0m0s back from now); range [2025-03-08 12:00:00, +inf)"},
+		{name: "default range applied and said", tt: func(tt *config.TimeTable) { tt.DefaultRange = 7 * 24 * time.Hour }, sql: "select id from orders where user_id = 3", level: hint.L1, class: ClassHotOnly, budget: budgets.L1, prompts: "applied the configured default range (168h0m0s back from now); range [2025-03-08 12:00:00, +inf)"},
 		{name: "function on shard key", sql: "select id from orders where date(order_time) = '2025-03-15'", err: ErrShardKeyFunction, fix: "instead of DATE(order_time)"},
-		{name: "cold needs cold_query when configured", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", err: ErrColdQueryRequired, fix: "cold_query=true"},
-		{name: "cold_query hint grants cold access", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", hints: hint.Set{ColdQuery: true}, level: hint.L2, class: ClassSplit, budget: budgets.L2},
-		{name: "hot reads need no cold_query", tt: func(tt *TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2025-02-01'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "cold needs cold_query when configured", tt: func(tt *config.TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", err: ErrColdQueryRequired, fix: "cold_query=true"},
+		{name: "cold_query hint grants cold access", tt: func(tt *config.TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2024-12-01'", hints: hint.Set{ColdQuery: true}, level: hint.L2, class: ClassSplit, budget: budgets.L2},
+		{name: "hot reads need no cold_query", tt: func(tt *config.TimeTable) { tt.RequireColdQuery = true }, sql: "select id from orders where order_time > '2025-02-01'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
 		{name: "cold write refused", sql: "update orders set amount = 0 where order_time < '2024-10-01'", err: ErrColdWrite, fix: "allow_cold_writes"},
-		{name: "cold write allowed by config", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time between '2024-09-01' and '2024-09-02'", level: hint.L3, class: ClassColdOnly, budget: budgets.L3},
-		{name: "write spanning backends refused", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time > '2024-12-30'", err: ErrCrossBackendWrite, fix: "one statement per backend"},
-		{name: "insert spanning backends refused", tt: func(tt *TimeTable) { tt.AllowColdWrites = true }, sql: "insert into orders (id, order_time) values (1, '2024-12-01'), (2, '2025-01-01')", err: ErrCrossBackendWrite, fix: "one statement per backend"},
+		{name: "cold write allowed by config", tt: func(tt *config.TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time between '2024-09-01' and '2024-09-02'", level: hint.L3, class: ClassColdOnly, budget: budgets.L3},
+		{name: "write spanning backends refused", tt: func(tt *config.TimeTable) { tt.AllowColdWrites = true }, sql: "delete from orders where order_time > '2024-12-30'", err: ErrCrossBackendWrite, fix: "one statement per backend"},
+		{name: "insert spanning backends refused", tt: func(tt *config.TimeTable) { tt.AllowColdWrites = true }, sql: "insert into orders (id, order_time) values (1, '2024-12-01'), (2, '2025-01-01')", err: ErrCrossBackendWrite, fix: "one statement per backend"},
 		{name: "insert into the cold store refused", sql: "insert into orders (id, order_time) values (1, '2024-12-01')", err: ErrColdWrite, fix: "allow_cold_writes"},
 		{name: "insert without a covering table", sql: "insert into orders (id, order_time) values (1, '2026-01-01')", err: ErrNoShardTable, fix: "add or widen a table in shard_metadata"},
 		{name: "insert without column list", sql: "insert into orders values (1, '2025-03-01')", err: ErrNoTimeRange, fix: "must name its columns"},
@@ -290,14 +291,14 @@ func TestTimeConfigValidate(t *testing.T) {
 		cfg  TimeConfig
 		fix  string
 	}{
-		{"no snapshot", TimeConfig{Tables: []TimeTable{ordersTable()}}, "Snapshot is nil"},
-		{"bad table", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "or ders", ShardKey: "t", Window: metadata.HotWindow{Days: 1}}}}, "plain identifier"},
-		{"shard key not an identifier", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t >= 0 or 1", Window: metadata.HotWindow{Days: 1}}}}, "plain column name"},
-		{"table with a quote", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders`", ShardKey: "t", Window: metadata.HotWindow{Days: 1}}}}, "plain identifier"},
-		{"no shard key", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", Window: metadata.HotWindow{Days: 1}}}}, "shard_key"},
-		{"no window", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t"}}}, "set exactly one"},
-		{"twice", TimeConfig{Snapshot: snap, Tables: []TimeTable{ordersTable(), ordersTable()}}, "configured twice"},
-		{"negative default", TimeConfig{Snapshot: snap, Tables: []TimeTable{{Table: "orders", ShardKey: "t", Window: metadata.HotWindow{Days: 1}, DefaultRange: -1}}}, "negative"},
+		{"no snapshot", TimeConfig{Tables: []config.TimeTable{ordersTable()}}, "Snapshot is nil"},
+		{"bad table", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "or ders", ShardKey: "t", HotWindow: config.HotWindow{Days: 1}}}}, "plain identifier"},
+		{"shard key not an identifier", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "orders", ShardKey: "t >= 0 or 1", HotWindow: config.HotWindow{Days: 1}}}}, "plain column name"},
+		{"table with a quote", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "orders`", ShardKey: "t", HotWindow: config.HotWindow{Days: 1}}}}, "plain identifier"},
+		{"no shard key", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "orders", HotWindow: config.HotWindow{Days: 1}}}}, "shard_key"},
+		{"no window", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "orders", ShardKey: "t"}}}, "set exactly one"},
+		{"twice", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{ordersTable(), ordersTable()}}, "configured twice"},
+		{"negative default", TimeConfig{Snapshot: snap, Tables: []config.TimeTable{{Table: "orders", ShardKey: "t", HotWindow: config.HotWindow{Days: 1}, DefaultRange: -1}}}, "negative"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -590,9 +591,9 @@ func TestLongerLogicalNameOwnsItsTables(t *testing.T) {
 		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
 		Default:  "hot",
 		Time: &TimeConfig{
-			Tables: []TimeTable{
-				{Table: "stats", ShardKey: "t", Window: metadata.HotWindow{Months: 2}},
-				{Table: "stats_5min", ShardKey: "t", Window: metadata.HotWindow{Months: 2}},
+			Tables: []config.TimeTable{
+				{Table: "stats", ShardKey: "t", HotWindow: config.HotWindow{Months: 2}},
+				{Table: "stats_5min", ShardKey: "t", HotWindow: config.HotWindow{Months: 2}},
 			},
 			Snapshot: func() *metadata.Snapshot { return snap },
 			Clock:    func() time.Time { return day("2025-03-15") },

@@ -34,7 +34,7 @@ func analyzeUnion(u *sqlparser.SetOp, uses []*sqlparser.AliasedTableExpr, table,
 		if !strings.EqualFold(use.As.String(), uses[0].As.String()) {
 			return nil, notMergeable("the SELECTs of a UNION over the time-sharded table %s give it different aliases; give it the same alias (or none) in every SELECT", table)
 		}
-		li, err := derivedInner(leaf, use, table, key, "a SELECT of the UNION", nil, nil)
+		li, err := derivedInner(innerQuery{sel: leaf, use: use, table: table, key: key, what: "a SELECT of the UNION"})
 		if err != nil {
 			return nil, err
 		}

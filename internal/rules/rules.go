@@ -1,38 +1,28 @@
-// Package rules builds, from a configuration, the types of the packages that apply its routing
-// rules: routing's time tables (with metadata's hot windows) and shadow's rule. Package config
-// describes the settings and checks their names and references; what only the applying package
-// knows (a hot window's calendar, the shadow algorithms) is checked here, once, for connector
-// and tiering alike. Errors are *config.Error naming the setting at fault.
+// Package rules checks and hands out, from a configuration, what the packages that apply its
+// routing rules read: the time tables (their hot windows checked by metadata's calendar) and
+// shadow's rule. Package config describes the settings and checks their names and references;
+// what only the applying package knows (a hot window's calendar, the shadow algorithms) is
+// checked here, once, for connector and tiering alike. Errors are *config.Error naming the setting at fault.
 package rules
 
 import (
 	"slices"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/shadow"
 	"github.com/obroute/obroute/metadata"
 )
 
-// TimeTables returns cfg's time-sharded tables as routing reads them.
-func TimeTables(cfg *config.Config) ([]routing.TimeTable, error) {
-	out := make([]routing.TimeTable, 0, len(cfg.TimeTables))
+// TimeTables returns cfg's time-sharded tables, as routing and tiering read them, once their
+// hot windows are checked.
+func TimeTables(cfg *config.Config) ([]config.TimeTable, error) {
 	for _, t := range cfg.TimeTables {
-		w := metadata.HotWindow(t.HotWindow)
-		if err := w.Validate(); err != nil {
+		if err := metadata.HotWindow(t.HotWindow).Validate(); err != nil {
 			return nil, &config.Error{Where: "time_tables." + t.Table + ".hot_window", Problem: err.Error()}
 		}
-		out = append(out, routing.TimeTable{
-			Table:            t.Table,
-			ShardKey:         t.ShardKey,
-			Window:           w,
-			DefaultRange:     t.DefaultRange,
-			RequireColdQuery: t.RequireColdQuery,
-			AllowColdWrites:  t.AllowColdWrites,
-			Budgets:          routing.LevelBudgets(t.Budgets),
-		})
 	}
-	return out, nil
+	// A copy: a later change to the configuration does not reach the checked tables.
+	return slices.Clone(cfg.TimeTables), nil
 }
 
 // Shadow returns cfg's shadow rule, validated against cfg's backends; nil when there is none.

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/internal/shadow"
-	"github.com/obroute/obroute/metadata"
 )
 
 func validConfig(t *testing.T, dsn string) *config.Config {
@@ -36,11 +34,11 @@ func TestTimeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []routing.TimeTable{
-		{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Days: 90}, DefaultRange: 720 * time.Hour,
+	want := []config.TimeTable{
+		{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Days: 90}, DefaultRange: 720 * time.Hour,
 			RequireColdQuery: true, AllowColdWrites: true,
-			Budgets: routing.LevelBudgets{L1: 200 * time.Millisecond, L2: 2 * time.Second, L3: 10 * time.Second}},
-		{Table: "events", ShardKey: "at", Window: metadata.HotWindow{Months: 2}},
+			Budgets: config.Budgets{L1: 200 * time.Millisecond, L2: 2 * time.Second, L3: 10 * time.Second}},
+		{Table: "events", ShardKey: "at", HotWindow: config.HotWindow{Months: 2}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("TimeTables =\n%+v\nwant\n%+v", got, want)
