@@ -11,7 +11,6 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -31,8 +30,8 @@ const (
 
 // TimeTables is the fixture's one time-sharded table as the router takes it: orders by
 // order_time, hot for the current month and the two before (Open configures the same).
-func TimeTables() []routing.TimeTable {
-	return []routing.TimeTable{{Table: "orders", ShardKey: "order_time", Window: metadata.HotWindow{Months: 2}}}
+func TimeTables() []config.TimeTable {
+	return []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}}
 }
 
 // ShardMetadata lists the fixture's orders tables.
