@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 )
 
 // Reaching the Connector from database/sql
@@ -25,7 +24,7 @@ func FromDB(db *sql.DB) (*Connector, error) {
 	if d, ok := db.Driver().(boundDriver); ok {
 		return d.c, nil
 	}
-	return nil, fmt.Errorf("%w (it is %T)", ErrNotObroute, db.Driver())
+	return nil, errorf("%w (it is %T)", ErrNotObroute, db.Driver())
 }
 
 // FromConn returns the Connector behind conn, a connection of an obroute handle. It does no I/O.
@@ -34,7 +33,7 @@ func FromConn(conn *sql.Conn) (*Connector, error) {
 	err := conn.Raw(func(dc any) error {
 		cs, ok := dc.(*clientSession)
 		if !ok {
-			return fmt.Errorf("%w (its connection is %T)", ErrNotObroute, dc)
+			return errorf("%w (its connection is %T)", ErrNotObroute, dc)
 		}
 		c = cs.c
 		return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -72,7 +71,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	if b.Service != "" {
 		svc, err := newServiceMonitor(be, cfg.Service(b.Service))
 		if err != nil {
-			return nil, fmt.Errorf("obroute: backend %q: %w", b.Name, err)
+			return nil, errorf("obroute: backend %q: %w", b.Name, err)
 		}
 		be.svc = svc
 		be.addr = "SERVICE:" + b.Service
@@ -80,7 +79,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	}
 	t, err := newMysqlTarget(mc)
 	if err != nil {
-		return nil, fmt.Errorf("obroute: backend %q: %w", b.Name, err)
+		return nil, errorf("obroute: backend %q: %w", b.Name, err)
 	}
 	be.direct = t
 	return be, nil
@@ -180,7 +179,7 @@ func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.C
 	defer cancel()
 	c, err := t.conn.Connect(dctx)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("obroute: connecting to %s took longer than the connect timeout %s (timeouts.connect)", t.addr, timeout)
+		err = errorf("obroute: connecting to %s took longer than the connect timeout %s (timeouts.connect)", t.addr, timeout)
 	}
 	return c, err
 }
@@ -268,7 +267,7 @@ func (b *backend) dialDetached(ctx context.Context, w *connWatch) (driver.Conn, 
 
 // closedError is the error of a backend whose connector was closed.
 func (b *backend) closedError() error {
-	return fmt.Errorf("obroute: backend %s: the connector is closed", b.name)
+	return errorf("obroute: backend %s: the connector is closed", b.name)
 }
 
 // record counts the outcome of a dial towards the backend's health.

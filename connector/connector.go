@@ -13,7 +13,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -160,7 +159,7 @@ func startAutocommit(cfg *config.Config) (bool, error) {
 		if i == 0 {
 			on, first = v, b.Name
 		} else if v != on {
-			return false, fmt.Errorf("obroute: backends %s and %s start with different autocommit (the autocommit DSN parameter); give every backend the same", first, b.Name)
+			return false, errorf("obroute: backends %s and %s start with different autocommit (the autocommit DSN parameter); give every backend the same", first, b.Name)
 		}
 	}
 	return on, nil
@@ -182,7 +181,7 @@ func dataLocation(cfg *config.Config) (*time.Location, error) {
 			continue
 		}
 		if l.String() != loc.String() {
-			return nil, fmt.Errorf("obroute: backends %s (loc=%s) and %s (loc=%s) read time arguments in different time zones; time routing needs one: set the same loc in every backend DSN",
+			return nil, errorf("obroute: backends %s (loc=%s) and %s (loc=%s) read time arguments in different time zones; time routing needs one: set the same loc in every backend DSN",
 				first, loc, b.Name, l)
 		}
 	}

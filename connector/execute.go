@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -94,7 +93,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	for retry := 0; errors.Is(err, errRetyped); retry++ {
 		// A split SELECT read its column types: routed again, it is rendered for them.
 		if retry == 2 {
-			err = fmt.Errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
+			err = errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
 			break
 		}
 		if plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug)); err == nil {
@@ -157,12 +156,12 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	// binds it to one backend: it cannot span several.
 	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
 		if backends := plan.Backends(); len(backends) > 1 {
-			return nil, nil, fmt.Errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
+			return nil, nil, errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
 				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
 		}
 	}
 	if len(st.UserVars) > 0 && (len(plan.Targets) > 1 || plan.Merge != nil) {
-		return nil, nil, fmt.Errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
+		return nil, nil, errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
 			routing.ErrNotMergeable, strings.Join(st.UserVars, ", "))
 	}
 	var res driver.Result
@@ -246,6 +245,11 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 var errConnectionLost = errors.New("connection lost")
 
 // reachedServer reports whether a statement that failed with err was answered by its server.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func reachedServer(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me)
@@ -261,7 +265,7 @@ func (cs *clientSession) keepSession(err error) error {
 		return err
 	}
 	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
-		return fmt.Errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
+		return errorf("obroute: %w before the statement was sent; it did not run", errConnectionLost)
 	}
 	return err
 }
@@ -292,7 +296,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	}
 	if cs.tx.active && cs.tx.explicit && s.tx == nil {
 		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
-			return nil, nil, fmt.Errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
+			return nil, nil, errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
 		}
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, nil, err

@@ -3,7 +3,6 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"io"
 
 	"github.com/obroute/obroute/config"
@@ -86,7 +85,7 @@ func (c *Connector) explain(ctx context.Context, query string, args []any) (*rou
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
-			return st, nil, fmt.Errorf("obroute: explain: argument %d: %w", i+1, err)
+			return st, nil, errorf("obroute: explain: argument %d: %w", i+1, err)
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -42,7 +41,7 @@ func (h *health) isDown() bool { return h.down.Load() }
 func (b *backend) downError() error {
 	b.health.mu.Lock()
 	defer b.health.mu.Unlock()
-	return fmt.Errorf("%w: %s (%s) since %s after %d consecutive failures, last: %s; it is probed in the background",
+	return errorf("%w: %s (%s) since %s after %d consecutive failures, last: %s; it is probed in the background",
 		ErrBackendDown, b.name, b.addr, b.health.since.Format(time.RFC3339), b.cfg.Health.DownAfter, b.health.lastErr)
 }
 
@@ -240,7 +239,7 @@ func (cs *clientSession) loseTx(ctx context.Context, s *serverSession, cause err
 	if unknown {
 		sentinel = ErrCommitUnknown
 	}
-	return fmt.Errorf("%w: %w (backend %s was at %s)", sentinel, cause, backend, addr)
+	return errorf("%w: %w (backend %s was at %s)", sentinel, cause, backend, addr)
 }
 
 // holdsTempTables reports whether the client session has temporary tables on backend.
@@ -272,7 +271,7 @@ func (cs *clientSession) loseTempTables(backend string) error {
 		return nil
 	}
 	slices.Sort(lost)
-	return fmt.Errorf("%w: backend %s lost the server session holding %s; create them again", ErrTempTablesLost, backend, strings.Join(lost, ", "))
+	return errorf("%w: backend %s lost the server session holding %s; create them again", ErrTempTablesLost, backend, strings.Join(lost, ", "))
 }
 
 // awaitPrimaryChange: when err is a read-only refusal on a service backend, it asks for a new

@@ -41,7 +41,7 @@ func readValue(ctx context.Context, s *serverSession, name string) (text string,
 	defer rows.Close()
 	dest := make([]driver.Value, 1)
 	if err := rows.Next(dest); err != nil {
-		return "", false, fmt.Errorf("obroute: reading back %s: %w", name, err)
+		return "", false, errorf("obroute: reading back %s: %w", name, err)
 	}
 	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
 		switch ct.ColumnTypeDatabaseTypeName(0) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -62,7 +61,7 @@ func newServiceMonitor(be *backend, svc *config.Service) (*serviceMonitor, error
 		mc.Addr = addr
 		t, err := newMysqlTarget(mc)
 		if err != nil {
-			return nil, fmt.Errorf("service %q candidate %s: %w", svc.Name, addr, err)
+			return nil, errorf("service %q candidate %s: %w", svc.Name, addr, err)
 		}
 		m.candidates = append(m.candidates, t)
 	}
@@ -109,7 +108,7 @@ func (m *serviceMonitor) ensure(ctx context.Context) error {
 
 // unstarted is the error of a statement that ended before the first probe round did.
 func (m *serviceMonitor) unstarted(err error) error {
-	return fmt.Errorf("obroute: backend %s: the statement ended before the first probe of service %s found its primary (the next statement tries again): %w", m.be.name, m.name, err)
+	return errorf("obroute: backend %s: the statement ended before the first probe of service %s found its primary (the next statement tries again): %w", m.be.name, m.name, err)
 }
 
 // closeUnstarted closes the probe connections of a monitor that never started (a started one's
@@ -154,7 +153,7 @@ func (m *serviceMonitor) primary() (*mysqlTarget, uint64, error) {
 		for i, c := range m.candidates {
 			addrs[i] = c.addr
 		}
-		return nil, 0, fmt.Errorf("%w: %s: none of %s is writable (probe %q); retry after the switchover",
+		return nil, 0, errorf("%w: %s: none of %s is writable (probe %q); retry after the switchover",
 			ErrNoPrimary, m.name, strings.Join(addrs, ", "), m.probe)
 	}
 	return m.current, m.epoch, nil

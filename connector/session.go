@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/obroute/obroute/hint"
@@ -135,7 +134,7 @@ func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 	switch sql.IsolationLevel(opts.Isolation) {
 	case sql.LevelDefault, sql.LevelReadUncommitted, sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable:
 	default:
-		return nil, fmt.Errorf("mysql: unsupported isolation level: %v", sql.IsolationLevel(opts.Isolation))
+		return nil, errorf("mysql: unsupported isolation level: %v", sql.IsolationLevel(opts.Isolation))
 	}
 	if err := cs.endImplicitTx(ctx); err != nil {
 		return nil, err
@@ -257,7 +256,7 @@ func (cs *clientSession) Close() error {
 func (cs *clientSession) server(ctx context.Context, backend string) (*serverSession, error) {
 	be, ok := cs.c.backends[backend]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", routing.ErrUnknownBackend, backend)
+		return nil, errorf("%w %q", routing.ErrUnknownBackend, backend)
 	}
 	if s, ok := cs.servers[backend]; ok && !s.broken {
 		if s, err := cs.reuse(ctx, be, s); s != nil || err != nil {

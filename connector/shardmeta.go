@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -100,7 +99,7 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 	select {
 	case m.turn <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("%w: waiting for the first load from %s: %w", ErrMetadataUnavailable, m.where, ctx.Err())
+		return errorf("%w: waiting for the first load from %s: %w", ErrMetadataUnavailable, m.where, ctx.Err())
 	}
 	defer func() { <-m.turn }()
 	if m.cache.Load() != nil { // loaded while this caller waited
@@ -110,7 +109,7 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
-		return fmt.Errorf("%w: the connector is closed", ErrMetadataUnavailable)
+		return errorf("%w: the connector is closed", ErrMetadataUnavailable)
 	}
 	src := &boundSource{Source: m.src, first: ctx}
 	cache, err := metadata.NewCache(src, m.opts)
@@ -119,7 +118,7 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 		if cause := errors.Unwrap(err); cause != nil {
 			err = cause // the cache speaks of a refresh keeping the last snapshot: there is none
 		}
-		return fmt.Errorf("%w: loading it from %s for the first time failed (this statement names a time-sharded table and cannot be routed without it; the next one tries again): %w",
+		return errorf("%w: loading it from %s for the first time failed (this statement names a time-sharded table and cannot be routed without it; the next one tries again): %w",
 			ErrMetadataUnavailable, m.where, err)
 	}
 	if m.facts != nil {
@@ -129,7 +128,7 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 	defer m.mu.Unlock()
 	if m.closed {
 		cache.Close()
-		return fmt.Errorf("%w: the connector is closed", ErrMetadataUnavailable)
+		return errorf("%w: the connector is closed", ErrMetadataUnavailable)
 	}
 	m.cache.Store(cache)
 	cache.Start()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +29,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		for _, other := range servers[:i] {
 			if other == s {
-				return nil, fmt.Errorf("obroute: internal error: plan sends two row streams to backend %s", t.Backend)
+				return nil, errorf("obroute: internal error: plan sends two row streams to backend %s", t.Backend)
 			}
 		}
 		if err := cs.sync(ctx, s); err != nil {
@@ -45,7 +44,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 				return cs.learnTypes(ctx, servers[i], plan, t)
 			}
 		}
-		return fmt.Errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
+		return errorf("obroute: internal error: the column types probe goes to backend %s, which has no sub-query", t.Backend)
 	}
 	if plan.TypesUnknown() {
 		if err := probe(); err != nil {
@@ -294,7 +293,7 @@ const undoTimeout = 5 * time.Second
 func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
 	backends := plan.Backends()
 	if len(backends) > 1 {
-		return nil, fmt.Errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
+		return nil, errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
 	}
 	s, err := cs.server(ctx, backends[0])
 	if err != nil {

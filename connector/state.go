@@ -3,7 +3,6 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -218,7 +217,7 @@ func (s *serverSession) refusal(err error, name, what, text string) error {
 		return err
 	}
 	s.refused = name
-	return fmt.Errorf("%w: backend %s refused %s (%s), which this client session set on another backend: %w; the statement did not run. Set it back, or to a value backend %s accepts, and run the statement again",
+	return errorf("%w: backend %s refused %s (%s), which this client session set on another backend: %w; the statement did not run. Set it back, or to a value backend %s accepts, and run the statement again",
 		ErrSessionStateRefused, s.backend.name, what, text, err, s.backend.name)
 }
 

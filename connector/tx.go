@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 
 	"github.com/obroute/obroute/internal/routing"
 )
@@ -80,7 +79,7 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 		}
 		cs.endLostTx()
 		cs.c.stats.serverLost.Add(1)
-		return fmt.Errorf("%w (backend %s)", ErrTxBackendLost, backend)
+		return errorf("%w (backend %s)", ErrTxBackendLost, backend)
 	}
 	var err error
 	switch {
@@ -110,9 +109,9 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 	case isContextError(err):
 		return err // as go-sql-driver returns it
 	case rollback || errors.Is(err, driver.ErrBadConn):
-		return fmt.Errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
+		return errorf("%w (backend %s: %v)", ErrTxBackendLost, s.backend.name, errorText(err))
 	}
-	return fmt.Errorf("%w (backend %s was at %s): %w", ErrCommitUnknown, s.backend.name, s.addr(), err)
+	return errorf("%w (backend %s was at %s): %w", ErrCommitUnknown, s.backend.name, s.addr(), err)
 }
 
 // closeTx forgets the transaction.
@@ -134,9 +133,9 @@ func (cs *clientSession) endLostTx() {
 // lostTxError is the error of a statement of a lost transaction.
 func (cs *clientSession) lostTxError(what string) error {
 	if cs.tx.unknown {
-		return fmt.Errorf("%w: %s", ErrCommitUnknown, what)
+		return errorf("%w: %s", ErrCommitUnknown, what)
 	}
-	return fmt.Errorf("%w: %s", ErrTxBackendLost, what)
+	return errorf("%w: %s", ErrTxBackendLost, what)
 }
 
 // loseTxIn ends the transaction whose server session s broke while running st. When st commits

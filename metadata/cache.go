@@ -3,7 +3,6 @@ package metadata
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -94,7 +93,7 @@ func NewCache(src Source, opts CacheOptions) (*Cache, error) {
 		return nil, errors.New("metadata: NewCache: source is nil")
 	}
 	if opts.Interval < 0 || opts.LoadTimeout < 0 {
-		return nil, fmt.Errorf("metadata: NewCache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
+		return nil, errorf("metadata: NewCache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
 	}
 	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
@@ -162,7 +161,7 @@ func (c *Cache) load(ctx context.Context) error {
 		snap, err = NewSnapshot(tables, started)
 	}
 	if err != nil {
-		err = fmt.Errorf("metadata: refresh failed, keeping the last snapshot: %w", err)
+		err = errorf("metadata: refresh failed, keeping the last snapshot: %w", err)
 	}
 	duration := c.opts.Clock().Sub(started)
 

@@ -34,15 +34,15 @@ type HotWindow struct {
 func (w HotWindow) Validate() error {
 	switch {
 	case w.Days < 0 || w.Months < 0:
-		return fmt.Errorf("%w: days=%d months=%d: sizes cannot be negative", ErrInvalidHotWindow, w.Days, w.Months)
+		return errorf("%w: days=%d months=%d: sizes cannot be negative", ErrInvalidHotWindow, w.Days, w.Months)
 	case w.Days > 0 && w.Months > 0:
-		return fmt.Errorf("%w: days=%d and months=%d are both set; set exactly one", ErrInvalidHotWindow, w.Days, w.Months)
+		return errorf("%w: days=%d and months=%d are both set; set exactly one", ErrInvalidHotWindow, w.Days, w.Months)
 	case w.Days == 0 && w.Months == 0:
-		return fmt.Errorf("%w: neither days nor months is set; set exactly one (e.g. days=90 or months=2)", ErrInvalidHotWindow)
+		return errorf("%w: neither days nor months is set; set exactly one (e.g. days=90 or months=2)", ErrInvalidHotWindow)
 	case w.Days > maxWindowDays:
-		return fmt.Errorf("%w: days=%d is more than %d", ErrInvalidHotWindow, w.Days, maxWindowDays)
+		return errorf("%w: days=%d is more than %d", ErrInvalidHotWindow, w.Days, maxWindowDays)
 	case w.Months > maxWindowMonths:
-		return fmt.Errorf("%w: months=%d is more than %d", ErrInvalidHotWindow, w.Months, maxWindowMonths)
+		return errorf("%w: months=%d is more than %d", ErrInvalidHotWindow, w.Months, maxWindowMonths)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package metadata
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 )
 
@@ -45,24 +44,24 @@ func MarkHot(ctx context.Context, db *sql.DB, table string, w HotWindow, now tim
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return MarkResult{}, fmt.Errorf("metadata: mark hot tables in %s: %w", quoted, err)
+		return MarkResult{}, errorf("metadata: mark hot tables in %s: %w", quoted, err)
 	}
 	defer tx.Rollback() // a no-op after Commit
 
 	// is_hot <> x keeps unchanged rows out, so the counts are changes even
 	// with clientFoundRows=true.
 	if res.BecameHot, err = execCount(ctx, tx, "UPDATE "+quoted+" SET is_hot = 1 WHERE max_time >= ? AND is_hot <> 1", boundary); err != nil {
-		return MarkResult{}, fmt.Errorf("metadata: mark hot tables in %s: %w", quoted, err)
+		return MarkResult{}, errorf("metadata: mark hot tables in %s: %w", quoted, err)
 	}
 	if res.BecameCold, err = execCount(ctx, tx, "UPDATE "+quoted+" SET is_hot = 0 WHERE max_time < ? AND is_hot <> 0", boundary); err != nil {
-		return MarkResult{}, fmt.Errorf("metadata: mark cold tables in %s: %w", quoted, err)
+		return MarkResult{}, errorf("metadata: mark cold tables in %s: %w", quoted, err)
 	}
 	err = tx.QueryRowContext(ctx, "SELECT COALESCE(SUM(is_hot = 1), 0), COALESCE(SUM(is_hot = 0), 0) FROM "+quoted).Scan(&res.Hot, &res.Cold)
 	if err != nil {
-		return MarkResult{}, fmt.Errorf("metadata: count hot tables in %s: %w", quoted, err)
+		return MarkResult{}, errorf("metadata: count hot tables in %s: %w", quoted, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return MarkResult{}, fmt.Errorf("metadata: commit hot marks in %s: %w", quoted, err)
+		return MarkResult{}, errorf("metadata: commit hot marks in %s: %w", quoted, err)
 	}
 	return res, nil
 }

@@ -32,7 +32,7 @@ func CreateTable(ctx context.Context, db *sql.DB, table string) error {
 		return err
 	}
 	if _, err := db.ExecContext(ctx, fmt.Sprintf(createTableSQL, quoted)); err != nil {
-		return fmt.Errorf("metadata: create table %s: %w", quoted, err)
+		return errorf("metadata: create table %s: %w", quoted, err)
 	}
 	return nil
 }
@@ -45,11 +45,11 @@ func quoteTable(table string) (string, error) {
 	}
 	parts := strings.Split(table, ".")
 	if len(parts) > 2 {
-		return "", fmt.Errorf("%w: %q has more than one '.'; use table or schema.table", ErrInvalidIdentifier, table)
+		return "", errorf("%w: %q has more than one '.'; use table or schema.table", ErrInvalidIdentifier, table)
 	}
 	for i, p := range parts {
 		if err := checkIdentifier(p); err != nil {
-			return "", fmt.Errorf("%w: %q: %s", ErrInvalidIdentifier, table, err)
+			return "", errorf("%w: %q: %s", ErrInvalidIdentifier, table, err)
 		}
 		parts[i] = "`" + p + "`"
 	}
@@ -63,11 +63,11 @@ func checkIdentifier(s string) error {
 		return errors.New("empty name")
 	}
 	if len(s) > 64 {
-		return fmt.Errorf("name is %d characters, MySQL allows 64", len(s))
+		return errorf("name is %d characters, MySQL allows 64", len(s))
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '$') {
-			return fmt.Errorf("character %q is not allowed; use letters, digits, '_' or '$'", r)
+			return errorf("character %q is not allowed; use letters, digits, '_' or '$'", r)
 		}
 	}
 	return nil

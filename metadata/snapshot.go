@@ -96,7 +96,7 @@ func NewSnapshot(tables []Table, loadedAt time.Time) (*Snapshot, error) {
 	sort.Slice(s.tables, func(i, j int) bool { return compareTables(s.tables[i], s.tables[j]) < 0 })
 	for i, t := range s.tables {
 		if _, dup := s.byName[t.Name]; dup {
-			return nil, fmt.Errorf("%w: %q appears twice; table_name must be unique", ErrDuplicateTable, t.Name)
+			return nil, errorf("%w: %q appears twice; table_name must be unique", ErrDuplicateTable, t.Name)
 		}
 		s.byName[t.Name] = i
 	}
@@ -130,20 +130,20 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func validateTable(t Table) error {
 	if t.Name == "" {
-		return fmt.Errorf("%w: a row has an empty table_name", ErrInvalidTable)
+		return errorf("%w: a row has an empty table_name", ErrInvalidTable)
 	}
 	// The router writes the name into SQL unquoted: it must be a plain
 	// identifier, so no metadata row can change the statement.
 	if err := checkIdentifier(t.Name); err != nil {
-		return fmt.Errorf("%w: the row with table_name %q: %s", ErrInvalidTable, t.Name, err)
+		return errorf("%w: the row with table_name %q: %s", ErrInvalidTable, t.Name, err)
 	}
 	switch {
 	case t.Min.IsZero():
-		return fmt.Errorf("%w: %q has no min_time", ErrInvalidTable, t.Name)
+		return errorf("%w: %q has no min_time", ErrInvalidTable, t.Name)
 	case t.Max.IsZero():
-		return fmt.Errorf("%w: %q has no max_time", ErrInvalidTable, t.Name)
+		return errorf("%w: %q has no max_time", ErrInvalidTable, t.Name)
 	case t.Min.After(t.Max):
-		return fmt.Errorf("%w: %q has min_time %s after max_time %s; swap or correct them",
+		return errorf("%w: %q has min_time %s after max_time %s; swap or correct them",
 			ErrInvalidTable, t.Name, t.Min.Format(time.DateTime), t.Max.Format(time.DateTime))
 	}
 	return nil

@@ -78,7 +78,7 @@ func (s *sqlSource) Load(ctx context.Context) ([]Table, error) {
 		location, updatedAt, s.quoted)
 	rows, err := s.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("metadata: read %s: %w", s.quoted, err)
+		return nil, errorf("metadata: read %s: %w", s.quoted, err)
 	}
 	defer rows.Close()
 	var tables []Table
@@ -90,23 +90,23 @@ func (s *sqlSource) Load(ctx context.Context) ([]Table, error) {
 			loc, upd         sql.NullString
 		)
 		if err := rows.Scan(&t.Name, &minText, &maxText, &hot, &loc, &upd); err != nil {
-			return nil, fmt.Errorf("metadata: read %s: %w", s.quoted, err)
+			return nil, errorf("metadata: read %s: %w", s.quoted, err)
 		}
 		if t.Min, err = parseDateTime(minText); err != nil {
-			return nil, fmt.Errorf("%w: %q has min_time %q: %v", ErrInvalidTable, t.Name, minText, err)
+			return nil, errorf("%w: %q has min_time %q: %v", ErrInvalidTable, t.Name, minText, err)
 		}
 		if t.Max, err = parseDateTime(maxText); err != nil {
-			return nil, fmt.Errorf("%w: %q has max_time %q: %v", ErrInvalidTable, t.Name, maxText, err)
+			return nil, errorf("%w: %q has max_time %q: %v", ErrInvalidTable, t.Name, maxText, err)
 		}
 		if t.UpdatedAt, err = parseUnix(upd.String); err != nil {
-			return nil, fmt.Errorf("%w: %q has updated_at %q: %v", ErrInvalidTable, t.Name, upd.String, err)
+			return nil, errorf("%w: %q has updated_at %q: %v", ErrInvalidTable, t.Name, upd.String, err)
 		}
 		t.Hot = hot != 0
 		t.Location = loc.String
 		tables = append(tables, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("metadata: read %s: %w", s.quoted, err)
+		return nil, errorf("metadata: read %s: %w", s.quoted, err)
 	}
 	return tables, nil
 }
@@ -116,12 +116,12 @@ func (s *sqlSource) Load(ctx context.Context) ([]Table, error) {
 func (s *sqlSource) columns(ctx context.Context) (hasLocation, hasUpdatedAt bool, err error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+s.quoted+" LIMIT 0")
 	if err != nil {
-		return false, false, fmt.Errorf("metadata: read %s (if it does not exist, CreateTable creates it): %w", s.quoted, err)
+		return false, false, errorf("metadata: read %s (if it does not exist, CreateTable creates it): %w", s.quoted, err)
 	}
 	defer rows.Close()
 	names, err := rows.Columns()
 	if err != nil {
-		return false, false, fmt.Errorf("metadata: read columns of %s: %w", s.quoted, err)
+		return false, false, errorf("metadata: read columns of %s: %w", s.quoted, err)
 	}
 	have := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -129,7 +129,7 @@ func (s *sqlSource) columns(ctx context.Context) (hasLocation, hasUpdatedAt bool
 	}
 	for _, required := range []string{"table_name", "min_time", "max_time", "is_hot"} {
 		if !have[required] {
-			return false, false, fmt.Errorf("%w: %s has no column %s; it needs table_name, min_time, max_time, is_hot (see CreateTable)",
+			return false, false, errorf("%w: %s has no column %s; it needs table_name, min_time, max_time, is_hot (see CreateTable)",
 				ErrSchema, s.quoted, required)
 		}
 	}

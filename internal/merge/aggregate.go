@@ -2,7 +2,6 @@ package merge
 
 import (
 	"database/sql/driver"
-	"fmt"
 	"math"
 	"strconv"
 )
@@ -81,7 +80,7 @@ func (st *aggState) addMinMax(a *aggregator, row []driver.Value) {
 }
 
 func badValue(col int, what string, v driver.Value) error {
-	return fmt.Errorf("%w: column %d: %s partial %q (%T) is not a number", ErrBadValue, col, what, asBytes(v), v)
+	return errorf("%w: column %d: %s partial %q (%T) is not a number", ErrBadValue, col, what, asBytes(v), v)
 }
 
 // readInt reads a whole number partial: COUNT, div_precision_increment.

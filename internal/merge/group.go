@@ -2,7 +2,6 @@ package merge
 
 import (
 	"database/sql/driver"
-	"fmt"
 	"io"
 	"slices"
 )
@@ -314,7 +313,7 @@ func (h *hashGroup) build() error {
 			continue
 		}
 		if len(h.groups) >= h.maxHeld {
-			return fmt.Errorf("%w: GROUP BY needs more than %d groups in memory (Spec.MaxHeldRows); the inputs are not sorted by the group keys", ErrTooManyRows, h.maxHeld)
+			return errorf("%w: GROUP BY needs more than %d groups in memory (Spec.MaxHeldRows); the inputs are not sorted by the group keys", ErrTooManyRows, h.maxHeld)
 		}
 		gr := h.newGroup()
 		if err := h.start(gr, r); err != nil {

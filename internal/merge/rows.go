@@ -2,7 +2,6 @@ package merge
 
 import (
 	"database/sql/driver"
-	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -47,11 +46,11 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 	for i, r := range in.rows[1:] {
 		other := r.Columns()
 		if len(other) != len(names) {
-			return nil, fmt.Errorf("%w: input %d has %d columns, input 0 has %d; every sub-query must select the same columns", ErrColumnsDiffer, i+1, len(other), len(names))
+			return nil, errorf("%w: input %d has %d columns, input 0 has %d; every sub-query must select the same columns", ErrColumnsDiffer, i+1, len(other), len(names))
 		}
 		for c := range names {
 			if !strings.EqualFold(names[c], other[c]) {
-				return nil, fmt.Errorf("%w: input %d column %d is %q, input 0 has %q; every sub-query must select the same columns in the same order", ErrColumnsDiffer, i+1, c, other[c], names[c])
+				return nil, errorf("%w: input %d column %d is %q, input 0 has %q; every sub-query must select the same columns in the same order", ErrColumnsDiffer, i+1, c, other[c], names[c])
 			}
 		}
 	}
@@ -241,7 +240,7 @@ func newDistinct(src stage, visible []*comparer, maxHeld int) stage {
 			return false, nil
 		}
 		if len(seen) >= maxHeld {
-			return false, fmt.Errorf("%w: DISTINCT needs more than %d distinct rows in memory (Spec.MaxHeldRows)", ErrTooManyRows, maxHeld)
+			return false, errorf("%w: DISTINCT needs more than %d distinct rows in memory (Spec.MaxHeldRows)", ErrTooManyRows, maxHeld)
 		}
 		seen[string(key)] = struct{}{}
 		return true, nil

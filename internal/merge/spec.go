@@ -222,7 +222,7 @@ var (
 //
 //go:noinline
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSpec}, args...)...)
+	return errorf("%w: "+format, append([]any{ErrInvalidSpec}, args...)...)
 }
 
 // Not inlined: copied into each of its many call sites it would grow every
@@ -230,7 +230,7 @@ func invalidf(format string, args ...any) error {
 //
 //go:noinline
 func notExactf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrNotExact}, args...)...)
+	return errorf("%w: "+format, append([]any{ErrNotExact}, args...)...)
 }
 
 // columnBounds checks the column numbers of a spec against inputs of n

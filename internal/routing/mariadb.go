@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -141,7 +140,7 @@ func returningTail(t *template, c asideClause, logical string, stmtParams int) e
 	toks, _ := lex(c.text)
 	for _, tk := range toks {
 		if (tk.kind == tokWord && strings.EqualFold(tk.text, logical)) || (tk.kind == tokIdent && strings.EqualFold(tk.val, logical)) {
-			return fmt.Errorf("%w: RETURNING names the time-sharded table %s, whose rows are in its physical tables; name the columns without the table", ErrNotMergeable, logical)
+			return errorf("%w: RETURNING names the time-sharded table %s, whose rows are in its physical tables; name the columns without the table", ErrNotMergeable, logical)
 		}
 	}
 	t.pieces = append(t.pieces, piece{kind: pText, text: " " + c.text})

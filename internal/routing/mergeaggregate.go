@@ -132,6 +132,11 @@ func checkSubqueryLimit(sel *sqlparser.Select) error {
 }
 
 // hasSubquery reports whether e holds a subquery.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
 func hasSubquery(e sqlparser.SQLNode) bool {
 	return anyNode(e, func(n sqlparser.SQLNode) bool {
 		s, ok := n.(*sqlparser.Subquery)

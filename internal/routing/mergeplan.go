@@ -53,7 +53,7 @@ type mergePlan struct {
 
 // notMergeable builds an ErrNotMergeable error.
 func notMergeable(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrNotMergeable, fmt.Sprintf(format, a...))
+	return errorf("%w: %s", ErrNotMergeable, fmt.Sprintf(format, a...))
 }
 
 // mergePlanner holds the state of planning one SELECT.

@@ -98,7 +98,7 @@ func multiProblem(piece *Statement) string {
 func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 	st := in.Statement
 	refuse := func(n int, why string) error {
-		return fmt.Errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, n, len(st.pieces), why)
+		return errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, n, len(st.pieces), why)
 	}
 	var (
 		first     *Plan
@@ -119,7 +119,7 @@ func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 		off += piece.Params
 		pp, err := r.route(pin)
 		if err != nil {
-			return nil, fmt.Errorf("statement %d of %d: %w", i+1, len(st.pieces), err)
+			return nil, errorf("statement %d of %d: %w", i+1, len(st.pieces), err)
 		}
 		if len(pp.Targets) != 1 || pp.Merge != nil {
 			return nil, refuse(i+1, fmt.Sprintf("runs as %d sub-queries (it is split across tables)", len(pp.Targets)))

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -187,7 +186,7 @@ func nodeText(n sqlparser.SQLNode) string { return sqlparser.String(n) }
 func (p *parsed) faithful() error {
 	sql := p.text
 	if strings.Contains(sql, "/*M!") {
-		return fmt.Errorf("%w: the parser skips MariaDB's executable comments /*M! … */, which a rewritten statement would lose; write their content as plain SQL", ErrUnreadable)
+		return errorf("%w: the parser skips MariaDB's executable comments /*M! … */, which a rewritten statement would lose; write their content as plain SQL", ErrUnreadable)
 	}
 	pr := &printer{typed: p.typed}
 	buf := sqlparser.NewTrackedBuffer(pr.format)
@@ -195,7 +194,7 @@ func (p *parsed) faithful() error {
 	want := p.toks
 	got, ok := lex(buf.String())
 	if !ok {
-		return fmt.Errorf("%w: the statement as the parser printed it cannot be read back; query the physical tables directly", ErrUnreadable)
+		return errorf("%w: the statement as the parser printed it cannot be read back; query the physical tables directly", ErrUnreadable)
 	}
 	if sameAtoms(want, got) {
 		return nil
@@ -226,12 +225,12 @@ func (p *parsed) faithful() error {
 			names[a.key[2:]]--
 		}
 		if count[a.key] > 0 {
-			return fmt.Errorf("%w: the parser reads %s differently from the server, so the statement rewritten for its physical tables would change; %s", ErrUnreadable, a.text, a.fix())
+			return errorf("%w: the parser reads %s differently from the server, so the statement rewritten for its physical tables would change; %s", ErrUnreadable, a.text, a.fix())
 		}
 	}
 	for _, a := range atoms(got) {
 		if count[a.key] < 0 && a.key != "#0" { // the printer writes UTC_TIMESTAMP as UTC_TIMESTAMP(0)
-			return fmt.Errorf("%w: the parser reads the statement with %s that the server would not see; write the statement without it", ErrUnreadable, a.text)
+			return errorf("%w: the parser reads the statement with %s that the server would not see; write the statement without it", ErrUnreadable, a.text)
 		}
 	}
 	return nil

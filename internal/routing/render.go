@@ -109,17 +109,27 @@ func writeClamp(b *strings.Builder, l *leg) {
 	}
 }
 
+// appendIndexed appends the values of args at idx (nil for an index out of range), numbering
+// their ordinals on from len(dst)+1.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
+func appendIndexed(dst, args []driver.NamedValue, idx []int) []driver.NamedValue {
+	for _, i := range idx {
+		v := driver.NamedValue{Ordinal: len(dst) + 1}
+		if i >= 0 && i < len(args) {
+			v.Value = args[i].Value
+		}
+		dst = append(dst, v)
+	}
+	return dst
+}
+
 // appendArgs appends the arguments of one rendering of t, renumbering ordinals from len(dst)+1.
 func (t *template) appendArgs(dst, args []driver.NamedValue, l *leg) []driver.NamedValue {
-	add := func(idx []int) {
-		for _, i := range idx {
-			v := driver.NamedValue{Ordinal: len(dst) + 1}
-			if i >= 0 && i < len(args) {
-				v.Value = args[i].Value
-			}
-			dst = append(dst, v)
-		}
-	}
+	add := func(idx []int) { dst = appendIndexed(dst, args, idx) }
 	if l != nil && len(l.skip) > 0 {
 		// The args of skipped snippets are not printed.
 		from := 0

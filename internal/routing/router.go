@@ -100,11 +100,11 @@ func New(cfg Config) (*Router, error) {
 		r.roles[b.Name] = b.Role
 	}
 	if _, ok := r.roles[cfg.Default]; !ok {
-		return nil, fmt.Errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Default, r.backendNames())
+		return nil, errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Default, r.backendNames())
 	}
 	for table, b := range cfg.Routes {
 		if _, ok := r.roles[b]; !ok {
-			return nil, fmt.Errorf("%w %q in the route of table %q: configure it or pick one of %s", ErrUnknownBackend, b, table, r.backendNames())
+			return nil, errorf("%w %q in the route of table %q: configure it or pick one of %s", ErrUnknownBackend, b, table, r.backendNames())
 		}
 	}
 	if cfg.Shadow != nil {
@@ -247,7 +247,7 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	}
 	if hints.Backend != "" {
 		if !r.isBackend(hints.Backend) {
-			return false, fmt.Errorf("%w %q in the backend hint: use one of %s", ErrUnknownBackend, hints.Backend, r.backendNames())
+			return false, errorf("%w %q in the backend hint: use one of %s", ErrUnknownBackend, hints.Backend, r.backendNames())
 		}
 		p.single(UseCommentTargetDB, ClassForced, hints.Backend, st.SQL, in.Args)
 		if in.Explain {
@@ -280,7 +280,7 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return true, err
 		}
 		if st.time.returning && len(p.Targets) > 1 {
-			return true, fmt.Errorf("%w: the %s … RETURNING on %s would run as %d statements, one per physical table; run one statement per table (by %s range), or drop RETURNING and SELECT the rows",
+			return true, errorf("%w: the %s … RETURNING on %s would run as %d statements, one per physical table; run one statement per table (by %s range), or drop RETURNING and SELECT the rows",
 				ErrNotMergeable, st.Kind, st.time.table.Table, len(p.Targets), st.time.table.ShardKey)
 		}
 		return true, nil
@@ -302,7 +302,7 @@ func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err
 			continue
 		}
 		if backend != "" && b != backend {
-			return false, fmt.Errorf("%w: table %s lives on %s and table %s on %s; query them separately", ErrCrossBackend, table, backend, t, b)
+			return false, errorf("%w: table %s lives on %s and table %s on %s; query them separately", ErrCrossBackend, table, backend, t, b)
 		}
 		backend, table = b, t
 	}

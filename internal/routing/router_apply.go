@@ -2,7 +2,6 @@ package routing
 
 import (
 	"database/sql/driver"
-	"fmt"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
@@ -12,19 +11,19 @@ import (
 func (r *Router) applyTransaction(p *Plan, sess *SessionState, pinned bool) error {
 	if p.Shadow != sess.TxShadow {
 		if p.Shadow {
-			return fmt.Errorf("%w: the transaction started as production traffic and this statement is shadow traffic; commit or roll back first, then start a shadow transaction", ErrShadowConflict)
+			return errorf("%w: the transaction started as production traffic and this statement is shadow traffic; commit or roll back first, then start a shadow transaction", ErrShadowConflict)
 		}
 		// A statement without a shadow hint follows its shadow transaction; only an explicit
 		// production hint contradicts it.
 		if p.Hints.Shadow == hint.ShadowOff {
-			return fmt.Errorf("%w: the transaction started as shadow traffic and this statement is hinted as production; commit or roll back first", ErrShadowConflict)
+			return errorf("%w: the transaction started as shadow traffic and this statement is hinted as production; commit or roll back first", ErrShadowConflict)
 		}
 		p.Shadow = true
 	}
 	if pinned {
 		for _, t := range p.Targets {
 			if t.Backend != sess.TxBackend {
-				return fmt.Errorf("%w: the transaction is bound to backend %s and this statement needs backend %s; run it outside the transaction", ErrCrossBackendTx, sess.TxBackend, t.Backend)
+				return errorf("%w: the transaction is bound to backend %s and this statement needs backend %s; run it outside the transaction", ErrCrossBackendTx, sess.TxBackend, t.Backend)
 			}
 		}
 	} else {
@@ -49,7 +48,7 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 	case r.cfg.Shadow != nil:
 		d = r.cfg.Shadow.Decide(r.shadowCondition(st, hints, args))
 	case hints.Shadow == hint.ShadowOn:
-		return fmt.Errorf("%w: the statement is hinted as shadow traffic but no shadow rule is configured; configure shadow mappings", ErrNoShadowBackend)
+		return errorf("%w: the statement is hinted as shadow traffic but no shadow rule is configured; configure shadow mappings", ErrNoShadowBackend)
 	}
 	if sess.InTransaction && sess.TxBackend != "" && !d.Shadow && sess.TxShadow && hints.Shadow != hint.ShadowOff {
 		// Follows its shadow transaction (checked in applyTransaction): map it like the first.
@@ -57,10 +56,10 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 	}
 	if !d.Shadow {
 		if t, ok := r.readsShadowColumns(st); ok && (st.ParseErr != nil || st.scanned) && st.Kind.IsDML() && hints.Shadow != hint.ShadowOff {
-			return fmt.Errorf("%w: the statement names the shadow table %s, whose shadow rule reads column values, and obroute cannot read them from this statement; write it in syntax obroute reads, or hint it as shadow or production traffic", ErrUnreadable, t)
+			return errorf("%w: the statement names the shadow table %s, whose shadow rule reads column values, and obroute cannot read them from this statement; write it in syntax obroute reads, or hint it as shadow or production traffic", ErrUnreadable, t)
 		}
 		if hints.Shadow == hint.ShadowOn {
-			return fmt.Errorf("%w: the statement is hinted as shadow traffic but the shadow rule did not accept it (%s); add a hint algorithm for its tables or a default hint algorithm", ErrNoShadowBackend, d.Reason)
+			return errorf("%w: the statement is hinted as shadow traffic but the shadow rule did not accept it (%s); add a hint algorithm for its tables or a default hint algorithm", ErrNoShadowBackend, d.Reason)
 		}
 		return nil
 	}
@@ -73,7 +72,7 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 		}
 		s, ok := d.Mappings[b]
 		if !ok {
-			return fmt.Errorf("%w: backend %s has no shadow mapping for this statement (%s); add one to the shadow rule", ErrNoShadowBackend, b, d.Reason)
+			return errorf("%w: backend %s has no shadow mapping for this statement (%s); add one to the shadow rule", ErrNoShadowBackend, b, d.Reason)
 		}
 		p.Targets[i].Backend = s
 	}

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -157,14 +156,14 @@ func (r *Router) unreadableRoute(st *Statement) error {
 		why = "the parser cannot read it (" + st.parseProblem() + ")"
 	}
 	if len(st.mentions) > 0 {
-		return fmt.Errorf("%w: the statement names %s, a table with a %s, but not where obroute can read it as a table: %s; write it in syntax obroute reads, or send it to the table's backend with a backend hint", ErrUnreadable, st.mentions[0], r.routed[st.mentions[0]], why)
+		return errorf("%w: the statement names %s, a table with a %s, but not where obroute can read it as a table: %s; write it in syntax obroute reads, or send it to the table's backend with a backend hint", ErrUnreadable, st.mentions[0], r.routed[st.mentions[0]], why)
 	}
 	if r.time == nil {
 		return nil
 	}
 	for _, t := range st.Tables {
 		if tt, ok := r.time.tables[t]; ok {
-			return fmt.Errorf("%w: the statement names the time-sharded table %s, whose rows are split across physical tables, and %s; write it in syntax obroute reads (e.g. without MariaDB-only clauses), or send it to one backend with a backend hint and the physical table names", ErrUnreadable, tt.Table, why)
+			return errorf("%w: the statement names the time-sharded table %s, whose rows are split across physical tables, and %s; write it in syntax obroute reads (e.g. without MariaDB-only clauses), or send it to one backend with a backend hint and the physical table names", ErrUnreadable, tt.Table, why)
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"database/sql/driver"
-	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -144,7 +143,7 @@ func (t *timeRouter) rangeArgs(args []driver.NamedValue) []driver.NamedValue {
 func (t *timeRouter) location(tb *metadata.Table) (string, error) {
 	if tb.Location != "" {
 		if !t.router.isBackend(tb.Location) {
-			return "", fmt.Errorf("%w %q as the location of table %s in the shard metadata: fix the metadata row or configure the backend (one of %s)", ErrUnknownBackend, tb.Location, tb.Name, t.router.backendNames())
+			return "", errorf("%w %q as the location of table %s in the shard metadata: fix the metadata row or configure the backend (one of %s)", ErrUnknownBackend, tb.Location, tb.Name, t.router.backendNames())
 		}
 		return tb.Location, nil
 	}
@@ -153,7 +152,7 @@ func (t *timeRouter) location(tb *metadata.Table) (string, error) {
 		b, role = t.cold, RoleCold
 	}
 	if b == "" {
-		return "", fmt.Errorf("%w: table %s has no location in the shard metadata and no backend has role %s; set its location or configure a backend with role %s", ErrUnknownBackend, tb.Name, role, role)
+		return "", errorf("%w: table %s has no location in the shard metadata and no backend has role %s; set its location or configure a backend with role %s", ErrUnknownBackend, tb.Name, role, role)
 	}
 	return b, nil
 }
@@ -163,11 +162,11 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	ts := st.time
 	snap := t.cfg.Snapshot()
 	if snap == nil {
-		return fmt.Errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)
+		return errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)
 	}
 	all := t.own(ts.table, snap.Logical(ts.prefix))
 	if len(all) == 0 {
-		return fmt.Errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
+		return errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
 	}
 	// One reading of the clock for the whole statement: the hot window, the clock functions
 	// folded in the range and the instant sent to every sub-query. As wall clock of the
@@ -223,7 +222,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			if ts.derived {
 				where = " inside the derived table or WITH that reads " + ts.table.Table + " (the range is read there: put the condition on " + ts.table.ShardKey + " there)"
 			}
-			return fmt.Errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?%s, or configure default_range",
+			return errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?%s, or configure default_range",
 				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey, where)
 		}
 		span = interval{lo: bound{t: now.Add(-ts.table.DefaultRange), set: true, incl: true}}
@@ -280,12 +279,12 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	switch level {
 	case hint.L1:
 		if reachesBelow || readsCold {
-			return fmt.Errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
+			return errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
 				ErrLevelViolation, span, formatTime(boundary), metadata.HotWindow(ts.table.HotWindow), ts.table.ShardKey, formatTime(boundary))
 		}
 	case hint.L3:
 		if reachesHot {
-			return fmt.Errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before '%s' or declare query_level=L2",
+			return errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before '%s' or declare query_level=L2",
 				ErrLevelViolation, span, formatTime(boundary), formatTime(boundary))
 		}
 	case hint.LevelNone:
@@ -310,12 +309,12 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	}
 	coldAll := hints.Level == hint.L3
 	if (coldTarget || coldAll) && ts.table.RequireColdQuery && !hints.ColdQuery {
-		return fmt.Errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
+		return errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
 			ErrColdQueryRequired, ts.table.Table, span, formatTime(boundary))
 	}
 	if ts.kind != KindSelect {
 		if coldTarget && !ts.table.AllowColdWrites {
-			return fmt.Errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, formatTime(boundary))
+			return errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, formatTime(boundary))
 		}
 		if err := checkOneBackend(ts, locs, tables); err != nil {
 			return err
@@ -348,7 +347,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 func checkOneBackend(ts *timeStatement, locs []string, tables []metadata.Table) error {
 	for i := range locs {
 		if locs[i] != locs[0] {
-			return fmt.Errorf("%w: the %s on %s would change %s on %s and %s on %s, with no transaction across them; split it into one statement per backend (by %s range)",
+			return errorf("%w: the %s on %s would change %s on %s and %s on %s, with no transaction across them; split it into one statement per backend (by %s range)",
 				ErrCrossBackendWrite, ts.kind, ts.table.Table, tables[0].Name, locs[0], tables[i].Name, locs[i], ts.table.ShardKey)
 		}
 	}

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"cmp"
-	"fmt"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -20,7 +19,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			continue
 		}
 		if cfg != nil {
-			return nil, fmt.Errorf("%w: %s and %s are both time-sharded; query each on its own and join in the application", ErrTimeShardedJoin, cfg.Table, c.Table)
+			return nil, errorf("%w: %s and %s are both time-sharded; query each on its own and join in the application", ErrTimeShardedJoin, cfg.Table, c.Table)
 		}
 		cfg = c
 	}
@@ -56,7 +55,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	}, p.ast)
 	sel, _ := p.ast.(*sqlparser.Select)
 	if len(uses) > 1 && union == nil && sel == nil { // a UNION names the table once per SELECT
-		return nil, fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
+		return nil, errorf("%w: %s appears %d times (a self-join or subquery on it); query each part on its own", ErrTimeShardedJoin, cfg.Table, len(uses))
 	}
 	ts := &timeStatement{table: cfg, kind: st.Kind, prefix: cfg.Table, key: strings.ToLower(cfg.ShardKey), clocked: hasClock(p.ast)}
 	pr := &printer{logical: logical, typed: p.typed, clock: true, lits: st.litSlots}
@@ -97,7 +96,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		for _, te := range n.From {
 			f, o, err := findTable(te, uses[0], false)
 			if err != nil {
-				return nil, fmt.Errorf("%s %w", cfg.Table, err)
+				return nil, errorf("%s %w", cfg.Table, err)
 			}
 			if f {
 				found, ons = true, o
@@ -127,11 +126,11 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		ts.planSelect(pr, leg, plan, mergeKey, clampLegs)
 	case *sqlparser.Update:
 		if len(n.TableExprs) != 1 || len(uses) != 1 {
-			return nil, fmt.Errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
+			return nil, errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
 		}
 		for _, e := range n.Exprs {
 			if e.Name.Name.Lowered() == ts.key {
-				return nil, fmt.Errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
+				return nil, errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
 			}
 		}
 		leg := *n
@@ -139,7 +138,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		where = ts.oneTableWrite(pr, tableWrite{verb: "UPDATE", use: uses[0], where: n.Where, order: n.OrderBy, limit: n.Limit, leg: &leg})
 	case *sqlparser.Delete:
 		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
-			return nil, fmt.Errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
+			return nil, errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
 		}
 		leg := *n
 		leg.Where = withClamp(n.Where)
@@ -149,7 +148,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 	case *sqlparser.Insert:
 		if len(uses) > 0 {
-			return nil, fmt.Errorf("%w: INSERT … SELECT reads the time-sharded table %s; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
+			return nil, errorf("%w: INSERT … SELECT reads the time-sharded table %s; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
 		}
 		if _, err := t.analyzeInsert(ts, n, pr); err != nil {
 			return nil, err
@@ -253,7 +252,7 @@ func findTable(te sqlparser.TableExpr, target *sqlparser.AliasedTableExpr, optio
 			return false, nil, nil
 		}
 		if optional {
-			return true, nil, fmt.Errorf("%w: is on the optional side of an outer join; put it on the preserved side (orders LEFT JOIN …) or use an inner join", ErrNotMergeable)
+			return true, nil, errorf("%w: is on the optional side of an outer join; put it on the preserved side (orders LEFT JOIN …) or use an inner join", ErrNotMergeable)
 		}
 		return true, nil, nil
 	case *sqlparser.ParenTableExpr:
@@ -325,14 +324,14 @@ func perTableOrderLimit(verb, table string, order sqlparser.OrderBy, limit *sqlp
 	if len(order) == 0 && limit == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %s … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, verb, table)
+	return errorf("%w: %s … ORDER BY/LIMIT on %s would be applied per table; narrow the range to one table or drop ORDER BY/LIMIT", ErrNotMergeable, verb, table)
 }
 
 func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *printer) (*timeStatement, error) {
 	cfg := ts.table
 	rows, ok := insertValues(n)
 	if !ok {
-		return nil, fmt.Errorf("%w: INSERT … SELECT into the time-sharded table %s cannot be routed by row; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
+		return nil, errorf("%w: INSERT … SELECT into the time-sharded table %s cannot be routed by row; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
 	}
 	keyCol := -1
 	for i, c := range n.Columns {
@@ -341,17 +340,17 @@ func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *pr
 		}
 	}
 	if keyCol < 0 {
-		return nil, fmt.Errorf("%w: INSERT into %s must name its columns including the shard key %s, e.g. INSERT INTO %s (id, %s, …) VALUES …", ErrNoTimeRange, cfg.Table, cfg.ShardKey, cfg.Table, cfg.ShardKey)
+		return nil, errorf("%w: INSERT into %s must name its columns including the shard key %s, e.g. INSERT INTO %s (id, %s, …) VALUES …", ErrNoTimeRange, cfg.Table, cfg.ShardKey, cfg.Table, cfg.ShardKey)
 	}
 	ip := &insertPlan{keyCol: keyCol}
 	c := &rangeCompiler{key: ts.key, typed: p.typed}
 	for i, row := range rows {
 		if keyCol >= len(row) {
-			return nil, fmt.Errorf("%w: row %d of the INSERT has no value for %s", ErrNoTimeRange, i+1, cfg.ShardKey)
+			return nil, errorf("%w: row %d of the INSERT has no value for %s", ErrNoTimeRange, i+1, cfg.ShardKey)
 		}
 		v, ok := c.constant(row[keyCol])
 		if !ok {
-			return nil, fmt.Errorf("%w: row %d gives %s as %s; give a literal, a ? argument or a constant time expression such as NOW() so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, nodeText(row[keyCol]))
+			return nil, errorf("%w: row %d gives %s as %s; give a literal, a ? argument or a constant time expression such as NOW() so the row can be routed to its table", ErrNoTimeRange, i+1, cfg.ShardKey, nodeText(row[keyCol]))
 		}
 		ip.keys = append(ip.keys, v)
 		ip.rows = append(ip.rows, p.print(row))

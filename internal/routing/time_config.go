@@ -59,25 +59,25 @@ func budgetOf(b config.Budgets, l hint.Level) time.Duration {
 // Validate checks the configuration and says what to fix.
 func (c *TimeConfig) Validate() error {
 	if c.Snapshot == nil {
-		return fmt.Errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (e.g. a metadata.Cache's)", ErrTimeConfig)
+		return errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (e.g. a metadata.Cache's)", ErrTimeConfig)
 	}
 	seen := map[string]bool{}
 	for i, t := range c.Tables {
 		where := fmt.Sprintf("time table %d (%q)", i+1, t.Table)
 		switch {
 		case !plainIdentifier(t.Table):
-			return fmt.Errorf("%w: %s: table must be a plain identifier (letters, digits, _)", ErrTimeConfig, where)
+			return errorf("%w: %s: table must be a plain identifier (letters, digits, _)", ErrTimeConfig, where)
 		case !plainIdentifier(t.ShardKey):
-			return fmt.Errorf("%w: %s: shard_key %q must be a plain column name, e.g. order_time", ErrTimeConfig, where, t.ShardKey)
+			return errorf("%w: %s: shard_key %q must be a plain column name, e.g. order_time", ErrTimeConfig, where, t.ShardKey)
 		case seen[strings.ToLower(t.Table)]:
-			return fmt.Errorf("%w: %s is configured twice; keep one entry", ErrTimeConfig, where)
+			return errorf("%w: %s is configured twice; keep one entry", ErrTimeConfig, where)
 		case t.DefaultRange < 0:
-			return fmt.Errorf("%w: %s: default_range %s is negative; use 0 to refuse statements without a range", ErrTimeConfig, where, t.DefaultRange)
+			return errorf("%w: %s: default_range %s is negative; use 0 to refuse statements without a range", ErrTimeConfig, where, t.DefaultRange)
 		case t.Budgets.L1 < 0 || t.Budgets.L2 < 0 || t.Budgets.L3 < 0:
-			return fmt.Errorf("%w: %s: a level budget is negative; use 0 for no budget", ErrTimeConfig, where)
+			return errorf("%w: %s: a level budget is negative; use 0 for no budget", ErrTimeConfig, where)
 		}
 		if err := metadata.HotWindow(t.HotWindow).Validate(); err != nil {
-			return fmt.Errorf("%w: %s: hot_window: %w", ErrTimeConfig, where, err)
+			return errorf("%w: %s: hot_window: %w", ErrTimeConfig, where, err)
 		}
 		seen[strings.ToLower(t.Table)] = true
 	}

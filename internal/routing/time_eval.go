@@ -132,7 +132,7 @@ func (x *texpr) count(c *evalCtx) (n int64, neg bool, cv tval, err error) {
 		return x.n, x.neg, tval{}, nil
 	}
 	if x.arg >= len(c.args) {
-		return 0, false, tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
+		return 0, false, tval{}, errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
 	}
 	// database/sql passes integers as int64, and uint64 beyond int64 through NamedValueChecker.
 	ok := false
@@ -211,7 +211,7 @@ func dateOf(t time.Time) time.Time {
 // rules of numbers, NULL as NULL. Anything else is not read.
 func argValue(c *evalCtx, i int) (tval, error) {
 	if i >= len(c.args) {
-		return tval{}, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
+		return tval{}, errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadTimeValue, givenArgs(c.args))
 	}
 	var d datetimeValue
 	switch v := c.args[i].Value.(type) {

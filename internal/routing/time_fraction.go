@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,8 +151,16 @@ func (r *Router) SetShardKeyPrecision(digits map[string]int) {
 // storedRange returns the values the shard-key value range [lo, hi] is stored as in table tb:
 // exact when the column's precision and the server session's rule are known, else widened to
 // every value a truncation or a rounding could give (exact false).
+// fitsUnit reports whether x is a whole number of unit.
+//
+// Not inlined: copied into each of its many call sites it would grow every
+// binary that imports the driver (see driver/import_test.go).
+//
+//go:noinline
+func fitsUnit(x time.Time, unit time.Duration) bool { return x.Equal(x.Truncate(unit)) }
+
 func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi time.Time) (slo, shi time.Time, exact bool) {
-	fits := func(x time.Time, unit time.Duration) bool { return x.Equal(x.Truncate(unit)) }
+	fits := fitsUnit
 	if fits(lo, time.Second) && fits(hi, time.Second) {
 		return lo, hi, true
 	}
@@ -209,10 +216,10 @@ func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionSt
 		jlo, jhi, exact := t.storedRange(&all[j], sess, v.lo, v.hi)
 		if (covers(&all[j], jlo) || covers(&all[j], jhi)) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
 			if !exact {
-				return fmt.Errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
+				return errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
 					all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo), formatTime(jhi))
 			}
-			return fmt.Errorf("%s would store the value as '%s' and %s as '%s' (their shard-key columns differ in precision), so where it belongs depends on the table; write the time at the precision of both, or give the tables one precision",
+			return errorf("%s would store the value as '%s' and %s as '%s' (their shard-key columns differ in precision), so where it belongs depends on the table; write the time at the precision of both, or give the tables one precision",
 				all[owner].Name, formatTime(lo), all[j].Name, formatTime(jlo))
 		}
 	}

@@ -31,9 +31,9 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		}
 		switch {
 		case v.null:
-			return fmt.Errorf("%w: row %d of the INSERT into %s has a NULL %s; every row needs a time to find its table", ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey)
+			return errorf("%w: row %d of the INSERT into %s has a NULL %s; every row needs a time to find its table", ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey)
 		case v.unknown:
-			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value obroute cannot read (%s); give a 'YYYY-MM-DD hh:mm:ss' literal, a time.Time argument or NOW()",
+			return errorf("%w: row %d of the INSERT into %s gives %s a value obroute cannot read (%s); give a 'YYYY-MM-DD hh:mm:ss' literal, a time.Time argument or NOW()",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, unreadNote(x, ec))
 		}
 		// The row goes to the newest table that holds its value as stored: a fraction finer
@@ -51,7 +51,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		}
 		if owner[r] >= 0 && exact {
 			if err := t.sameStored(all, owner[r], in.Session, storedAs{v: v, lo: lo, hi: last}); err != nil {
-				return fmt.Errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
+				return errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
 			}
 		}
 		if owner[r] < 0 { // no table holds the value as stored: name the one that holds it as written
@@ -63,18 +63,18 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			}
 		}
 		if owner[r] < 0 {
-			return fmt.Errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
+			return errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
 		}
 		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
 			if exact && v.lo.Equal(v.hi) {
-				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
+				return errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
 					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo))
 			}
 			if exact {
-				return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
+				return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
 					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(lo), formatTime(last), o.Name)
 			}
-			return fmt.Errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
+			return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)
 		}
 		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
@@ -108,13 +108,13 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		}
 	}
 	if coldTarget && !ts.table.AllowColdWrites {
-		return fmt.Errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.table.Table, formatTime(boundary))
+		return errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.table.Table, formatTime(boundary))
 	}
 	if err := checkOneBackend(ts, locs, tables); err != nil {
 		return err
 	}
 	if hints.Level == hint.L1 && coldTarget {
-		return fmt.Errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
+		return errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
 	}
 	p.Class = ClassHotOnly
 	p.Level = hints.Level

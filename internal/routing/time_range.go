@@ -94,7 +94,7 @@ func (c *rangeCompiler) wrapsKey(e sqlparser.Expr) bool {
 }
 
 func (c *rangeCompiler) functionError(e sqlparser.Expr) error {
-	return fmt.Errorf("%w: %s wraps the shard key %s, which defeats routing and the index; compare the column itself with a range, e.g. %s >= '2025-03-15' AND %s < '2025-03-16' instead of DATE(%s) = '2025-03-15', or %s >= NOW() - INTERVAL 7 DAY instead of %s + INTERVAL 7 DAY >= NOW()",
+	return errorf("%w: %s wraps the shard key %s, which defeats routing and the index; compare the column itself with a range, e.g. %s >= '2025-03-15' AND %s < '2025-03-16' instead of DATE(%s) = '2025-03-15', or %s >= NOW() - INTERVAL 7 DAY instead of %s + INTERVAL 7 DAY >= NOW()",
 		ErrShardKeyFunction, nodeText(e), c.key, c.key, c.key, c.key, c.key, c.key)
 }
 

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"database/sql/driver"
-	"fmt"
 	"math"
 	"strconv"
 )
@@ -17,7 +16,7 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 		return def, nil
 	}
 	if i >= len(args) {
-		return 0, fmt.Errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, givenArgs(args))
+		return 0, errorf("%w: the statement has more ? placeholders than the %d arguments given; pass one argument per ?", ErrBadLimit, givenArgs(args))
 	}
 	bad := func(v any) error { return notARowCount(argNumber(args, i), v, what) }
 	var u uint64
@@ -58,9 +57,9 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 		}
 		return n, nil
 	case nil:
-		return 0, fmt.Errorf("%w: argument %d for %s is NULL; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what)
+		return 0, errorf("%w: argument %d for %s is NULL; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what)
 	default:
-		return 0, fmt.Errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what, v)
+		return 0, errorf("%w: argument %d for %s is a %T; pass a non-negative integer", ErrBadLimit, argNumber(args, i), what, v)
 	}
 	return int64(min(u, math.MaxInt64)), nil
 }
@@ -70,7 +69,7 @@ func argRowCount(args []driver.NamedValue, i int, def int64, what string) (int64
 //
 //go:noinline
 func notARowCount(n int, v any, what string) error {
-	return fmt.Errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, n, v, what)
+	return errorf("%w: argument %d (%v) for %s is not a row count; pass a non-negative integer", ErrBadLimit, n, v, what)
 }
 
 func rowCountInt(n int64, bad func(any) error) (int64, error) {

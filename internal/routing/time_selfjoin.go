@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -59,7 +58,7 @@ func selfJoinRange(sel *sqlparser.Select, uses []*sqlparser.AliasedTableExpr, lo
 // selfJoinRefusal is the refusal of a SELECT reading table n times when its range needs more
 // than one table.
 func selfJoinRefusal(table string, n int) error {
-	return fmt.Errorf("%w: %s appears %d times (a self-join or subquery on it), which is answered only when the range of every use lies in one table; query each part on its own (run the subquery first and pass its value as a ? argument)", ErrTimeShardedJoin, table, n)
+	return errorf("%w: %s appears %d times (a self-join or subquery on it), which is answered only when the range of every use lies in one table; query each part on its own (run the subquery first and pass its value as a ? argument)", ErrTimeShardedJoin, table, n)
 }
 
 // withinTable reports whether every time of span lies in the span of tb (open above when open).
