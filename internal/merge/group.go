@@ -25,7 +25,7 @@ type grouper struct {
 }
 
 func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error) {
-	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
+	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds)), keys: make([]*comparer, 0, len(spec.GroupBy)), aggs: make([]aggregator, 0, len(spec.Aggregates))}
 	for _, k := range spec.GroupBy {
 		g.keys = append(g.keys, cols.cmp[k])
 	}
@@ -73,7 +73,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 	}
 	for i := range gr.aggs {
 		st := &gr.aggs[i]
-		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
+		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], out: st.out, countOut: st.countOut, incr: -1}
 	}
 	gr.incr = -1
 	return g.add(gr, row)
