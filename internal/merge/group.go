@@ -165,16 +165,20 @@ func (g *grouper) finish(gr *group) error {
 	return g.finishComputed(gr)
 }
 
-// copyValue returns src, with a []byte copied into dst's buffer when it has one.
+// copyValue returns src, with a []byte copied into dst's buffer when it has one; dst itself
+// when the copy is the same slice (no new boxed value: see textValue).
 func copyValue(dst, src driver.Value) driver.Value {
 	b, ok := src.([]byte)
 	if !ok {
 		return src
 	}
-	d, _ := dst.([]byte)
-	d = append(d[:0], b...)
+	old, _ := dst.([]byte)
+	d := append(old[:0], b...)
 	if d == nil {
 		d = []byte{} // an empty string is not NULL
+	}
+	if old != nil && sameSlice(old, d) {
+		return dst
 	}
 	return d
 }

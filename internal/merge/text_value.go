@@ -19,9 +19,18 @@ func (t *textValue) buf() []byte {
 
 // set makes b, appended to buf(), the value and returns it.
 func (t *textValue) set(b []byte) driver.Value {
-	if old, _ := t.val.([]byte); len(b) > 0 && len(old) == len(b) && cap(old) == cap(b) && &old[0] == &b[0] {
+	if old, ok := t.val.([]byte); ok && sameSlice(old, b) {
 		return t.val
 	}
 	t.val = b
 	return t.val
+}
+
+// sameSlice reports whether a and b are the same slice: same length, capacity and array (two
+// empty slices of no capacity count as the same).
+func sameSlice(a, b []byte) bool {
+	if len(a) != len(b) || cap(a) != cap(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
 }
