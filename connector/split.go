@@ -222,52 +222,38 @@ func mergeSpec(plan *routing.Plan, results []driver.Rows, probed probedTypes) (m
 // go-sql-driver hands each statement to its watcher goroutine and back, two goroutine wake-ups
 // per statement. The error returned is the first failure's.
 func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession) ([]driver.Rows, context.CancelFunc, error) {
-	qctx, cancel := ctx, context.CancelFunc(func() {})
-	interruptible := ctx.Done() == nil
+	f := &fan{plan: plan, servers: servers, ctx: ctx, cancel: func() {}, first: -1, interruptible: ctx.Done() == nil}
 	for _, s := range servers {
-		interruptible = interruptible && s.watch.canInterrupt()
+		f.interruptible = f.interruptible && s.watch.canInterrupt()
 	}
-	if !interruptible {
-		qctx, cancel = context.WithCancel(ctx)
+	if !f.interruptible {
+		f.ctx, f.cancel = context.WithCancel(ctx)
 	}
-	results := make([]driver.Rows, len(plan.Targets))
-	errs := make([]error, len(plan.Targets))
-	var failed sync.Once
-	first := -1
-	run := func(i int) {
-		t := plan.Targets[i]
-		results[i], errs[i] = servers[i].query(qctx, t.SQL, t.Args, false)
-		if errs[i] == nil || servers[i].watch.wasInterrupted() {
-			return
+	n := len(plan.Targets)
+	f.results = make([]driver.Rows, n)
+	f.errs = make([]error, n)
+	// One target runs on the caller's goroutine, at once: one goroutine fewer to start and wake.
+	// A new goroutine waits for a thread to wake and take it (tens to hundreds of µs when the
+	// server's threads hold the cores), so the caller takes the target likely to take longest,
+	// the one over the most tables, and the others start while it runs.
+	lead := 0
+	for i, t := range plan.Targets {
+		if len(t.Tables) > len(plan.Targets[lead].Tables) {
+			lead = i
 		}
-		failed.Do(func() {
-			first = i
-			if !interruptible {
-				cancel()
-				return
-			}
-			for k, s := range servers {
-				if k != i {
-					s.watch.interrupt()
-				}
-			}
-		})
 	}
-	// The first target runs on the caller's goroutine: one goroutine fewer to start and wake.
-	var wg sync.WaitGroup
-	for i := 1; i < len(plan.Targets); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(i)
-		}()
+	f.wg.Add(n - 1)
+	for i := range n {
+		if i != lead {
+			go f.runDone(i)
+		}
 	}
-	run(0)
-	wg.Wait()
-	if first < 0 {
-		return results, cancel, nil
+	f.run(lead)
+	f.wg.Wait()
+	if f.first < 0 {
+		return f.results, f.cancel, nil
 	}
-	for i, r := range results {
+	for i, r := range f.results {
 		if r != nil {
 			r.Close()
 		}
@@ -277,8 +263,49 @@ func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers
 		}
 		cs.dropBroken(servers[i])
 	}
-	cancel()
-	return nil, nil, errs[first]
+	f.cancel()
+	return nil, nil, f.errs[f.first]
+}
+
+// fan is one fan-out of a split query's targets (see fanOut), in one allocation.
+type fan struct {
+	plan          *routing.Plan
+	servers       []*serverSession
+	ctx           context.Context // the sub-queries' context
+	cancel        context.CancelFunc
+	interruptible bool // a failure interrupts the others' connections instead of cancelling ctx
+	results       []driver.Rows
+	errs          []error
+	failed        sync.Once
+	first         int // the target that failed first; -1 none
+	wg            sync.WaitGroup
+}
+
+// run runs target i; the first to fail stops the others.
+func (f *fan) run(i int) {
+	t := f.plan.Targets[i]
+	f.results[i], f.errs[i] = f.servers[i].query(f.ctx, t.SQL, t.Args, false)
+	if f.errs[i] == nil || f.servers[i].watch.wasInterrupted() {
+		return
+	}
+	f.failed.Do(func() {
+		f.first = i
+		if !f.interruptible {
+			f.cancel()
+			return
+		}
+		for k, s := range f.servers {
+			if k != i {
+				s.watch.interrupt()
+			}
+		}
+	})
+}
+
+// runDone runs target i on a goroutine of its own.
+func (f *fan) runDone(i int) {
+	defer f.wg.Done()
+	f.run(i)
 }
 
 // errPartFailed is why the other sub-queries of a split statement are stopped: one failed.

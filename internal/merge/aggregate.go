@@ -37,6 +37,9 @@ type aggState struct {
 	carry  []driver.Value
 	// distinct holds the keys of the values of a DISTINCT aggregate's argument seen so far.
 	distinct map[string]struct{}
+	// out and countOut are the text values last written for the group (SUM or AVG, and COUNT or
+	// AVG's count), rewritten in place by the next group.
+	out, countOut textValue
 }
 
 // addMinMax keeps the row's value when it beats the group's so far, with its weight and the
@@ -190,7 +193,7 @@ func (st *aggState) readIncrement(v driver.Value, col int) error {
 func (st *aggState) countValue() driver.Value {
 	switch st.countTyp.(type) {
 	case []byte:
-		return strconv.AppendInt(nil, st.count, 10)
+		return st.countOut.set(strconv.AppendInt(st.countOut.buf(), st.count, 10))
 	case uint64:
 		return uint64(st.count)
 	}
@@ -273,7 +276,7 @@ func (st *aggState) sumValue(a *aggregator) driver.Value {
 		return st.floatValue(st.fsum)
 	}
 	if a.hasScale {
-		return st.sum.appendRounded(nil, a.scale)
+		return st.out.set(st.sum.appendRounded(st.out.buf(), a.scale))
 	}
 	switch st.goType.(type) {
 	case int64:
@@ -285,7 +288,7 @@ func (st *aggState) sumValue(a *aggregator) driver.Value {
 			return uint64(n)
 		}
 	}
-	return st.sum.appendText(nil)
+	return st.out.set(st.sum.appendText(st.out.buf()))
 }
 
 func (st *aggState) avgValue(a *aggregator) (driver.Value, error) {
@@ -300,7 +303,7 @@ func (st *aggState) avgValue(a *aggregator) (driver.Value, error) {
 	}
 	switch st.mode {
 	case avgRound, avgTruncate:
-		return appendAvg(nil, &st.sum, st.count, a.scale, st.mode == avgTruncate), nil
+		return st.out.set(appendAvg(st.out.buf(), &st.sum, st.count, a.scale, st.mode == avgTruncate)), nil
 	}
 	t := appendAvg(nil, &st.sum, st.count, a.scale, true)
 	if r := appendAvg(nil, &st.sum, st.count, a.scale, false); string(t) != string(r) {

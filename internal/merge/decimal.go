@@ -129,6 +129,12 @@ func (d *decSum) unscaled() *big.Int {
 
 // int64Value returns the sum as an int64 when it is an integer that fits.
 func (d *decSum) int64Value() (int64, bool) {
+	if d.big == nil && d.scale < len(pow10) {
+		if d.small%pow10[d.scale] != 0 {
+			return 0, false
+		}
+		return d.small / pow10[d.scale], true
+	}
 	u := d.unscaled()
 	if d.scale > 0 {
 		q, r := new(big.Int).QuoRem(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.scale)), nil), new(big.Int))

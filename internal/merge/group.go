@@ -24,7 +24,7 @@ type grouper struct {
 }
 
 func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error) {
-	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds))}
+	g := &grouper{width: len(cols.kinds), aggCol: make([]bool, len(cols.kinds)), keys: make([]*comparer, 0, len(spec.GroupBy)), aggs: make([]aggregator, 0, len(spec.Aggregates))}
 	for _, k := range spec.GroupBy {
 		g.keys = append(g.keys, cols.cmp[k])
 	}
@@ -72,7 +72,7 @@ func (g *grouper) start(gr *group, row []driver.Value) error {
 	}
 	for i := range gr.aggs {
 		st := &gr.aggs[i]
-		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], incr: -1}
+		*st = aggState{val: st.val, weight: st.weight[:0], carry: st.carry[:0], out: st.out, countOut: st.countOut, incr: -1}
 	}
 	gr.incr = -1
 	return g.add(gr, row)
@@ -164,16 +164,20 @@ func (g *grouper) finish(gr *group) error {
 	return g.finishComputed(gr)
 }
 
-// copyValue returns src, with a []byte copied into dst's buffer when it has one.
+// copyValue returns src, with a []byte copied into dst's buffer when it has one; dst itself
+// when the copy is the same slice (no new boxed value: see textValue).
 func copyValue(dst, src driver.Value) driver.Value {
 	b, ok := src.([]byte)
 	if !ok {
 		return src
 	}
-	d, _ := dst.([]byte)
-	d = append(d[:0], b...)
+	old, _ := dst.([]byte)
+	d := append(old[:0], b...)
 	if d == nil {
 		d = []byte{} // an empty string is not NULL
+	}
+	if old != nil && sameSlice(old, d) {
+		return dst
 	}
 	return d
 }

@@ -124,9 +124,11 @@ func build(spec *Spec, in *inputSet) (*mergedRows, error) {
 		}
 	case len(spec.GroupBy) == 0 || spec.StreamsGroups():
 		// Scalar aggregates form one group; sorted inputs give adjacent groups.
-		var src stage = newUnionSource(in, width)
+		var src stage
 		if len(spec.GroupBy) > 0 {
 			src = newMergeSource(in, width, order[:len(spec.GroupBy)])
+		} else {
+			src = newUnionSource(in, width)
 		}
 		g, err := newGrouper(spec, cols, types)
 		if err != nil {

@@ -116,9 +116,11 @@ type mergeSource struct {
 }
 
 func newMergeSource(in *inputSet, width int, keys []sortKey) *mergeSource {
-	m := &mergeSource{in: in, keys: keys, rows: make([][]driver.Value, len(in.rows)), last: -1}
+	n := len(in.rows)
+	m := &mergeSource{in: in, keys: keys, rows: make([][]driver.Value, n), heap: make([]int, 0, n), last: -1}
+	cells := make([]driver.Value, n*width) // one allocation for every input's row
 	for i := range m.rows {
-		m.rows[i] = make([]driver.Value, width)
+		m.rows[i] = cells[i*width : (i+1)*width : (i+1)*width]
 	}
 	return m
 }
