@@ -97,9 +97,6 @@ func multiProblem(piece *Statement) string {
 // hints in force and its own arguments), then the text as one target where they all go.
 func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 	st := in.Statement
-	refuse := func(n int, why string) error {
-		return errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, n, len(st.pieces), why)
-	}
 	var (
 		first     *Plan
 		sqls      []string
@@ -109,51 +106,62 @@ func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 		off       int
 	)
 	for i, piece := range st.pieces {
-		if why := multiProblem(piece); why != "" {
-			return nil, refuse(i+1, why)
-		}
 		pin := in
 		pin.Statement, pin.Hints = piece, p.Hints
 		end := min(off+piece.Params, len(in.Args))
 		pin.Args = in.Args[min(off, end):end]
 		off += piece.Params
-		pp, err := r.route(pin)
-		if err != nil {
-			return nil, errorf("statement %d of %d: %w", i+1, len(st.pieces), err)
-		}
-		if len(pp.Targets) != 1 || pp.Merge != nil {
-			return nil, refuse(i+1, fmt.Sprintf("runs as %d sub-queries (it is split across tables)", len(pp.Targets)))
-		}
-		for _, line := range pp.Prompts {
-			p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, line))
-		}
-		t := pp.Targets[0]
-		if first == nil {
-			first = pp
-		} else if f := first.Targets[0]; t.Backend != f.Backend || t.Cold != f.Cold || pp.Shadow != first.Shadow {
-			return nil, refuse(i+1, fmt.Sprintf("goes to backend %s and statement 1 to backend %s", where(pp), where(first)))
-		}
-		rewritten = rewritten || t.SQL != piece.SQL || len(t.Args) != len(pin.Args)
-		sqls = append(sqls, t.SQL)
-		args = append(args, t.Args...)
-		for _, tb := range t.Tables {
-			if !slices.Contains(tables, tb) {
-				tables = append(tables, tb)
+		why := multiProblem(piece)
+		if why == "" {
+			pp, err := r.route(pin)
+			if err != nil {
+				return nil, errorf("statement %d of %d: %w", i+1, len(st.pieces), err)
+			}
+			if why = multiMismatch(pp, first); why == "" {
+				if first == nil {
+					first = pp
+				}
+				t := pp.Targets[0]
+				rewritten = rewritten || t.SQL != piece.SQL || len(t.Args) != len(pin.Args)
+				sqls, args = append(sqls, t.SQL), append(args, t.Args...)
+				for _, tb := range t.Tables {
+					if !slices.Contains(tables, tb) {
+						tables = append(tables, tb)
+					}
+				}
+				for _, line := range pp.Prompts {
+					p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, line))
+				}
 			}
 		}
+		if why != "" {
+			return nil, errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, i+1, len(st.pieces), why)
+		}
 	}
-	out := *first
-	out.Statement, out.Prompts, out.explain = st, p.Prompts, p.explain
-	out.Targets = out.one[:1]
-	out.Targets[0] = first.Targets[0]
-	out.Targets[0].SQL, out.Targets[0].Args, out.Targets[0].Tables = st.SQL, in.Args, tables
+	if p.explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("The text holds %d statements, each routed to backend %s: sent there as one text", len(st.pieces), where(first)))
+	}
+	first.Statement, first.Prompts = st, p.Prompts
+	t := &first.Targets[0]
+	t.SQL, t.Args, t.Tables = st.SQL, in.Args, tables
 	if rewritten {
-		out.Targets[0].SQL, out.Targets[0].Args = strings.Join(sqls, "; "), args
+		t.SQL, t.Args = strings.Join(sqls, "; "), args
 	}
-	if out.explain {
-		out.Prompts = append(out.Prompts, fmt.Sprintf("The text holds %d statements, each routed to backend %s: sent there as one text", len(st.pieces), where(first)))
+	return first, nil
+}
+
+// multiMismatch says why the plan pp of one statement of a text of several cannot join first's
+// (nil for the text's first statement); "" when it can.
+func multiMismatch(pp, first *Plan) string {
+	switch {
+	case len(pp.Targets) != 1 || pp.Merge != nil:
+		return fmt.Sprintf("runs as %d sub-queries (it is split across tables)", len(pp.Targets))
+	case first == nil:
+		return ""
+	case pp.Targets[0].Backend != first.Targets[0].Backend || pp.Targets[0].Cold != first.Targets[0].Cold || pp.Shadow != first.Shadow:
+		return fmt.Sprintf("goes to backend %s and statement 1 to backend %s", where(pp), where(first))
 	}
-	return &out, nil
+	return ""
 }
 
 // where names the backend of a single-target plan, with its channel and shadow flag.
