@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
@@ -17,6 +18,10 @@ import (
 type clientSession struct {
 	c       *Connector
 	servers map[string]*serverSession // by backend name
+	// opened are the same server sessions in a slice: database/sql checks and resets the
+	// client session around every statement, and ranging over a slice costs less than over a
+	// map (see addServer, dropServer).
+	opened []*serverSession
 	// state is the session state production set; shadowState what shadow traffic set, applied
 	// over it on shadow backends only.
 	state       sessionState
@@ -194,7 +199,8 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 	if !cs.IsValid() {
 		return driver.ErrBadConn
 	}
-	for _, s := range cs.servers {
+	for i := len(cs.opened) - 1; i >= 0; i-- { // backwards: dropBroken removes s
+		s := cs.opened[i]
 		if r, ok := s.conn.(driver.SessionResetter); !ok || r.ResetSession(ctx) == nil {
 			s.verified = true
 			continue
@@ -236,12 +242,13 @@ func (cs *clientSession) Close() error {
 	}
 	cs.closed = true
 	var first error
-	for name, s := range cs.servers {
+	for _, s := range cs.opened {
 		if err := s.close(); err != nil && first == nil {
 			first = err
 		}
-		delete(cs.servers, name)
 	}
+	clear(cs.servers)
+	cs.opened = nil
 	if cs.ownsConnector {
 		if err := cs.c.Close(); err != nil && first == nil {
 			first = err
@@ -277,8 +284,27 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	}
 	s.shadow = cs.c.isShadowBackend(backend)
 	cs.c.stats.serverOpened.Add(1)
-	cs.servers[backend] = s
+	cs.addServer(s)
 	return s, nil
+}
+
+// addServer keeps s as the client session's server session to its backend.
+func (cs *clientSession) addServer(s *serverSession) {
+	if old, ok := cs.servers[s.backend.name]; ok {
+		cs.dropServer(old)
+	}
+	cs.servers[s.backend.name] = s
+	cs.opened = append(cs.opened, s)
+}
+
+// dropServer forgets s.
+func (cs *clientSession) dropServer(s *serverSession) {
+	if cs.servers[s.backend.name] == s {
+		delete(cs.servers, s.backend.name)
+	}
+	if i := slices.Index(cs.opened, s); i >= 0 {
+		cs.opened = slices.Delete(cs.opened, i, i+1)
+	}
 }
 
 // dropBroken forgets a server session go-sql-driver reported unusable.
@@ -286,8 +312,6 @@ func (cs *clientSession) dropBroken(s *serverSession) {
 	if !s.broken {
 		return
 	}
-	if cs.servers[s.backend.name] == s {
-		delete(cs.servers, s.backend.name)
-	}
+	cs.dropServer(s)
 	s.close()
 }

@@ -246,7 +246,7 @@ func (s *serverSession) has(ctx context.Context, v routing.SessionVar) bool {
 
 // outOfLine reports whether a server session refused the client session's current state.
 func (cs *clientSession) outOfLine() bool {
-	for _, s := range cs.servers {
+	for _, s := range cs.opened {
 		if s.refused != "" {
 			return true
 		}
