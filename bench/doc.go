@@ -10,7 +10,7 @@
 // SELECT from 64 goroutines; a query split across hot and cold against its slower sub-query
 // alone. Command bench/cmd/report runs them and prints the table:
 //
-//	go run ./bench/cmd/report            # 11 rounds
+//	go run ./bench/cmd/report            # 21 rounds
 //	go run ./bench/cmd/report -short     # CI: 3 short rounds, checks that everything runs
 //
 // TestAllocationBudgets asserts the allocation budgets (allocations do not depend on timing);
