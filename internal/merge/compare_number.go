@@ -123,6 +123,14 @@ func numberView(v driver.Value, buf []byte) (decView, bool) {
 	return decView{}, false
 }
 
+// compareIntUint compares a signed and an unsigned integer exactly.
+func compareIntUint(x int64, y uint64) int {
+	if x < 0 {
+		return -1
+	}
+	return cmp.Compare(uint64(x), y)
+}
+
 func compareNumber(a, b driver.Value) int {
 	switch x := a.(type) {
 	case int64:
@@ -130,20 +138,14 @@ func compareNumber(a, b driver.Value) int {
 		case int64:
 			return cmp.Compare(x, y)
 		case uint64:
-			if x < 0 {
-				return -1
-			}
-			return cmp.Compare(uint64(x), y)
+			return compareIntUint(x, y)
 		}
 	case uint64:
 		switch y := b.(type) {
 		case uint64:
 			return cmp.Compare(x, y)
 		case int64:
-			if y < 0 {
-				return 1
-			}
-			return cmp.Compare(x, uint64(y))
+			return -compareIntUint(y, x)
 		}
 	}
 	var ba, bb [24]byte
