@@ -22,55 +22,67 @@ import (
 var ErrMultiStatement = errors.New("obroute: a text of several statements cannot be routed as one")
 
 // statementPieces splits body, lexed into toks, into its statements at the semicolons outside
-// parentheses; nil when it holds one statement, could not be lexed to its end, or is a compound
-// statement whose body has semicolons of its own (CREATE PROCEDURE … BEGIN … END, BEGIN NOT
-// ATOMIC …), which the server reads as one.
+// parentheses, leaving out empty ones (MariaDB runs "SELECT 1;;" as one statement); nil when it
+// holds one statement, could not be lexed to its end, or is a compound statement whose body has
+// semicolons of its own (see compoundStart), which the server reads as one.
 func statementPieces(body string, toks []token, lexed bool) []string {
 	if !lexed || len(toks) == 0 || compoundStart(toks) {
 		return nil
 	}
 	var pieces []string
-	from, depth := 0, 0
-	for i, t := range toks {
-		if t.kind != tokPunct {
-			continue
+	add := func(piece string) {
+		if piece = strings.TrimSpace(piece); piece != "" {
+			pieces = append(pieces, piece)
 		}
-		switch t.text {
-		case "(":
+	}
+	from, depth := 0, 0
+	for _, t := range toks {
+		switch {
+		case t.kind != tokPunct:
+		case t.text == "(":
 			depth++
-		case ")":
+		case t.text == ")":
 			depth = max(depth-1, 0)
-		case ";":
-			if depth > 0 || i == len(toks)-1 {
-				continue
-			}
-			pieces = append(pieces, strings.TrimSpace(body[from:t.pos]))
+		case t.text == ";" && depth == 0:
+			add(body[from:t.pos])
 			from = t.end
 		}
 	}
-	if pieces == nil {
+	add(body[from:])
+	if len(pieces) < 2 {
 		return nil
 	}
-	last := strings.TrimSpace(body[from:])
-	if strings.HasSuffix(last, ";") {
-		last = strings.TrimSpace(last[:len(last)-1])
-	}
-	return append(pieces, last)
+	return pieces
 }
 
-// compoundStart reports whether toks start a statement that may hold others: CREATE or ALTER
-// (a stored program's body), or BEGIN that is not BEGIN [WORK] on its own (MariaDB's BEGIN NOT
-// ATOMIC … END).
+// compoundStart reports whether toks start a statement that may hold others, separated by
+// semicolons the server reads inside it: a stored program's definition (CREATE or ALTER …
+// PROCEDURE, FUNCTION, TRIGGER, EVENT, PACKAGE), or one of MariaDB's compound statements run
+// outside a program (BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE, REPEAT, FOR, a label).
 func compoundStart(toks []token) bool {
-	switch first := toks[0]; {
+	first := toks[0]
+	switch {
 	case first.is("create"), first.is("alter"):
-		return true
+		// The object's kind comes within the first words (OR REPLACE, DEFINER = …, AGGREGATE).
+		for _, t := range toks[1:min(len(toks), 12)] {
+			switch {
+			case t.is("procedure"), t.is("function"), t.is("trigger"), t.is("event"), t.is("package"):
+				return true
+			case t.is("table"), t.is("view"), t.is("index"), t.is("database"), t.is("schema"),
+				t.is("temporary"), t.is("user"), t.is("role"), t.is("sequence"), t.is("server"):
+				return false
+			}
+		}
 	case first.is("begin"):
 		rest := toks[1:]
 		if len(rest) > 0 && rest[0].is("work") {
 			rest = rest[1:]
 		}
 		return len(rest) > 0 && !(rest[0].kind == tokPunct && rest[0].text == ";")
+	case first.is("if"), first.is("case"), first.is("loop"), first.is("while"), first.is("repeat"), first.is("for"):
+		return true
+	case first.kind == tokWord && len(toks) > 1 && toks[1].kind == tokPunct && toks[1].text == ":":
+		return true // label: BEGIN … END, label: LOOP …
 	}
 	return false
 }
@@ -160,6 +172,8 @@ func multiMismatch(pp, first *Plan) string {
 		return ""
 	case pp.Targets[0].Backend != first.Targets[0].Backend || pp.Targets[0].Cold != first.Targets[0].Cold || pp.Shadow != first.Shadow:
 		return fmt.Sprintf("goes to backend %s and statement 1 to backend %s", where(pp), where(first))
+	case pp.Level != first.Level || pp.Budget != first.Budget:
+		return fmt.Sprintf("has query level %s (time budget %v) and statement 1 %s (%v); a text runs under one budget", pp.Level, pp.Budget, first.Level, first.Budget)
 	}
 	return ""
 }

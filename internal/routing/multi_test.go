@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/obroute/obroute/config"
 
 	"github.com/obroute/obroute/hint"
 )
@@ -27,6 +30,8 @@ func TestTextOfSeveralStatements(t *testing.T) {
 		{name: "the leading hint applies to every statement", sql: "/* shadow */ SELECT * FROM items; SELECT * FROM events", backend: "shadow_hot"},
 		{name: "a transaction pins both", sql: "SELECT * FROM items WHERE id = ?; SELECT * FROM audit_log WHERE id = ?", session: inTx, args: args, backend: "cold"},
 		{name: "one statement and a semicolon", sql: "SELECT * FROM audit_log;", backend: "cold"},
+		{name: "an empty statement at the end", sql: "SELECT * FROM audit_log;;", backend: "cold"},
+		{name: "empty statements between", sql: "INSERT INTO audit_log VALUES (1); ; DELETE FROM audit_log WHERE id = 2;;", backend: "cold"},
 	}
 	for _, tc := range sent {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +58,9 @@ func TestTextOfSeveralStatements(t *testing.T) {
 		{"the previous statement's session read", "INSERT INTO items VALUES (1); SELECT LAST_INSERT_ID()", "statement 2 of 2 reads the previous statement's session"},
 		{"a temporary table created", "SELECT 1; CREATE TEMPORARY TABLE scratch (a INT)", "statement 2 of 2 is a DDL statement"},
 		{"USE", "USE other; SELECT 1", "statement 1 of 2 is a USE statement"},
+		{"ALTER TABLE first", "ALTER TABLE items ADD c INT; INSERT INTO audit_log VALUES (1)", "statement 1 of 2 is a DDL statement"},
+		{"CREATE TEMPORARY TABLE first", "CREATE TEMPORARY TABLE scratch (a INT); INSERT INTO scratch VALUES (1)", "statement 1 of 2 is a DDL statement"},
+		{"CREATE TABLE with a column named event", "CREATE TABLE t (event INT); SELECT 1", "statement 1 of 2 is a DDL statement"},
 		{"shadow and production", "SELECT * FROM orders_log WHERE user_id = 0; SELECT * FROM orders_log WHERE user_id = 5", "statement 2 of 2 goes to backend hot and statement 1 to backend shadow_hot (shadow)"},
 	}
 	for _, tc := range refused {
@@ -76,7 +84,14 @@ func TestTextOfSeveralStatements(t *testing.T) {
 	// Compound statements hold semicolons of their own: the server reads them as one.
 	for _, sql := range []string{
 		"CREATE PROCEDURE p() BEGIN SELECT * FROM items; SELECT * FROM audit_log; END",
+		"CREATE OR REPLACE DEFINER = `app`@`%` FUNCTION f() RETURNS INT BEGIN DECLARE x INT; RETURN 1; END",
+		"CREATE TRIGGER t BEFORE INSERT ON items FOR EACH ROW BEGIN SET @a = 1; SET @b = 2; END",
+		"ALTER EVENT e DO BEGIN DELETE FROM items; DELETE FROM audit_log; END",
 		"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END",
+		"IF 1 THEN SELECT 1; ELSE SELECT 2; END IF",
+		"WHILE 0 DO SELECT 1; END WHILE",
+		"lbl: LOOP LEAVE lbl; END LOOP",
+		"CASE WHEN 1 THEN SELECT 1; END CASE",
 	} {
 		if _, err := r.Route(Input{Statement: r.Analyze(sql)}); errors.Is(err, ErrMultiStatement) {
 			t.Errorf("%s: refused as a text of several statements: %v", sql, err)
@@ -98,5 +113,29 @@ func TestSeveralStatementsAreKeyedByText(t *testing.T) {
 		if got := p.Targets[0]; got.Backend != want || got.SQL != sql {
 			t.Errorf("user_id = %s: sent %q to %s, want the text to %s", v, got.SQL, got.Backend, want)
 		}
+	}
+}
+
+// TestSeveralStatementsUnderOneBudget checks that a text whose statements have different query
+// levels or time budgets is refused: the text runs under one context, with one budget.
+func TestSeveralStatementsUnderOneBudget(t *testing.T) {
+	tt := ordersTable()
+	tt.Budgets = config.Budgets{L1: 100 * time.Millisecond, L2: 2 * time.Second}
+	f := newFixture(t, tt, monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00")
+	for _, sql := range []string{
+		"SELECT * FROM orders WHERE order_time = '2025-03-03'; SELECT SLEEP(5)",
+		"SELECT SLEEP(5); SELECT * FROM orders WHERE order_time = '2025-03-03'",
+	} {
+		if _, err := f.route(sql, nil, Input{}); !errors.Is(err, ErrMultiStatement) || !strings.Contains(err.Error(), "a text runs under one budget") {
+			t.Errorf("%s: err = %v, want ErrMultiStatement for two budgets", sql, err)
+		}
+	}
+	sql := "SELECT * FROM orders WHERE order_time = '2025-03-03'; SELECT * FROM orders WHERE order_time = '2025-03-04'"
+	p, err := f.route(sql, nil, Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Level != hint.L1 || p.Budget != 100*time.Millisecond || len(p.Targets) != 1 || p.Targets[0].Backend != "hot" {
+		t.Errorf("level %s, budget %v, targets %+v; want L1, 100ms, one on hot", p.Level, p.Budget, p.Targets)
 	}
 }
