@@ -88,21 +88,21 @@ func parseInput(sql string, toks []token) (string, bool) {
 		if b.Len() == 0 {
 			b.Grow(len(sql) + 16)
 		}
-		b.WriteString(sql[last:start])
-		b.WriteByte('\'')
+		writeString(&b, sql[last:start])
+		writeByte(&b, '\'')
 		if mark != 0 {
-			b.WriteByte(typedMark)
-			b.WriteByte(mark)
+			writeByte(&b, typedMark)
+			writeByte(&b, mark)
 			marked = true
 		}
 		writeEscaped(&b, t.val)
-		b.WriteByte('\'')
+		writeByte(&b, '\'')
 		last = t.end
 	}
 	if last == 0 {
 		return sql, false
 	}
-	b.WriteString(sql[last:])
+	writeString(&b, sql[last:])
 	return b.String(), marked
 }
 
@@ -111,12 +111,12 @@ func writeEscaped(b *strings.Builder, v string) {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; c {
 		case '\\', '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			writeByte(b, '\\')
+			writeByte(b, c)
 		case 0:
-			b.WriteString(`\0`)
+			writeString(b, `\0`)
 		default:
-			b.WriteByte(c)
+			writeByte(b, c)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (t *template) render(b *strings.Builder, l *leg) {
 		switch pc := &t.pieces[i]; pc.kind {
 		case pSnip:
 			if snip < len(l.skip) && l.skip[snip] {
-				b.WriteString("NULL")
+				writeString(b, "NULL")
 				for t.pieces[i].kind != pSnipEnd {
 					i++
 				}
@@ -51,9 +51,9 @@ func (t *template) render(b *strings.Builder, l *leg) {
 			snip++
 		case pSnipEnd:
 		case pText:
-			b.WriteString(pc.text)
+			writeString(b, pc.text)
 		case pTable:
-			b.WriteString(l.table)
+			writeString(b, l.table)
 		case pClamp:
 			writeClamp(b, l)
 		case pLimit:
@@ -62,14 +62,14 @@ func (t *template) render(b *strings.Builder, l *leg) {
 		case pRows:
 			for j := range l.rows {
 				if j > 0 {
-					b.WriteString(", ")
+					writeString(b, ", ")
 				}
 				l.rows[j].render(b, l)
 			}
 		case pClock:
 			l.clock.write(b, pc.text)
 		case pLit:
-			b.WriteString(l.lits[pc.lit].text)
+			writeString(b, l.lits[pc.lit].text)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func (t *template) render(b *strings.Builder, l *leg) {
 func writeClamp(b *strings.Builder, l *leg) {
 	switch {
 	case l.probe:
-		b.WriteString("1 = 0")
+		writeString(b, "1 = 0")
 		return
 	}
 	var buf [32]byte
@@ -90,22 +90,22 @@ func writeClamp(b *strings.Builder, l *leg) {
 			break
 		}
 		if i > 0 {
-			b.WriteString(" and ")
+			writeString(b, " and ")
 		}
 		if l.qual != "" {
-			b.WriteString(l.qual)
+			writeString(b, l.qual)
 		} else {
-			b.WriteString(l.table)
+			writeString(b, l.table)
 		}
-		b.WriteByte('.')
-		b.WriteString(l.key)
-		b.WriteString(op)
+		writeByte(b, '.')
+		writeString(b, l.key)
+		writeString(b, op)
 		t := l.min
 		if i > 0 {
 			t = l.max.Truncate(time.Second).Add(time.Second)
 		}
 		b.Write(appendTime(buf[:0], t))
-		b.WriteByte('\'')
+		writeByte(b, '\'')
 	}
 }
 

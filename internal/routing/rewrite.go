@@ -97,24 +97,24 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 		if n.Type == sqlparser.ValArg {
 			i := argIndex(string(n.Val))
 			if k := slices.Index(p.lits, int32(i)); k >= 0 && i >= 0 {
-				buf.WriteString(markLit)
-				buf.WriteString(strconv.Itoa(k))
-				buf.WriteByte(';')
+				writeString(buf.Builder, markLit)
+				writeString(buf.Builder, strconv.Itoa(k))
+				writeByte(buf.Builder, ';')
 				return
 			}
-			buf.WriteString("?")
+			writeString(buf.Builder, "?")
 			p.args = append(p.args, i)
 			return
 		}
 		if t := p.typed[n]; t != "" {
-			buf.WriteString(t)
-			buf.WriteByte(' ')
+			writeString(buf.Builder, t)
+			writeByte(buf.Builder, ' ')
 		}
 		if n.Type == sqlparser.StrVal && !needsEscape(n.Val) {
 			// As the parser prints it, without its byte-by-byte encoder: long values are common.
-			buf.WriteByte('\'')
+			writeByte(buf.Builder, '\'')
 			buf.Write(n.Val)
-			buf.WriteByte('\'')
+			writeByte(buf.Builder, '\'')
 			return
 		}
 	case *sqlparser.FuncExpr:
@@ -126,7 +126,7 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 			if !n.DbQualifier.IsEmpty() {
 				buf.Myprintf("%v.", n.DbQualifier)
 			}
-			buf.WriteString(markTable)
+			writeString(buf.Builder, markTable)
 			return
 		}
 	case *sqlparser.ColName:
@@ -135,22 +135,22 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 		}
 		switch n.Name.String() {
 		case clampColumn:
-			buf.WriteString(markClamp)
+			writeString(buf.Builder, markClamp)
 			return
 		case limitColumn:
-			buf.WriteString(markLimit)
+			writeString(buf.Builder, markLimit)
 			return
 		}
 		if sn, ok := p.snippets[n.Name.String()]; ok {
 			span := snipSpan{name: n.Name.String(), from: len(p.args)}
-			buf.WriteString(markSnip)
+			writeString(buf.Builder, markSnip)
 			for i, piece := range sn.pieces {
 				if i > 0 {
 					buf.Myprintf("%v", sn.arg)
 				}
-				buf.WriteString(piece)
+				writeString(buf.Builder, piece)
 			}
-			buf.WriteString(markEnd)
+			writeString(buf.Builder, markEnd)
 			span.to = len(p.args)
 			p.snips = append(p.snips, span)
 			return
@@ -162,14 +162,14 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 	case sqlparser.GroupBy:
 		if len(n) > 0 && len(p.rollup) > 0 && &n[0] == &p.rollup[0] {
 			n.Format(buf)
-			buf.WriteString(" with rollup")
+			writeString(buf.Builder, " with rollup")
 			return
 		}
 	case sqlparser.Comments:
 		// A NUL byte in a comment would read as a marker: print the comments without it.
 		for _, c := range n {
-			buf.WriteString(strings.ReplaceAll(string(c), "\x00", " "))
-			buf.WriteByte(' ')
+			writeString(buf.Builder, strings.ReplaceAll(string(c), "\x00", " "))
+			writeByte(buf.Builder, ' ')
 		}
 		return
 	case *sqlparser.AliasedValues:
@@ -183,12 +183,22 @@ func (p *printer) format(buf *sqlparser.TrackedBuffer, node sqlparser.SQLNode) {
 	case sqlparser.Values:
 		if p.rows {
 			p.rowsAt = len(p.args)
-			buf.WriteString("values " + markRows)
+			writeString(buf.Builder, "values "+markRows)
 			return
 		}
 	}
 	node.Format(buf)
 }
+
+// writeString and writeByte write to a printer's buffer. They are not inlined: format writes at
+// many places, and each inlined copy would grow every binary that imports the driver (see
+// driver/import_test.go).
+//
+//go:noinline
+func writeString(b *strings.Builder, s string) { b.WriteString(s) }
+
+//go:noinline
+func writeByte(b *strings.Builder, c byte) { b.WriteByte(c) }
 
 // needsEscape reports whether a string literal's value has a byte the printer escapes.
 func needsEscape(v []byte) bool {

@@ -36,7 +36,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 			var b strings.Builder
 			b.Grow(ts.whole.estimate(&l) + len(coldPrefix))
 			if cold {
-				b.WriteString(coldPrefix)
+				writeString(&b, coldPrefix)
 			}
 			ts.whole.render(&b, &l)
 			p.Targets[i] = Target{Backend: locs[i], SQL: b.String(), Cold: cold, Tables: names[i : i+1 : i+1],
@@ -100,7 +100,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 		var b strings.Builder
 		b.Grow(size)
 		if cold {
-			b.WriteString(coldPrefix)
+			writeString(&b, coldPrefix)
 		}
 		argv := make([]driver.NamedValue, 0, n*mp.legT.argCount(nil))
 		k := 0
@@ -111,21 +111,21 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
 			if n > 1 {
 				if k > 0 {
-					b.WriteString(" union all ")
+					writeString(&b, " union all ")
 				}
-				b.WriteByte('(')
+				writeByte(&b, '(')
 			}
 			mp.legT.render(&b, &l)
 			if n > 1 {
-				b.WriteByte(')')
+				writeByte(&b, ')')
 			}
 			argv = mp.legT.appendArgs(argv, args, &l)
 			k++
 		}
 		if n > 1 {
-			b.WriteString(mp.outer)
+			writeString(&b, mp.outer)
 			if mp.pushLimit {
-				b.WriteString(" limit ")
+				writeString(&b, " limit ")
 				var buf [20]byte
 				b.Write(appendInt(buf[:0], l.limit))
 			}
