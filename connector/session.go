@@ -17,11 +17,11 @@ import (
 // goroutines over distinct server sessions.
 type clientSession struct {
 	c       *Connector
-	servers map[string]*serverSession // by backend name
-	// opened are the same server sessions in a slice: database/sql checks and resets the
-	// client session around every statement, and ranging over a slice costs less than over a
-	// map (see addServer, dropServer).
-	opened []*serverSession
+	// servers are the server sessions, at most one per backend (see serverOf, addServer,
+	// dropServer). A slice, not a map: database/sql checks and resets the client session
+	// around every statement, and with a handful of backends ranging over a slice and finding
+	// one by name cost less than a map's.
+	servers []*serverSession
 	// state is the session state production set; shadowState what shadow traffic set, applied
 	// over it on shadow backends only.
 	state       sessionState
@@ -92,7 +92,7 @@ var (
 )
 
 func newClientSession(c *Connector) *clientSession {
-	cs := &clientSession{c: c, servers: map[string]*serverSession{}, autocommit: c.autocommit, statsShard: c.stats.routes.shard()}
+	cs := &clientSession{c: c, autocommit: c.autocommit, statsShard: c.stats.routes.shard()}
 	cs.tempTables = [2]map[string]string{{}, {}}
 	cs.routing.TempTables = cs.tempTables[0]
 	return cs
@@ -199,8 +199,8 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 	if !cs.IsValid() {
 		return driver.ErrBadConn
 	}
-	for i := len(cs.opened) - 1; i >= 0; i-- { // backwards: dropBroken removes s
-		s := cs.opened[i]
+	for i := len(cs.servers) - 1; i >= 0; i-- { // backwards: dropBroken removes s
+		s := cs.servers[i]
 		if r, ok := s.conn.(driver.SessionResetter); !ok || r.ResetSession(ctx) == nil {
 			s.verified = true
 			continue
@@ -242,13 +242,12 @@ func (cs *clientSession) Close() error {
 	}
 	cs.closed = true
 	var first error
-	for _, s := range cs.opened {
+	for _, s := range cs.servers {
 		if err := s.close(); err != nil && first == nil {
 			first = err
 		}
 	}
-	clear(cs.servers)
-	cs.opened = nil
+	cs.servers = nil
 	if cs.ownsConnector {
 		if err := cs.c.Close(); err != nil && first == nil {
 			first = err
@@ -265,7 +264,7 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	if !ok {
 		return nil, errorf("%w %q", routing.ErrUnknownBackend, backend)
 	}
-	if s, ok := cs.servers[backend]; ok && !s.broken {
+	if s := cs.serverOf(backend); s != nil && !s.broken {
 		if s, err := cs.reuse(ctx, be, s); s != nil || err != nil {
 			return s, err
 		}
@@ -273,7 +272,7 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	// The server session is missing or lost. A transaction bound to it, or temporary tables
 	// in it, are gone with it: never continue them on a new server session.
 	if cs.tx.active && cs.tx.backend == backend {
-		return nil, cs.loseTx(ctx, cs.servers[backend], errConnectionLost)
+		return nil, cs.loseTx(ctx, cs.serverOf(backend), errConnectionLost)
 	}
 	if err := cs.loseTempTables(backend); err != nil {
 		return nil, err
@@ -288,22 +287,28 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	return s, nil
 }
 
+// serverOf returns the client session's server session to backend, nil when it has none.
+func (cs *clientSession) serverOf(backend string) *serverSession {
+	for _, s := range cs.servers {
+		if s.backend.name == backend {
+			return s
+		}
+	}
+	return nil
+}
+
 // addServer keeps s as the client session's server session to its backend.
 func (cs *clientSession) addServer(s *serverSession) {
-	if old, ok := cs.servers[s.backend.name]; ok {
+	if old := cs.serverOf(s.backend.name); old != nil {
 		cs.dropServer(old)
 	}
-	cs.servers[s.backend.name] = s
-	cs.opened = append(cs.opened, s)
+	cs.servers = append(cs.servers, s)
 }
 
 // dropServer forgets s.
 func (cs *clientSession) dropServer(s *serverSession) {
-	if cs.servers[s.backend.name] == s {
-		delete(cs.servers, s.backend.name)
-	}
-	if i := slices.Index(cs.opened, s); i >= 0 {
-		cs.opened = slices.Delete(cs.opened, i, i+1)
+	if i := slices.Index(cs.servers, s); i >= 0 {
+		cs.servers = slices.Delete(cs.servers, i, i+1)
 	}
 }
 

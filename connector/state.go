@@ -246,7 +246,7 @@ func (s *serverSession) has(ctx context.Context, v routing.SessionVar) bool {
 
 // outOfLine reports whether a server session refused the client session's current state.
 func (cs *clientSession) outOfLine() bool {
-	for _, s := range cs.opened {
+	for _, s := range cs.servers {
 		if s.refused != "" {
 			return true
 		}
@@ -323,7 +323,7 @@ type assignedVars struct {
 func (cs *clientSession) readAssigned(ctx context.Context) error {
 	a := cs.assigned
 	cs.assigned = assignedVars{}
-	if a.s.broken || cs.servers[a.s.backend.name] != a.s {
+	if a.s.broken || cs.serverOf(a.s.backend.name) != a.s {
 		cs.broken = true
 		return driver.ErrBadConn
 	}

@@ -48,7 +48,7 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 		// No transaction obroute knows of. The server may still have one (autocommit turned off
 		// where obroute could not see it, init_connect …): send the verb to the last server
 		// session, as a single connection would; with no transaction it does nothing there.
-		if s := cs.servers[cs.lastServer]; s != nil && !s.broken {
+		if s := cs.serverOf(cs.lastServer); s != nil && !s.broken {
 			_, err := s.exec(ctx, verb, nil, false)
 			cs.dropBroken(s)
 			return err
@@ -67,7 +67,7 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 		cs.closeTx()
 		return nil
 	}
-	s := cs.servers[cs.tx.backend]
+	s := cs.serverOf(cs.tx.backend)
 	if s == nil || s.broken || !s.valid() || !s.alive(ctx) {
 		// The connection was gone before the verb was written (go-sql-driver's liveness check
 		// reads the socket): the server rolled the transaction back when the connection closed,
@@ -116,7 +116,7 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 
 // closeTx forgets the transaction.
 func (cs *clientSession) closeTx() {
-	if s := cs.servers[cs.tx.backend]; s != nil {
+	if s := cs.serverOf(cs.tx.backend); s != nil {
 		s.tx = nil
 	}
 	cs.tx = txState{}

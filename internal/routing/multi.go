@@ -4,7 +4,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -137,9 +136,7 @@ func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 				rewritten = rewritten || t.SQL != piece.SQL || len(t.Args) != len(pin.Args)
 				sqls, args = append(sqls, t.SQL), append(args, t.Args...)
 				for _, tb := range t.Tables {
-					if !slices.Contains(tables, tb) {
-						tables = append(tables, tb)
-					}
+					tables = appendNew(tables, tb)
 				}
 				for _, line := range pp.Prompts {
 					p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, line))

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -156,9 +155,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 			for i, piece := range pieces {
 				st.pieces[i] = r.analyze(piece, nil)
 				for _, t := range st.pieces[i].Tables {
-					if !slices.Contains(st.Tables, t) {
-						st.Tables = append(st.Tables, t)
-					}
+					st.Tables = appendNew(st.Tables, t)
 				}
 			}
 			return st
@@ -319,11 +316,7 @@ func appendTable(tables []string, name sqlparser.TableName) []string {
 	if name.IsEmpty() {
 		return tables
 	}
-	t := strings.ToLower(name.Name.String())
-	if slices.Contains(tables, t) {
-		return tables
-	}
-	return append(tables, t)
+	return appendNew(tables, strings.ToLower(name.Name.String()))
 }
 
 // statementTables lists the base tables ast names, lower case and unqualified.

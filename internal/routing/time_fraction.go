@@ -160,14 +160,13 @@ func (r *Router) SetShardKeyPrecision(digits map[string]int) {
 func fitsUnit(x time.Time, unit time.Duration) bool { return x.Equal(x.Truncate(unit)) }
 
 func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi time.Time) (slo, shi time.Time, exact bool) {
-	fits := fitsUnit
-	if fits(lo, time.Second) && fits(hi, time.Second) {
+	if fitsUnit(lo, time.Second) && fitsUnit(hi, time.Second) {
 		return lo, hi, true
 	}
-	if f := t.facts.p.Load(); f != nil && fits(lo, time.Microsecond) && fits(hi, time.Microsecond) {
+	if f := t.facts.p.Load(); f != nil && fitsUnit(lo, time.Microsecond) && fitsUnit(hi, time.Microsecond) {
 		if n, ok := f.digits[strings.ToLower(tb.Name)]; ok {
 			unit := precisionUnit(n)
-			if fits(lo, unit) && fits(hi, unit) {
+			if fitsUnit(lo, unit) && fitsUnit(hi, unit) {
 				return lo, hi, true
 			}
 			backend, _ := t.location(tb) // a bad location is refused if the row goes there
