@@ -16,7 +16,7 @@ import (
 // goroutines at once, except for closing rows; the fan-out of a split query runs its own
 // goroutines over distinct server sessions.
 type clientSession struct {
-	c       *Connector
+	c *Connector
 	// servers are the server sessions, at most one per backend (see serverOf, addServer,
 	// dropServer). A slice, not a map: database/sql checks and resets the client session
 	// around every statement, and with a handful of backends ranging over a slice and finding
