@@ -138,8 +138,8 @@ func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 				for _, tb := range t.Tables {
 					tables = appendNew(tables, tb)
 				}
-				for _, line := range pp.Prompts {
-					p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, line))
+				for j := 0; p.explain && j < len(pp.Prompts); j++ {
+					p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, pp.Prompts[j]))
 				}
 			}
 		}

@@ -45,6 +45,9 @@ func TestTextOfSeveralStatements(t *testing.T) {
 			if got := p.Targets[0]; got.SQL != tc.sql || len(got.Args) != len(tc.args) {
 				t.Errorf("sent %q with %d arguments, want the application's text with its %d", got.SQL, len(got.Args), len(tc.args))
 			}
+			if prompts := strings.Join(p.Prompts, " | "); r.Analyze(tc.sql).pieces != nil && (!strings.Contains(prompts, "Statement 2: ") || !strings.Contains(prompts, "each routed to backend "+tc.backend)) {
+				t.Errorf("EXPLAIN prompts %q do not route each statement", prompts)
+			}
 		})
 	}
 
