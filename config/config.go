@@ -135,6 +135,7 @@ type Error struct {
 	Problem string
 }
 
+// Error implements error: where in the configuration, and the problem.
 func (e *Error) Error() string { return "obroute config: " + e.Where + ": " + e.Problem }
 
 // Not inlined: copied into each of its many call sites it would grow every

@@ -58,7 +58,10 @@ type scrubbedError struct {
 	err error
 }
 
+// Error implements error: the message with the secrets masked.
 func (e *scrubbedError) Error() string { return e.msg }
+
+// Unwrap returns the original error, for errors.Is and errors.As.
 func (e *scrubbedError) Unwrap() error { return e.err }
 
 // Secrets returns every password the configuration holds: those of the backends' parsed

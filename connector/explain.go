@@ -158,6 +158,11 @@ func (r *valueRows) Next(dest []driver.Value) error {
 // emptyRows answers a statement that returns no rows but was sent with Query.
 type emptyRows struct{}
 
-func (emptyRows) Columns() []string              { return nil }
-func (emptyRows) Close() error                   { return nil }
+// Columns implements driver.Rows: no columns.
+func (emptyRows) Columns() []string { return nil }
+
+// Close implements driver.Rows.
+func (emptyRows) Close() error { return nil }
+
+// Next implements driver.Rows: there is no row.
 func (emptyRows) Next(dest []driver.Value) error { return io.EOF }

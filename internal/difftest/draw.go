@@ -18,6 +18,18 @@ func newDraw(seed, stream uint64) draw {
 	return draw{seed: seed, rng: rand.New(rand.NewPCG(seed, stream))}
 }
 
+// queryDraw is the source of a generator of queries over one logical table: its draws and the
+// table's configuration.
+type queryDraw struct {
+	draw
+	cfg QueryConfig
+}
+
+// newQueryDraw returns the source of a query generator for seed over cfg.
+func newQueryDraw(seed, stream uint64, cfg QueryConfig) queryDraw {
+	return queryDraw{draw: newDraw(seed, stream), cfg: cfg}
+}
+
 // Seed returns the generator's seed.
 func (d *draw) Seed() uint64 { return d.seed }
 

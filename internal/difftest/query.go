@@ -49,15 +49,14 @@ type QueryConfig struct {
 // Generator draws queries from a seed. It is deterministic: the same seed and config give the
 // same queries, so a failure is replayed from the printed seed.
 type Generator struct {
-	draw
-	cfg QueryConfig
+	queryDraw
 	// key is the shard key as the current query names it: order_time or o.order_time.
 	key string
 }
 
 // NewGenerator returns a generator for seed.
 func NewGenerator(seed uint64, cfg QueryConfig) *Generator {
-	return &Generator{draw: newDraw(seed, 0x9e37), cfg: cfg}
+	return &Generator{queryDraw: newQueryDraw(seed, 0x9e37, cfg)}
 }
 
 // Next returns the next query.

@@ -13,8 +13,7 @@ import (
 // tables, common table expressions and UNION over the one time-sharded table. Its Kind names the
 // shape, for counting refusals by shape.
 type ReportGenerator struct {
-	draw
-	cfg QueryConfig
+	queryDraw
 	// distinctStars counts the SELECT DISTINCT * drawn, whose form cycles without drawing (so
 	// that the other queries of a seed stay those drawn before it had several).
 	distinctStars int
@@ -23,7 +22,7 @@ type ReportGenerator struct {
 // NewReportGenerator returns a generator of report queries for seed over cfg.Table (shard key
 // order_time, the columns of CreateTableSQL).
 func NewReportGenerator(seed uint64, cfg QueryConfig) *ReportGenerator {
-	return &ReportGenerator{draw: newDraw(seed, 0x4e70), cfg: cfg}
+	return &ReportGenerator{queryDraw: newQueryDraw(seed, 0x4e70, cfg)}
 }
 
 // ReportShapes are the kinds of ReportGenerator's queries ("star" draws "star_order" too: SELECT *

@@ -35,14 +35,13 @@ func ExplicitCollations() []string {
 
 // TextGenerator draws queries over the texts table from a seed, deterministically.
 type TextGenerator struct {
-	draw
-	cfg QueryConfig
+	queryDraw
 }
 
 // NewTextGenerator returns a generator for seed; cfg.Table is the logical table, whose shard
 // key is t_time.
 func NewTextGenerator(seed uint64, cfg QueryConfig) *TextGenerator {
-	return &TextGenerator{draw: newDraw(seed, 0x5e1f), cfg: cfg}
+	return &TextGenerator{queryDraw: newQueryDraw(seed, 0x5e1f, cfg)}
 }
 
 // textExpr is a text expression of the query and the collation its values fold under.

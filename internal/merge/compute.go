@@ -148,6 +148,7 @@ type numValue string
 // Num is an integer or decimal literal as written ("2", "1.50").
 func Num(text string) Value { return numValue(text) }
 
+// String implements fmt.Stringer: the number as written.
 func (n numValue) String() string { return string(n) }
 
 func (n numValue) bindValue(*valueBinder) (valueFunc, error) {
@@ -240,6 +241,7 @@ type negValue struct{ a Value }
 // Neg is -a.
 func Neg(a Value) Value { return negValue{a} }
 
+// String implements fmt.Stringer, as SQL.
 func (x negValue) String() string { return "-" + x.a.String() }
 
 func (x negValue) bindValue(b *valueBinder) (valueFunc, error) {
@@ -265,6 +267,7 @@ type roundValue struct {
 // digits; an integer stays one.
 func Round(a Value, n int) Value { return roundValue{a, n} }
 
+// String implements fmt.Stringer, as SQL.
 func (x roundValue) String() string { return "ROUND(" + x.a.String() + ", " + strconv.Itoa(x.n) + ")" }
 
 func (x roundValue) bindValue(b *valueBinder) (valueFunc, error) {

@@ -68,6 +68,7 @@ type colExpr int
 // Col is the value of column i of the merged row (hidden columns included).
 func Col(i int) Expr { return colExpr(i) }
 
+// String implements fmt.Stringer: the column by its index.
 func (c colExpr) String() string { return fmt.Sprintf("col%d", int(c)) }
 
 func (c colExpr) bind(cols *columns) (evalFunc, kind, error) {
@@ -84,6 +85,7 @@ type litExpr struct{ v any }
 // time.Time.
 func Lit(v any) Expr { return litExpr{v} }
 
+// String implements fmt.Stringer: the literal as SQL.
 func (l litExpr) String() string {
 	switch x := l.v.(type) {
 	case nil:
@@ -203,6 +205,7 @@ func And(terms ...Expr) Expr { return logicExpr{true, terms} }
 // Or is TRUE when any term is TRUE, FALSE when every term is FALSE, else NULL.
 func Or(terms ...Expr) Expr { return logicExpr{false, terms} }
 
+// String implements fmt.Stringer, as SQL.
 func (l logicExpr) String() string {
 	parts := make([]string, len(l.terms))
 	for i, t := range l.terms {
@@ -251,6 +254,7 @@ type notExpr struct{ e Expr }
 // Not is TRUE for FALSE, FALSE for TRUE, NULL for NULL.
 func Not(e Expr) Expr { return notExpr{e} }
 
+// String implements fmt.Stringer, as SQL.
 func (n notExpr) String() string { return "NOT " + n.e.String() }
 
 func (n notExpr) bind(cols *columns) (evalFunc, kind, error) {
@@ -272,6 +276,7 @@ type isNullExpr struct{ e Expr }
 // IsNull is TRUE when e is NULL, else FALSE (never NULL).
 func IsNull(e Expr) Expr { return isNullExpr{e} }
 
+// String implements fmt.Stringer, as SQL.
 func (n isNullExpr) String() string { return n.e.String() + " IS NULL" }
 
 func (n isNullExpr) bind(cols *columns) (evalFunc, kind, error) {

@@ -1,9 +1,14 @@
 package routing
 
-import "errors"
+import (
+	"errors"
 
-// Errors of the routing step. Each is wrapped with the detail of the statement at hand; test
-// them with errors.Is.
+	"github.com/obroute/obroute/internal/merge"
+)
+
+// Errors of the routing step: the refusals of static, shadow and multi-statement routing, then
+// those of hot/cold time routing. Each is wrapped with the detail of the statement at hand and a
+// way to fix it; test them with errors.Is. Package connector exports them to users.
 var (
 	// ErrUnknownBackend: a backend hint or route names a backend that is not configured.
 	ErrUnknownBackend = errors.New("obroute: unknown backend")
@@ -24,4 +29,45 @@ var (
 	// the parser does not know it, or would print it back with another meaning. obroute
 	// refuses rather than send it where the rule does not say.
 	ErrUnreadable = errors.New("obroute: statement names a routed table in syntax obroute cannot read")
+	// ErrMultiStatement: a text of several statements whose statements obroute cannot send as one
+	// text, to one backend, and keep the session's state right; the message says which statement
+	// and why.
+	ErrMultiStatement = errors.New("obroute: a text of several statements cannot be routed as one")
+
+	// ErrTimeConfig: the time-sharding configuration is invalid.
+	ErrTimeConfig = errors.New("obroute: invalid time-sharding configuration")
+	// ErrNoTimeRange: a statement on a time-sharded table has no usable shard-key range and no
+	// default range is configured.
+	ErrNoTimeRange = errors.New("obroute: no time range on the shard key")
+	// ErrShardKeyFunction: the shard key is wrapped in a function or expression in WHERE or ON,
+	// which defeats both routing and the index.
+	ErrShardKeyFunction = errors.New("obroute: function on the shard key")
+	// ErrBadTimeValue: a literal or argument compared with the shard key is not a date or
+	// datetime obroute can read.
+	ErrBadTimeValue = errors.New("obroute: unreadable time value for the shard key")
+	// ErrBadLimit: the argument of LIMIT ? or OFFSET ? of a statement split across tables is not
+	// a row count (negative, not an integer, NULL). It is refused, never read as 0.
+	ErrBadLimit = errors.New("obroute: LIMIT or OFFSET argument is not a row count")
+	// ErrLevelViolation: the declared query level does not allow the data the range reaches (L1
+	// reaching cold data, L3 reaching the hot window). Never downgraded.
+	ErrLevelViolation = errors.New("obroute: query level violated")
+	// ErrColdQueryRequired: the statement reads the history store, which the configuration allows
+	// only with the cold_query hint.
+	ErrColdQueryRequired = errors.New("obroute: cold_query hint required")
+	// ErrColdWrite: a write would change a table of the history store and cold writes are not
+	// allowed.
+	ErrColdWrite = errors.New("obroute: write to the history store refused")
+	// ErrCrossBackendWrite: one write would change tables on two backends; obroute has no
+	// distributed transactions, so it refuses rather than risk a partial write.
+	ErrCrossBackendWrite = errors.New("obroute: write spans backends")
+	// ErrNoShardTable: the shard metadata holds no physical table for the logical table, or none
+	// covers a row being inserted.
+	ErrNoShardTable = errors.New("obroute: no physical table")
+	// ErrTimeShardedJoin: a statement joins two time-sharded tables (or one with itself).
+	ErrTimeShardedJoin = errors.New("obroute: join of time-sharded tables")
+	// ErrNotMergeable: a statement on a time-sharded table would be split into sub-queries whose
+	// rows cannot be merged into the right answer (or the statement's shape cannot be split at
+	// all). obroute refuses rather than answer wrongly. It is merge.ErrNotExact, which the merge
+	// returns for what only the rows show (a collation, the digits of a division).
+	ErrNotMergeable = merge.ErrNotExact
 )

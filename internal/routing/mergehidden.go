@@ -284,3 +284,22 @@ func (mp *mergePlan) derive(one []merge.ColumnType, sigs [][]byte) typesDerived 
 	}
 	return d
 }
+
+// hidden appends a hidden column to the leg's select list, found by resolve, and returns its
+// index.
+func (p *mergePlanner) hidden(e sqlparser.Expr) int {
+	i := p.helper(e)
+	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
+		p.hiddenKeys[exprKey(e)] = i
+	}
+	return i
+}
+
+// helper appends a hidden column that resolve does not find (a part of an AVG, a weight: the
+// merge folds it into another column rather than merging it on its own) and returns its index.
+// Hidden columns are named by their position: short, and never taken for a column of the table.
+func (p *mergePlanner) helper(e sqlparser.Expr) int {
+	i := len(p.leg.SelectExprs)
+	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e, As: sqlparser.NewColIdent("_obroute_" + strconv.Itoa(i+1))})
+	return i
+}

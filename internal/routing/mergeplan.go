@@ -264,25 +264,6 @@ func aggregateCall(name string, arg sqlparser.Expr) sqlparser.Expr {
 	return &sqlparser.FuncExpr{Name: sqlparser.NewColIdent(name), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: arg}}}
 }
 
-// hidden appends a hidden column to the leg's select list, found by resolve, and returns its
-// index.
-func (p *mergePlanner) hidden(e sqlparser.Expr) int {
-	i := p.helper(e)
-	if _, ok := p.hiddenKeys[exprKey(e)]; !ok {
-		p.hiddenKeys[exprKey(e)] = i
-	}
-	return i
-}
-
-// helper appends a hidden column that resolve does not find (a part of an AVG, a weight: the
-// merge folds it into another column rather than merging it on its own) and returns its index.
-// Hidden columns are named by their position: short, and never taken for a column of the table.
-func (p *mergePlanner) helper(e sqlparser.Expr) int {
-	i := len(p.leg.SelectExprs)
-	p.leg.SelectExprs = append(p.leg.SelectExprs, &sqlparser.AliasedExpr{Expr: e, As: sqlparser.NewColIdent("_obroute_" + strconv.Itoa(i+1))})
-	return i
-}
-
 // resolve finds the leg column of an ORDER BY / GROUP BY / HAVING term: a position, a select
 // alias, or an expression of the select list. It returns -1 when none matches.
 func (p *mergePlanner) resolve(e sqlparser.Expr, positions bool) (int, error) {
@@ -348,6 +329,8 @@ func (p *mergePlanner) groupBy() error {
 	return nil
 }
 
+// isConstant reports whether e is a literal (not an argument), NULL, TRUE or FALSE: the same
+// value in every row, which needs no GROUP BY.
 func isConstant(e sqlparser.Expr) bool {
 	switch x := e.(type) {
 	case *sqlparser.SQLVal:

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -14,11 +13,6 @@ import (
 // the client session tracks (session variables, transactions, temporary tables, the USE'd
 // database) or reads the previous statement's session: obroute follows those only in a
 // statement of its own.
-
-// ErrMultiStatement: a text of several statements whose statements obroute cannot send as one
-// text, to one backend, and keep the session's state right; the message says which statement
-// and why.
-var ErrMultiStatement = errors.New("obroute: a text of several statements cannot be routed as one")
 
 // statementPieces splits body, lexed into toks, into its statements at the semicolons outside
 // parentheses, leaving out empty ones (MariaDB runs "SELECT 1;;" as one statement); nil when it

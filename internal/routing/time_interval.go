@@ -93,6 +93,7 @@ func appendInterval(b []byte, iv interval) []byte {
 // rangeSet is a sorted list of disjoint, non-empty intervals.
 type rangeSet []interval
 
+// String implements fmt.Stringer: the intervals joined by ∪, or "(empty)".
 func (s rangeSet) String() string {
 	if len(s) == 0 {
 		return "(empty)"

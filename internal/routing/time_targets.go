@@ -5,7 +5,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -148,3 +150,45 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 }
 
 const coldPrefix = "/* cold_query */ "
+
+// overlapping returns the tables whose span meets iv. A table holds the whole second of its
+// max_time (DATETIME, no fraction), as its clamp does: [min_time, max_time + 1s).
+func overlapping(snap *metadata.Snapshot, prefix string, iv interval) []metadata.Table {
+	if iv.empty() {
+		return nil
+	}
+	var from, to time.Time
+	if iv.lo.set {
+		// A table whose max_time is the second of from (or after) holds values from on, even
+		// for an exclusive bound: from < max_time + 1s.
+		from = iv.lo.t.Truncate(time.Second)
+	}
+	if iv.hi.set {
+		to = iv.hi.t
+	}
+	return snap.Overlapping(prefix, from, to, iv.hi.incl)
+}
+
+// own drops from ts the tables of a longer configured logical name (stats_5min_202501 is not a
+// table of stats when stats_5min is configured too). It allocates only then.
+func (t *timeRouter) own(tt *config.TimeTable, ts []metadata.Table) []metadata.Table {
+	longer := t.longer[tt]
+	if len(longer) == 0 {
+		return ts
+	}
+	var out []metadata.Table
+	for _, tb := range ts {
+		name := strings.ToLower(tb.Name)
+		if !slices.ContainsFunc(longer, func(p string) bool {
+			return len(name) > len(p) && strings.HasPrefix(name, p) && name[len(p)] >= '0' && name[len(p)] <= '9'
+		}) {
+			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// covers reports whether table tb holds the shard-key value tm: min_time <= tm < max_time + 1s.
+func covers(tb *metadata.Table, tm time.Time) bool {
+	return !tb.Min.After(tm) && !tb.Max.Before(tm.Truncate(time.Second))
+}

@@ -232,3 +232,9 @@ func appendTimeOfDay(b []byte, t time.Time, prec int) []byte {
 	}
 	return b
 }
+
+// wallUTC reads t's wall clock as a UTC time, the form of metadata times.
+func wallUTC(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
