@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
@@ -19,8 +20,7 @@ func newRouter(b *testing.B) *routing.Router {
 		b.Fatal(err)
 	}
 	r, err := routing.New(routing.Config{
-		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}, {Name: "cold", Role: routing.RoleCold}},
-		Default:  "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}}, Default: "hot"},
 		Time:     &routing.TimeConfig{Tables: TimeTables(), Snapshot: func() *metadata.Snapshot { return snap }, Clock: func() time.Time { return Now }},
 	})
 	if err != nil {

@@ -113,7 +113,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := routing.Config{Default: cfg.Default, Routes: cfg.Routes, CachedServer: cfg.EnableCachedServer, Shadow: shadowRule, CacheSize: cfg.ParseCacheSize}
+	rc := routing.Config{Settings: cfg, Shadow: shadowRule}
 	for _, b := range cfg.Backends {
 		be, err := newBackend(b, c)
 		if err != nil {
@@ -121,7 +121,6 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 			return nil, err
 		}
 		c.backends[b.Name] = be
-		rc.Backends = append(rc.Backends, routing.Backend{Name: b.Name, Role: b.Role})
 	}
 	if len(cfg.TimeTables) > 0 {
 		loc, err := dataLocation(cfg)

@@ -36,8 +36,7 @@ func rangeRouter(t *testing.T) *routing.Router {
 		t.Fatal(err)
 	}
 	r, err := routing.New(routing.Config{
-		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}, {Name: "cold", Role: routing.RoleCold}},
-		Default:  "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}}, Default: "hot"},
 		Time: &routing.TimeConfig{
 			Tables:   []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow(window)}},
 			Snapshot: func() *metadata.Snapshot { return snap },

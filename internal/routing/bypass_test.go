@@ -34,10 +34,12 @@ func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
 	}
 	f.snap = snap
 	f.r, err = New(Config{
-		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold},
-			{Name: "shadow_hot", Role: RoleShadow}, {Name: "shadow_cold", Role: RoleShadow}},
-		Default: "hot",
-		Routes:  map[string]string{"audit_log": "cold"},
+		Settings: &config.Config{
+			Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold},
+				{Name: "shadow_hot", Role: config.RoleShadow}, {Name: "shadow_cold", Role: config.RoleShadow}},
+			Default: "hot",
+			Routes:  map[string]string{"audit_log": "cold"},
+		},
 		Shadow: &shadow.Rule{
 			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 			Algorithms:       append([]shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}}, algs...),

@@ -32,12 +32,14 @@ func explainRouter(t testing.TB) *routing.Router {
 		t.Fatal(err)
 	}
 	r, err := routing.New(routing.Config{
-		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}, {Name: "cold", Role: routing.RoleCold},
-			{Name: "shadow_hot", Role: routing.RoleShadow}, {Name: "shadow_cold", Role: routing.RoleShadow}},
-		Default:      "hot",
-		Routes:       map[string]string{"audit_log": "cold"},
-		CachedServer: true,
-		Shadow:       shadowRule(),
+		Settings: &config.Config{
+			Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold},
+				{Name: "shadow_hot", Role: config.RoleShadow}, {Name: "shadow_cold", Role: config.RoleShadow}},
+			Default:            "hot",
+			Routes:             map[string]string{"audit_log": "cold"},
+			EnableCachedServer: true,
+		},
+		Shadow: shadowRule(),
 		Time: &routing.TimeConfig{
 			Tables:   []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
 			Snapshot: func() *metadata.Snapshot { return snap },

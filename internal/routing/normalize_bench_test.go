@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/obroute/obroute/config"
 )
 
 // literalShapes are statements as an application writes them with literals, %v standing for a
@@ -86,7 +88,7 @@ func TestLiteralTemplatesHitTheCache(t *testing.T) {
 // backend, and every rule that reads literals (time-sharded tables, shadow columns, routes);
 // a statement of more than 16 literals included.
 func TestLiteralHitAllocations(t *testing.T) {
-	plain, err := New(Config{Backends: []Backend{{Name: "hot", Role: RoleHot}}, Default: "hot"})
+	plain, err := New(Config{Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}}, Default: "hot"}})
 	if err != nil {
 		t.Fatal(err)
 	}

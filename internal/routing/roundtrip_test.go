@@ -38,8 +38,7 @@ func TestRewriteMeansTheSameOnMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := routing.New(routing.Config{
-		Backends: []routing.Backend{{Name: "hot", Role: routing.RoleHot}},
-		Default:  "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}}, Default: "hot"},
 		Time: &routing.TimeConfig{
 			Tables:   []config.TimeTable{{Table: "rt", ShardKey: "ts", HotWindow: config.HotWindow{Months: 2}}},
 			Snapshot: func() *metadata.Snapshot { return snap },

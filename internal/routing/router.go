@@ -6,42 +6,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 )
 
-// Backend is what the router knows of a backend: its name and role.
-type Backend struct {
-	Name string
-	Role string
-}
-
-// Standard roles. Any other role name is a group of the user's own.
-const (
-	RoleHot    = "hot"
-	RoleCold   = "cold"
-	RoleShadow = "shadow"
-)
-
-// Config configures a Router.
+// Config is what a Router applies: the user's configuration, and what is built from it when
+// the connector starts.
 type Config struct {
-	// Backends are the configured backends, in configuration order.
-	Backends []Backend
-	// Default is the backend of statements no rule routes elsewhere.
-	Default string
-	// Routes maps a table name (lower case) to the backend that holds it.
-	Routes map[string]string
-	// CachedServer is ODP's enable_cached_server: a statement whose route cannot be computed
-	// goes to the last backend used instead of the default backend.
-	CachedServer bool
-	// Shadow is the shadow rule; nil when shadow routing is not configured.
+	// Settings is the configuration, as config.Config.Validate leaves it: the backends and
+	// their roles, the default backend, the static routes (table names in lower case),
+	// enable_cached_server and the size of the statement-analysis cache (ParseCacheSize; 0 means
+	// 4096 entries; the cache also keeps at most 32 MiB of analyses, and none of more than
+	// 512 KiB). The router reads it and never changes it. Required.
+	Settings *config.Config
+	// Shadow is the shadow rule built from Settings.Shadow; nil when shadow routing is not
+	// configured.
 	Shadow *shadow.Rule
-	// Time configures hot/cold time routing; nil when no table is time-sharded.
+	// Time holds what hot/cold time routing reads besides the configuration; nil when no table
+	// is time-sharded.
 	Time *TimeConfig
-	// CacheSize bounds the statement-analysis cache (entries); 0 means 4096. The cache is also
-	// bounded in bytes (32 MiB of analyses), and an analysis of more than 512 KiB (a statement
-	// of about that size) is not kept.
-	CacheSize int
 }
 
 // SessionState is the client session's state the router needs, passed as data.
@@ -95,14 +79,17 @@ type Router struct {
 
 // New validates cfg and builds a Router.
 func New(cfg Config) (*Router, error) {
+	if cfg.Settings == nil {
+		return nil, errorf("obroute: routing.Config.Settings is nil: the router needs the configuration")
+	}
 	r := &Router{cfg: cfg, roles: map[string]string{}, shadowOf: map[string]bool{}, routed: map[string]string{}}
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Settings.Backends {
 		r.roles[b.Name] = b.Role
 	}
-	if _, ok := r.roles[cfg.Default]; !ok {
-		return nil, errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Default, r.backendNames())
+	if _, ok := r.roles[cfg.Settings.Default]; !ok {
+		return nil, errorf("%w %q as default backend: configure it or pick one of %s", ErrUnknownBackend, cfg.Settings.Default, r.backendNames())
 	}
-	for table, b := range cfg.Routes {
+	for table, b := range cfg.Settings.Routes {
 		if _, ok := r.roles[b]; !ok {
 			return nil, errorf("%w %q in the route of table %q: configure it or pick one of %s", ErrUnknownBackend, b, table, r.backendNames())
 		}
@@ -125,7 +112,7 @@ func New(cfg Config) (*Router, error) {
 			}
 		}
 	}
-	for table := range cfg.Routes {
+	for table := range cfg.Settings.Routes {
 		r.routed[strings.ToLower(table)] = "static route"
 	}
 	if cfg.Time != nil {
@@ -137,7 +124,7 @@ func New(cfg Config) (*Router, error) {
 			r.routed[name] = "time-sharded table"
 		}
 	}
-	size := cfg.CacheSize
+	size := cfg.Settings.ParseCacheSize
 	if size <= 0 {
 		size = 4096
 	}
@@ -148,8 +135,8 @@ func New(cfg Config) (*Router, error) {
 func (r *Router) isBackend(name string) bool { _, ok := r.roles[name]; return ok }
 
 func (r *Router) backendNames() string {
-	names := make([]string, 0, len(r.cfg.Backends))
-	for _, b := range r.cfg.Backends {
+	names := make([]string, 0, len(r.cfg.Settings.Backends))
+	for _, b := range r.cfg.Settings.Backends {
 		names = append(names, b.Name)
 	}
 	return strings.Join(names, ", ")
@@ -259,7 +246,7 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	case KindSet, KindUse, KindBegin, KindCommit, KindRollback:
 		b := sess.LastBackend
 		if b == "" {
-			b = r.cfg.Default
+			b = r.cfg.Settings.Default
 		}
 		p.single(UseSessionState, ClassForced, b, st.SQL, in.Args)
 		if in.Explain {
@@ -297,7 +284,7 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err error) {
 	backend, table := "", ""
 	for _, t := range st.Tables {
-		b, ok := r.cfg.Routes[t]
+		b, ok := r.cfg.Settings.Routes[t]
 		if !ok {
 			continue
 		}
@@ -329,14 +316,14 @@ func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionStat
 		}
 		return pinned, err
 	}
-	if r.cfg.CachedServer && sess.LastBackend != "" {
+	if r.cfg.Settings.EnableCachedServer && sess.LastBackend != "" {
 		p.single(UseCachedSession, ClassCached, sess.LastBackend, st.SQL, in.Args)
 		if in.Explain {
 			p.Prompts = append(p.Prompts, "Will route to last connected server since the route cannot be computed: "+st.parseProblem())
 		}
 		return false, nil
 	}
-	p.single(UseRoutePolicy, ClassCached, r.cfg.Default, st.SQL, in.Args)
+	p.single(UseRoutePolicy, ClassCached, r.cfg.Settings.Default, st.SQL, in.Args)
 	if in.Explain {
 		p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
 	}
@@ -345,9 +332,9 @@ func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionStat
 
 // defaultRoute sends the statement to the default backend.
 func (r *Router) defaultRoute(p *Plan, st *Statement, in Input) {
-	p.single(UseRoutePolicy, ClassDefault, r.cfg.Default, st.SQL, in.Args)
+	p.single(UseRoutePolicy, ClassDefault, r.cfg.Settings.Default, st.SQL, in.Args)
 	if in.Explain {
-		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Default))
+		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Settings.Default))
 	}
 }
 

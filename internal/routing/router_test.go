@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 )
@@ -12,13 +13,15 @@ import (
 func newTestRouter(t testing.TB, cached bool) *Router {
 	t.Helper()
 	r, err := New(Config{
-		Backends: []Backend{
-			{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold},
-			{Name: "shadow_hot", Role: RoleShadow}, {Name: "shadow_cold", Role: RoleShadow},
+		Settings: &config.Config{
+			Backends: []config.Backend{
+				{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold},
+				{Name: "shadow_hot", Role: config.RoleShadow}, {Name: "shadow_cold", Role: config.RoleShadow},
+			},
+			Default:            "hot",
+			Routes:             map[string]string{"audit_log": "cold", "events": "hot"},
+			EnableCachedServer: cached,
 		},
-		Default:      "hot",
-		Routes:       map[string]string{"audit_log": "cold", "events": "hot"},
-		CachedServer: cached,
 		Shadow: &shadow.Rule{
 			Mappings: []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 			Algorithms: []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}, {Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
@@ -152,7 +155,7 @@ func TestRoutingRefusals(t *testing.T) {
 }
 
 func TestShadowHintWithoutRuleIsRefused(t *testing.T) {
-	r, err := New(Config{Backends: []Backend{{Name: "hot", Role: RoleHot}}, Default: "hot"})
+	r, err := New(Config{Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}}, Default: "hot"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +204,7 @@ func TestStatementAnalysis(t *testing.T) {
 }
 
 func TestParseCacheHitsAndBound(t *testing.T) {
-	r, err := New(Config{Backends: []Backend{{Name: "hot", Role: RoleHot}}, Default: "hot", CacheSize: 32})
+	r, err := New(Config{Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}}, Default: "hot", ParseCacheSize: 32}})
 	if err != nil {
 		t.Fatal(err)
 	}

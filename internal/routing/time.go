@@ -89,11 +89,11 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 			}
 		}
 	}
-	for _, b := range r.cfg.Backends {
-		if b.Role == RoleHot && t.hot == "" {
+	for _, b := range r.cfg.Settings.Backends {
+		if b.Role == config.RoleHot && t.hot == "" {
 			t.hot = b.Name
 		}
-		if b.Role == RoleCold && t.cold == "" {
+		if b.Role == config.RoleCold && t.cold == "" {
 			t.cold = b.Name
 		}
 	}
@@ -147,9 +147,9 @@ func (t *timeRouter) location(tb *metadata.Table) (string, error) {
 		}
 		return tb.Location, nil
 	}
-	b, role := t.hot, RoleHot
+	b, role := t.hot, config.RoleHot
 	if !tb.Hot {
-		b, role = t.cold, RoleCold
+		b, role = t.cold, config.RoleCold
 	}
 	if b == "" {
 		return "", errorf("%w: table %s has no location in the shard metadata and no backend has role %s; set its location or configure a backend with role %s", ErrUnknownBackend, tb.Name, role, role)
@@ -261,7 +261,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return err
 		}
 		locs = append(locs, b)
-		if t.router.roles[b] == RoleCold {
+		if t.router.roles[b] == config.RoleCold {
 			coldTarget = true
 		} else {
 			hotTarget = true

@@ -16,12 +16,12 @@ type TimeConfig struct {
 	// Tables are the time-sharded logical tables, as configured. A statement on one without a
 	// shard-key range and without a DefaultRange is refused with ErrNoTimeRange; a table's
 	// Budgets are copied to Plan.Budget.
-	Tables []config.TimeTable `yaml:"tables"`
+	Tables []config.TimeTable
 	// Snapshot returns the current shard metadata snapshot; it must not block. Required.
-	Snapshot func() *metadata.Snapshot `yaml:"-"`
+	Snapshot func() *metadata.Snapshot
 	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
 	// window is evaluated against it at every statement.
-	Clock func() time.Time `yaml:"-"`
+	Clock func() time.Time
 	// Location is the time zone in which the backends store shard-key times: go-sql-driver
 	// sends a time.Time argument as its wall clock in the DSN's loc (UTC unless loc= says
 	// otherwise), so routing reads time.Time arguments in Location too. nil means UTC. Literals
@@ -29,18 +29,18 @@ type TimeConfig struct {
 	// shard metadata's min_time and max_time are wall clock of the same zone, and so are the
 	// hot-window boundary and the default range: both are computed from the clock's instant
 	// seen in Location, whatever the clock's own time zone.
-	Location *time.Location `yaml:"-"`
+	Location *time.Location
 	// TimeZone is the time_zone of a server session that has not set one, as the server names
 	// it ("+08:00", "SYSTEM", "Asia/Shanghai"): the backends' default. NOW(), CURDATE() and the
 	// like are read in it unless the client session set its own (SessionState.TimeZone). ""
 	// means unknown: they are then read as any wall clock within 14 hours of UTC. The
 	// connector reads it back from the metadata backend when it starts.
-	TimeZone string `yaml:"-"`
+	TimeZone string
 	// SystemTimeZone is the zone "SYSTEM" stands for on the backends; nil means unknown.
-	SystemTimeZone *time.Location `yaml:"-"`
+	SystemTimeZone *time.Location
 	// LoadZone returns the location of a named time zone ("Asia/Shanghai"), as
 	// time.LoadLocation does; nil leaves named zones unknown. Routing calls it once per name.
-	LoadZone func(name string) (*time.Location, error) `yaml:"-"`
+	LoadZone func(name string) (*time.Location, error)
 }
 
 // budgetOf returns the time budget of level l in b; zero means no budget.

@@ -3,6 +3,8 @@ package routing
 import (
 	"strings"
 	"time"
+
+	"github.com/obroute/obroute/config"
 )
 
 // unreadRange returns why a value compared with the shard key was not read (the range widened
@@ -134,7 +136,7 @@ func (t *timeRouter) explain(p *Plan, ts *timeStatement, r routeSummary) {
 func countCold(t *timeRouter, locs []string) int {
 	n := 0
 	for _, b := range locs {
-		if t.router.roles[b] == RoleCold {
+		if t.router.roles[b] == config.RoleCold {
 			n++
 		}
 	}

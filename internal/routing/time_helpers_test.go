@@ -66,8 +66,7 @@ func newFixtureWith(t testing.TB, tt config.TimeTable, tables []metadata.Table, 
 		change(tc)
 	}
 	r, err := New(Config{
-		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
-		Default:  "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}}, Default: "hot"},
 		Time:     tc,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
@@ -101,7 +102,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			return err
 		}
 		locs[i] = b
-		if t.router.roles[b] == RoleCold {
+		if t.router.roles[b] == config.RoleCold {
 			coldTarget = true
 		} else {
 			hotTarget = true
@@ -125,7 +126,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 	p.Targets = make([]Target, len(tables))
 	for i := range tables {
 		l := leg{table: tables[i].Name, rows: rowsOf[i], clock: ec.clock, lits: st.lits}
-		cold := t.router.roles[locs[i]] == RoleCold
+		cold := t.router.roles[locs[i]] == config.RoleCold
 		var b strings.Builder
 		if cold {
 			b.WriteString(coldPrefix)

@@ -34,7 +34,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 		p.Targets = make([]Target, len(tables))
 		for i := range tables {
 			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
-			cold := coldAll || t.router.roles[locs[i]] == RoleCold
+			cold := coldAll || t.router.roles[locs[i]] == config.RoleCold
 			var b strings.Builder
 			b.Grow(ts.whole.estimate(&l) + len(coldPrefix))
 			if cold {
@@ -51,7 +51,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 	spec := &mp.spec
 	// With the column types known, only text columns are weighed (see TypesCache).
 	known := mp.types.known()
-	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == RoleCold}
+	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == config.RoleCold}
 	if known != nil {
 		spec, l.skip = &known.spec, known.skip
 		sp.skipped = known.skipped
@@ -88,7 +88,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 	p.Targets = make([]Target, nb)
 	for ti, fi := range first {
 		backend := locs[fi]
-		cold := coldAll || t.router.roles[backend] == RoleCold
+		cold := coldAll || t.router.roles[backend] == config.RoleCold
 		n, size := 0, len(coldPrefix)+len(mp.outer)+24
 		lo, hi := len(tables), 0
 		for i := range locs {

@@ -588,8 +588,7 @@ func TestLongerLogicalNameOwnsItsTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := New(Config{
-		Backends: []Backend{{Name: "hot", Role: RoleHot}, {Name: "cold", Role: RoleCold}},
-		Default:  "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}}, Default: "hot"},
 		Time: &TimeConfig{
 			Tables: []config.TimeTable{
 				{Table: "stats", ShardKey: "t", HotWindow: config.HotWindow{Months: 2}},
