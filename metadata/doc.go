@@ -17,7 +17,8 @@
 //	);
 //
 // The location column is obroute's addition and optional: a table without it
-// (the schema of the design note) is read as if every location were NULL.
+// (table_name, min_time, max_time, is_hot, updated_at only) is read as if
+// every location were NULL.
 //
 //   - The connector owns a Cache per metadata table. NewCache loads it once,
 //     Start refreshes it every Interval (5 minutes by default), Refresh

@@ -3,6 +3,8 @@ package metadata
 import (
 	"fmt"
 	"time"
+
+	"github.com/obroute/obroute/config"
 )
 
 // Largest accepted window sizes: anything larger is a configuration mistake.
@@ -21,13 +23,9 @@ const (
 //     so the shortest calendar window is the current month plus one; use Days
 //     for shorter windows.
 //
-// In YAML configuration the fields are days and months.
-type HotWindow struct {
-	// Days is the number of calendar days in the window, today included.
-	Days int `yaml:"days,omitempty"`
-	// Months is the number of calendar months before the current one.
-	Months int `yaml:"months,omitempty"`
-}
+// It is config.HotWindow (time_tables.TABLE.hot_window.days or .months) with
+// its calendar: Validate and Boundary.
+type HotWindow config.HotWindow
 
 // Validate returns an error wrapping ErrInvalidHotWindow unless exactly one
 // of Days and Months is positive (and not absurdly large).

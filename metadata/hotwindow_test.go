@@ -29,7 +29,7 @@ func TestHotWindowBoundary(t *testing.T) {
 		{HotWindow{Days: 90}, "2025-01-15 10:00:00", "2024-10-18 00:00:00"},
 		{HotWindow{Days: 366}, "2025-02-28 10:00:00", "2024-02-29 00:00:00"}, // 2024-02-29 to 2025-02-28 is 366 days
 		// Months: first day of the month Months before now's month.
-		{HotWindow{Months: 2}, "2025-03-15 13:45:00", "2025-01-01 00:00:00"}, // the design note's example
+		{HotWindow{Months: 2}, "2025-03-15 13:45:00", "2025-01-01 00:00:00"}, // two months before March: from 1 January
 		{HotWindow{Months: 2}, "2025-03-01 00:00:00", "2025-01-01 00:00:00"},
 		{HotWindow{Months: 2}, "2025-03-31 23:59:59", "2025-01-01 00:00:00"},
 		{HotWindow{Months: 1}, "2025-03-31 12:00:00", "2025-02-01 00:00:00"}, // the 31st has no February twin

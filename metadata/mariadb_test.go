@@ -19,7 +19,7 @@ import (
 // The real-server tests each get a fresh database on the shared MariaDB (sqltest.Shared:
 // OBROUTE_TEST_DSN, default 127.0.0.1:3306), dropped at the end.
 
-// seedSchema is the design note's table, without obroute's location column.
+// seedSchema is the metadata table without obroute's optional location column.
 const seedSchema = `CREATE TABLE %s (
   table_name VARCHAR(64) PRIMARY KEY,
   min_time DATETIME NOT NULL,
@@ -299,8 +299,7 @@ func TestMarkHotSeedSchemaAndErrors(t *testing.T) {
 }
 
 // TestCacheFollowsMigrationOnMariaDB moves December's orders to the history
-// store the way the design note describes: a new history table with its
-// span, the hot table's span narrowed. After Refresh routing sees it.
+// store: a new history table with its span, the hot table's span narrowed. After Refresh routing sees it.
 func TestCacheFollowsMigrationOnMariaDB(t *testing.T) {
 	open := testDatabase(t)
 	db := open("parseTime=true&loc=UTC")

@@ -40,12 +40,12 @@ func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
 			Default: "hot",
 			Routes:  map[string]string{"audit_log": "cold"},
 		},
-		Shadow: &shadow.Rule{
+		Shadow: &shadow.Rule{Shadow: config.Shadow{
 			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 			Algorithms:       append([]shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}}, algs...),
 			DefaultAlgorithm: "by-hint",
 			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: names}},
-		},
+		}},
 		Time: &TimeConfig{
 			Tables:   []config.TimeTable{ordersTable()},
 			Snapshot: func() *metadata.Snapshot { return f.snap },

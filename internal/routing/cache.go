@@ -11,7 +11,7 @@ type CacheStats struct {
 	// Hits count the statements whose analysis was found: under their text, or under their
 	// normalized text for a statement that differs from an earlier one in literal values only.
 	Hits, Misses, Evictions uint64
-	// Uncached counts analyses too large to keep (see Config.Settings).
+	// Uncached counts analyses too large to keep (see config.Config.ParseCacheSize).
 	Uncached uint64
 	Entries  int
 	// Bytes estimates the memory the cached analyses keep alive.

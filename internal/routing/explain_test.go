@@ -53,11 +53,11 @@ func explainRouter(t testing.TB) *routing.Router {
 }
 
 func shadowRule() *shadow.Rule {
-	return &shadow.Rule{
+	return &shadow.Rule{Shadow: config.Shadow{
 		Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 		Algorithms:       []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}},
 		DefaultAlgorithm: "by-hint",
-	}
+	}}
 }
 
 var addrs = map[string]string{"hot": "10.0.0.1:3306", "cold": "10.0.0.2:3306", "shadow_hot": "10.0.0.3:3306", "shadow_cold": "10.0.0.4:3306"}

@@ -3,6 +3,8 @@ package routing
 import (
 	"database/sql/driver"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +20,7 @@ type Config struct {
 	// their roles, the default backend, the static routes (table names in lower case),
 	// enable_cached_server and the size of the statement-analysis cache (ParseCacheSize; 0 means
 	// 4096 entries; the cache also keeps at most 32 MiB of analyses, and none of more than
-	// 512 KiB). The router reads it and never changes it. Required.
+	// 512 KiB). New copies what it reads of it: changing it afterwards changes no route. Required.
 	Settings *config.Config
 	// Shadow is the shadow rule built from Settings.Shadow; nil when shadow routing is not
 	// configured.
@@ -82,6 +84,12 @@ func New(cfg Config) (*Router, error) {
 	if cfg.Settings == nil {
 		return nil, errorf("obroute: routing.Config.Settings is nil: the router needs the configuration")
 	}
+	// The router keeps its own copy of what it reads of the settings: a later change to the
+	// caller's configuration does not reach statements being routed.
+	settings := *cfg.Settings
+	settings.Backends = slices.Clone(settings.Backends)
+	settings.Routes = maps.Clone(settings.Routes)
+	cfg.Settings = &settings
 	r := &Router{cfg: cfg, roles: map[string]string{}, shadowOf: map[string]bool{}, routed: map[string]string{}}
 	for _, b := range cfg.Settings.Backends {
 		r.roles[b.Name] = b.Role

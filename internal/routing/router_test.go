@@ -22,14 +22,14 @@ func newTestRouter(t testing.TB, cached bool) *Router {
 			Routes:             map[string]string{"audit_log": "cold", "events": "hot"},
 			EnableCachedServer: cached,
 		},
-		Shadow: &shadow.Rule{
+		Shadow: &shadow.Rule{Shadow: config.Shadow{
 			Mappings: []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}, {Production: "cold", Shadow: "shadow_cold"}},
 			Algorithms: []shadow.Algorithm{{Name: "by-hint", Kind: shadow.KindHint}, {Name: "test-user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
 				{Name: "test-user-select", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpSelect, Values: []string{"0"}},
 				{Name: "test-user-update", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpUpdate, Values: []string{"0"}}},
 			DefaultAlgorithm: "by-hint",
 			Tables:           []shadow.Table{{Name: "orders_log", Algorithms: []string{"test-user", "test-user-select", "test-user-update"}}},
-		},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -252,5 +252,42 @@ func TestPasswordStatementsAreMasked(t *testing.T) {
 	}
 	if st := r.Analyze("SELECT 'S3cr3t' FROM items"); st.LogText() != st.SQL {
 		t.Errorf("an ordinary statement's log text was masked: %q", st.LogText())
+	}
+}
+
+// TestRouterKeepsItsOwnSettings changes the configuration after New: the default backend, the
+// static routes and the backends' roles the router read stay those it was built with, so that a
+// caller's later edit neither races with routing nor reaches a backend New never checked.
+func TestRouterKeepsItsOwnSettings(t *testing.T) {
+	settings := &config.Config{
+		Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}},
+		Default:  "hot",
+		Routes:   map[string]string{"audit_log": "cold"},
+	}
+	r, err := New(Config{Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings.Default = "elsewhere"
+	settings.Routes["audit_log"] = "hot"
+	settings.Routes["events"] = "cold"
+	settings.Backends[1].Name = "renamed"
+	for sql, want := range map[string]string{"SELECT 1": "hot", "SELECT * FROM audit_log": "cold", "SELECT * FROM events": "hot"} {
+		p, err := r.Route(Input{Statement: r.Analyze(sql), Session: &SessionState{}})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(p.Targets) != 1 || p.Targets[0].Backend != want {
+			t.Errorf("%s: targets = %+v, want one on %s (the settings New was given)", sql, p.Targets, want)
+		}
+	}
+}
+
+// TestRouterNeedsSettings: a Config without Settings is refused by New with an error that says
+// so, not a nil dereference at the first statement.
+func TestRouterNeedsSettings(t *testing.T) {
+	_, err := New(Config{})
+	if err == nil || !strings.Contains(err.Error(), "Settings is nil") {
+		t.Fatalf("New(Config{}) = %v, want an error saying Settings is nil", err)
 	}
 }

@@ -32,12 +32,12 @@ func Shadow(cfg *config.Config) (*shadow.Rule, error) {
 		return nil, nil
 	}
 	// The rule holds copies: a later change to the configuration does not reach a validated rule.
-	r := &shadow.Rule{
+	r := &shadow.Rule{Shadow: config.Shadow{
 		DefaultAlgorithm: s.DefaultAlgorithm,
 		Mappings:         slices.Clone(s.Mappings),
 		Tables:           slices.Clone(s.Tables),
 		Algorithms:       slices.Clone(s.Algorithms),
-	}
+	}}
 	if err := r.Validate(func(name string) bool { return cfg.Backend(name) != nil }); err != nil {
 		return nil, &config.Error{Where: "shadow", Problem: err.Error()}
 	}

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/obroute/obroute/config"
 )
 
 var (
@@ -15,7 +17,7 @@ var (
 // exampleRule is the rule of the package doc's worked example, plus tables
 // for the regex, order and Backends cases.
 func exampleRule() *Rule {
-	return &Rule{
+	return &Rule{Shadow: config.Shadow{
 		Mappings: []Mapping{{Production: "ds", Shadow: "ds_shadow"}, {Production: "ds2", Shadow: "ds2_shadow"}},
 		Tables: []Table{
 			{Name: "t_order", Algorithms: []string{"user_id_insert", "user_id_select"}},
@@ -32,23 +34,23 @@ func exampleRule() *Rule {
 			{Name: "mail_regex", Kind: KindRegexMatch, Column: "email", Operation: OpInsert, Regex: `test-\d+@example\.com`},
 			{Name: "tenant_update", Kind: KindValueMatch, Column: "tenant", Operation: OpUpdate, Values: []string{"shadow"}},
 		},
-	}
+	}}
 }
 
 func TestDecide(t *testing.T) {
 	withTables := exampleRule()
 	noDefault := exampleRule()
 	noDefault.DefaultAlgorithm = ""
-	defaultOnly := &Rule{
+	defaultOnly := &Rule{Shadow: config.Shadow{
 		Mappings:         []Mapping{{Production: "ds", Shadow: "ds_shadow"}, {Production: "ds2", Shadow: "ds2_shadow"}},
 		DefaultAlgorithm: "h",
 		Algorithms:       []Algorithm{{Name: "h", Kind: KindHint}},
-	}
-	columnsOnly := &Rule{
+	}}
+	columnsOnly := &Rule{Shadow: config.Shadow{
 		Mappings:   []Mapping{{Production: "ds", Shadow: "ds_shadow"}},
 		Tables:     []Table{{Name: "t_order", Algorithms: []string{"v"}}},
 		Algorithms: []Algorithm{{Name: "v", Kind: KindValueMatch, Column: "user_id", Operation: OpInsert, Values: []string{"0"}}},
-	}
+	}}
 	for _, r := range []*Rule{withTables, noDefault, defaultOnly, columnsOnly} {
 		if err := r.Validate(nil); err != nil {
 			t.Fatal(err)

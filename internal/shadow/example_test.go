@@ -3,11 +3,12 @@ package shadow_test
 import (
 	"fmt"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/shadow"
 )
 
 func ExampleRule_Decide() {
-	rule := &shadow.Rule{
+	rule := &shadow.Rule{Shadow: config.Shadow{
 		Mappings: []shadow.Mapping{{Production: "orders", Shadow: "orders_shadow"}},
 		Tables:   []shadow.Table{{Name: "t_order", Algorithms: []string{"load_test_user"}}},
 		Algorithms: []shadow.Algorithm{
@@ -15,7 +16,7 @@ func ExampleRule_Decide() {
 			{Name: "load_test_user", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}},
 		},
 		DefaultAlgorithm: "sql_hint",
-	}
+	}}
 	if err := rule.Validate(nil); err != nil {
 		fmt.Println(err)
 		return

@@ -45,16 +45,9 @@ type Mapping = config.ShadowMapping
 // Decide then needs no further checks and is safe for concurrent use as long
 // as the Rule is not modified.
 type Rule struct {
-	// Mappings are the production → shadow backend pairs.
-	Mappings []Mapping `yaml:"mappings"`
-	// Tables are the shadow tables; their order decides between several
-	// tables of one statement.
-	Tables []Table `yaml:"tables"`
-	// DefaultAlgorithm names a hint algorithm consulted for DML statements
-	// that name no shadow table; "" means none.
-	DefaultAlgorithm string `yaml:"default_algorithm"`
-	// Algorithms are the algorithms the tables and the default refer to.
-	Algorithms []Algorithm `yaml:"algorithms"`
+	// Shadow is the rule as configured (shadow in the configuration); a YAML document of it
+	// decodes into a Rule as it does into config.Shadow.
+	config.Shadow `yaml:",inline"`
 
 	compiled *compiled
 }
