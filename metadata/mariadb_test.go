@@ -299,7 +299,8 @@ func TestMarkHotSeedSchemaAndErrors(t *testing.T) {
 }
 
 // TestCacheFollowsMigrationOnMariaDB moves December's orders to the history
-// store: a new history table with its span, the hot table's span narrowed. After Refresh routing sees it.
+// store: a new history table with its span, the hot table's span narrowed.
+// After Refresh routing sees it.
 func TestCacheFollowsMigrationOnMariaDB(t *testing.T) {
 	open := testDatabase(t)
 	db := open("parseTime=true&loc=UTC")
