@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/obroute/obroute/internal/routing"
 )
 
 // Options sizes a report.
@@ -175,8 +173,8 @@ func split(ctx context.Context, f *Fixture, o Options, n int, t *table) error {
 	if err != nil {
 		return err
 	}
-	if plan.Class != routing.ClassSplit || len(plan.Targets) < 2 {
-		return fmt.Errorf("bench: the split query routes %s to %v, want a split", plan.Class, plan.Backends())
+	if plan.Class != "split" || len(plan.Targets) < 2 {
+		return fmt.Errorf("bench: the split query routes %s to %v, want a split", plan.Class, plan.Backends)
 	}
 	var sides []Side
 	for i, tg := range plan.Targets {

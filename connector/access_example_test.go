@@ -29,7 +29,7 @@ func ExampleFromDB() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("audit_log goes to", plan.Targets[0].Backend, plan.Type)
+	fmt.Println("audit_log goes to", plan.Targets[0].Backend, plan.Rule)
 	fmt.Println("metadata refreshed:", c.RefreshMetadata(ctx)) // no time-sharded table: nothing to do
 	fmt.Println("backends:", len(c.Stats().Backends), "client sessions:", c.Stats().ClientSessions)
 

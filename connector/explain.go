@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"io"
+	"time"
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
@@ -45,9 +46,9 @@ func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, arg
 func (c *Connector) explainLines(st *routing.Statement, plan *routing.Plan, err error) []routing.ExplainLine {
 	var lines []routing.ExplainLine
 	if err != nil {
-		lines = routing.ExplainRefused(st, err, c.ExplainOptions())
+		lines = routing.ExplainRefused(st, err, c.explainOptions())
 	} else {
-		lines = plan.Explain(c.ExplainOptions())
+		lines = plan.Explain(c.explainOptions())
 	}
 	for i := range lines {
 		lines[i].Detail = c.ScrubText(lines[i].Detail)
@@ -68,11 +69,14 @@ func (cs *clientSession) statementHints(ctx context.Context) (hint.Set, error) {
 // Explain returns the plan of query as a new client session would route it (no transaction,
 // no previous statement), with the hints of ctx and args as its arguments, without running
 // anything. A query written "EXPLAIN ROUTE …" is explained the same way. The error is the
-// router's refusal (test it with errors.Is against this package's and hint's Err values). Render
-// the plan with plan.Explain(c.ExplainOptions()), or use ExplainLines.
+// router's refusal (test it with errors.Is against this package's and hint's Err values).
+// ExplainLines gives the same decision as the text of EXPLAIN ROUTE.
 func (c *Connector) Explain(ctx context.Context, query string, args ...any) (*Plan, error) {
 	_, plan, err := c.explain(ctx, query, args)
-	return plan, err
+	if err != nil {
+		return nil, err
+	}
+	return newPlan(plan), nil
 }
 
 // explain analyses query and routes it as Explain does, returning the analysed statement too.
@@ -96,9 +100,60 @@ func (c *Connector) explain(ctx context.Context, query string, args []any) (*rou
 	return st, plan, err
 }
 
-// Plan is a statement's route: its targets, the SQL each runs, the merge of a split, the
-// prompts EXPLAIN ROUTE shows (Plan.Explain renders them).
-type Plan = routing.Plan
+// Plan is a statement's route, as Explain returns it and an Observer sees it: the rule that
+// decided it and the statements it runs. EXPLAIN ROUTE shows the same decision as text.
+type Plan struct {
+	// Rule names the rule that decided the route, as EXPLAIN ROUTE's route_info_type:
+	// USE_ROUTE_POLICY (a static route or the default backend), USE_PARTITION_LOCATION_LOOKUP (a
+	// time-sharded table), USE_LAST_SESSION (a transaction, or a statement reading the previous
+	// one's session), USE_TEMP_TABLE_SESSION, USE_CACHED_SESSION, USE_COMMENT_TARGET_DB (a
+	// backend hint) or USE_SESSION_STATE (SET, USE, BEGIN …).
+	Rule string
+	// Class is the statistics bucket the statement counts in (StatsSnapshot.Routes): default,
+	// forced, cached, hot_only, split, cold_only or shadow.
+	Class string
+	// Level is the query level in force: declared, or derived from the time range.
+	Level hint.Level
+	// Budget is the time budget of the query level, zero when none is configured.
+	Budget time.Duration
+	// Shadow is set when the statement is shadow traffic.
+	Shadow bool
+	// InTransaction is set when the statement runs inside a transaction.
+	InTransaction bool
+	// Targets are the statements run; more than one only for a statement split across tables
+	// (Class split, or a write over several tables), whose rows obroute merges.
+	Targets []Target
+	// Backends are the distinct backends of Targets, in their order.
+	Backends []string
+	// Prompts explain the decision in plain words (Explain fills them; an Observer sees them
+	// only when debug logging is on).
+	Prompts []string
+}
+
+// Target is one statement a route runs on one backend.
+type Target struct {
+	// Backend is the backend's configured name.
+	Backend string
+	// SQL is the text sent: the application's own, unless the route rewrote it (a sub-query of
+	// a split, a physical table name).
+	SQL string
+	// Args are the arguments of SQL's placeholders.
+	Args []driver.NamedValue
+	// Cold marks a sub-query sent to the history store tagged /* cold_query */.
+	Cold bool
+	// Tables are the physical tables the statement reads or writes, when the route knows them.
+	Tables []string
+}
+
+// newPlan is the user's view of the router's plan p.
+func newPlan(p *routing.Plan) *Plan {
+	out := &Plan{Rule: string(p.Type), Class: p.Class.String(), Level: p.Level, Budget: p.Budget, Shadow: p.Shadow,
+		InTransaction: p.InTransaction, Targets: make([]Target, len(p.Targets)), Backends: p.Backends(), Prompts: p.Prompts}
+	for i, t := range p.Targets {
+		out.Targets[i] = Target{Backend: t.Backend, SQL: t.SQL, Args: t.Args, Cold: t.Cold, Tables: t.Tables}
+	}
+	return out
+}
 
 // ExplainLine is one line of EXPLAIN ROUTE: its section and its text.
 type ExplainLine = routing.ExplainLine
@@ -111,10 +166,9 @@ func (c *Connector) ExplainLines(ctx context.Context, query string, args ...any)
 	return c.explainLines(st, plan, err), err
 }
 
-// ExplainOptions are the options that render this connector's plans: backend addresses
-// (host:port, or SERVICE:name for a service backend), never credentials. Pass rendered text
-// through ScrubText before it leaves the program, as EXPLAIN ROUTE does.
-func (c *Connector) ExplainOptions() routing.ExplainOptions {
+// explainOptions are the options that render this connector's plans: backend addresses
+// (host:port, or SERVICE:name for a service backend), never credentials.
+func (c *Connector) explainOptions() routing.ExplainOptions {
 	return routing.ExplainOptions{Address: func(backend string) string {
 		if b := c.backends[backend]; b != nil {
 			return b.addr
@@ -124,7 +178,7 @@ func (c *Connector) ExplainOptions() routing.ExplainOptions {
 }
 
 // ScrubText returns text without any password of the connector's configuration (config.Scrub):
-// for plans rendered from Explain, and anything else that may quote a DSN.
+// for the SQL of a Plan, and anything else that may quote a DSN.
 func (c *Connector) ScrubText(text string) string { return config.Scrub(text, c.events.secrets) }
 
 // valueRows are rows obroute answers itself; every column is text.

@@ -270,8 +270,9 @@ func TestConnectorExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Type != routing.UsePartitionLocationLookup || plan.Class != routing.ClassHotOnly || len(plan.Targets) != 1 || plan.Targets[0].Backend != "hot" {
-		t.Errorf("plan %s %s %v, want USE_PARTITION_LOCATION_LOOKUP hot_only on hot", plan.Type, plan.Class, plan.Backends())
+	if plan.Rule != "USE_PARTITION_LOCATION_LOOKUP" || plan.Class != "hot_only" || plan.Level != hint.L1 || len(plan.Targets) != 1 || plan.Targets[0].Backend != "hot" ||
+		len(plan.Backends) != 1 || plan.Backends[0] != "hot" {
+		t.Errorf("plan %s %s %s %v, want USE_PARTITION_LOCATION_LOOKUP hot_only L1 on hot", plan.Rule, plan.Class, plan.Level, plan.Backends)
 	}
 	_, err = f.c.Explain(context.Background(), "SELECT id FROM orders")
 	if !errors.Is(err, routing.ErrNoTimeRange) {

@@ -26,12 +26,12 @@ type Observer interface {
 // RouteEvent is one statement as the router and the connector handled it.
 type RouteEvent struct {
 	// SQL is the statement text as the application sent it, with its string literals masked
-	// when it may carry a password (routing.Statement.LogText).
+	// when it may carry a password (SET PASSWORD, CREATE USER … IDENTIFIED BY and the like).
 	SQL string
 	// Plan is the route; nil when the router refused the statement.
-	Plan *routing.Plan
-	// Refusal names why the router refused the statement (routing.RefusalReason); "" when it
-	// was routed.
+	Plan *Plan
+	// Refusal names why the router refused the statement, as StatsSnapshot.Refusals does; ""
+	// when it was routed.
 	Refusal string
 	// Err is the refusal, or the error of running the statement; nil on success.
 	Err error
@@ -147,7 +147,7 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 		c.logger.LogAttrs(ctx, slog.LevelDebug, "route", attrs...)
 	}
 	if obs != nil {
-		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.LogText(), Plan: plan, Err: err, Duration: d})
+		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.LogText(), Plan: newPlan(plan), Err: err, Duration: d})
 	}
 }
 

@@ -24,7 +24,7 @@ func (o *expvarObserver) OnRoute(_ context.Context, ev connector.RouteEvent) {
 		o.refusals.Add(ev.Refusal, 1)
 		return
 	}
-	o.routes.Add(ev.Plan.Class.String(), 1)
+	o.routes.Add(ev.Plan.Class, 1)
 }
 
 func (o *expvarObserver) OnStateChange(ev connector.StateEvent) {

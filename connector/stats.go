@@ -58,13 +58,14 @@ type StatsSnapshot struct {
 	// ServerSessionsOpened, Replaced and Lost count server sessions opened, replaced after an
 	// idle loss, and lost inside a transaction.
 	ServerSessionsOpened, ServerSessionsReplaced, ServerSessionsLost int64
-	// Routes counts routed statements by route class (routing.Class names).
+	// Routes counts routed statements by route class (Plan.Class: default, forced, cached,
+	// hot_only, split, cold_only, shadow).
 	Routes map[string]int64
 	// Rejected counts statements the router refused.
 	Rejected int64
-	// Rejections counts the refused statements by reason (routing.RefusalReason names:
-	// level_violation, no_time_range, shard_key_function, hint_malformed, cross_backend…);
-	// reasons never seen are absent.
+	// Rejections counts the refused statements by reason (RouteEvent.Refusal: level_violation,
+	// no_time_range, shard_key_function, hint_malformed, cross_backend…); reasons never seen
+	// are absent.
 	Rejections map[string]int64
 	// Backends is the health of every backend, in configuration order.
 	Backends []BackendHealth
@@ -73,8 +74,24 @@ type StatsSnapshot struct {
 	// statements.
 	BackendsDown, BackendsUp, PrimaryChanges, QueriesKilled int64
 	// ParseCache is the statement-analysis cache's counters.
-	ParseCache routing.CacheStats
+	ParseCache CacheStats
 }
+
+// CacheStats are the counters of the statement-analysis cache (config's parse_cache_size).
+type CacheStats struct {
+	// Hits count the statements whose analysis was found: under their text, or under their
+	// normalized text for a statement that differs from an earlier one in literal values only.
+	Hits, Misses, Evictions uint64
+	// Uncached counts analyses too large to keep (a statement of more than about 512 KiB).
+	Uncached uint64
+	// Entries is the number of analyses kept.
+	Entries int
+	// Bytes estimates the memory the kept analyses hold.
+	Bytes int64
+}
+
+// HitRate is Hits / (Hits + Misses), 0 before any lookup.
+func (s CacheStats) HitRate() float64 { return routing.CacheStats(s).HitRate() }
 
 // Stats returns a snapshot of the connector's counters.
 func (c *Connector) Stats() StatsSnapshot {
@@ -91,7 +108,7 @@ func (c *Connector) Stats() StatsSnapshot {
 		BackendsUp:             s.backendUp.Load(),
 		PrimaryChanges:         s.primaryChanged.Load(),
 		QueriesKilled:          s.killed.Load(),
-		ParseCache:             c.router.CacheStats(),
+		ParseCache:             CacheStats(c.router.CacheStats()),
 	}
 	for i := range s.refusals {
 		if n := s.refusals[i].Load(); n > 0 {

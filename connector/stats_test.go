@@ -32,9 +32,9 @@ func (r *recorder) OnRoute(_ context.Context, ev connector.RouteEvent) {
 		r.refused[ev.Refusal]++
 	case ev.Err != nil:
 		r.failed++
-		r.classes[ev.Plan.Class.String()]++
+		r.classes[ev.Plan.Class]++
 	default:
-		r.classes[ev.Plan.Class.String()]++
+		r.classes[ev.Plan.Class]++
 	}
 }
 
