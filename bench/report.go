@@ -178,10 +178,7 @@ func split(ctx context.Context, f *Fixture, o Options, n int, t *table) error {
 	}
 	var sides []Side
 	for i, tg := range plan.Targets {
-		args := make([]any, len(tg.Args))
-		for j, a := range tg.Args {
-			args[j] = a.Value
-		}
+		args := tg.Args
 		db := f.Raw[tg.Backend]
 		sides = append(sides, Side{fmt.Sprintf("part %d (%s)", i+1, tg.Backend), Serial(func(ctx context.Context, _ int) error {
 			_, err := Drain(ctx, db, tg.SQL, args...)

@@ -42,10 +42,7 @@ func BenchmarkSplit(b *testing.B) {
 		}
 		var parts []part
 		for _, t := range plan.Targets {
-			p := part{db: f.Raw[t.Backend], sql: t.SQL}
-			for _, a := range t.Args {
-				p.args = append(p.args, a.Value)
-			}
+			p := part{db: f.Raw[t.Backend], sql: t.SQL, args: t.Args}
 			parts = append(parts, p)
 		}
 		for i := 0; i < b.N; i++ {

@@ -137,8 +137,9 @@ type Target struct {
 	// SQL is the text sent: the application's own, unless the route rewrote it (a sub-query of
 	// a split, a physical table name).
 	SQL string
-	// Args are the arguments of SQL's placeholders.
-	Args []driver.NamedValue
+	// Args are the arguments of SQL's placeholders, in order, as database/sql takes them:
+	// db.QueryContext(ctx, t.SQL, t.Args...) runs the target alone.
+	Args []any
 	// Cold marks a sub-query sent to the history store tagged /* cold_query */.
 	Cold bool
 	// Tables are the physical tables the statement reads or writes, when the route knows them.
@@ -150,7 +151,11 @@ func newPlan(p *routing.Plan) *Plan {
 	out := &Plan{Rule: string(p.Type), Class: p.Class.String(), Level: p.Level, Budget: p.Budget, Shadow: p.Shadow,
 		InTransaction: p.InTransaction, Targets: make([]Target, len(p.Targets)), Backends: p.Backends(), Prompts: p.Prompts}
 	for i, t := range p.Targets {
-		out.Targets[i] = Target{Backend: t.Backend, SQL: t.SQL, Args: t.Args, Cold: t.Cold, Tables: t.Tables}
+		args := make([]any, len(t.Args))
+		for j, a := range t.Args {
+			args[j] = a.Value
+		}
+		out.Targets[i] = Target{Backend: t.Backend, SQL: t.SQL, Args: args, Cold: t.Cold, Tables: t.Tables}
 	}
 	return out
 }

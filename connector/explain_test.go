@@ -274,6 +274,11 @@ func TestConnectorExplain(t *testing.T) {
 		len(plan.Backends) != 1 || plan.Backends[0] != "hot" {
 		t.Errorf("plan %s %s %s %v, want USE_PARTITION_LOCATION_LOOKUP hot_only L1 on hot", plan.Rule, plan.Class, plan.Level, plan.Backends)
 	}
+	// The hot target reads two tables (a UNION ALL of both): each leg takes the argument.
+	tg := plan.Targets[0]
+	if len(tg.Args) != 2 || strings.Count(tg.SQL, "?") != 2 || tg.Args[0] != any(time.Date(2025, 2, 10, 0, 0, 0, 0, time.UTC)) || tg.Args[1] != tg.Args[0] {
+		t.Errorf("target %q with %v, want an argument per placeholder, as database/sql takes them", tg.SQL, tg.Args)
+	}
 	_, err = f.c.Explain(context.Background(), "SELECT id FROM orders")
 	if !errors.Is(err, routing.ErrNoTimeRange) {
 		t.Errorf("got %v, want ErrNoTimeRange", err)
