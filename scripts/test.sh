@@ -44,7 +44,7 @@ unit_tests() {
   go test -race -count=1 -timeout 25m -json ./... | go run ./internal/testprogress
 }
 benchmarks() { # a few iterations: they must run, figures are not judged
-  go run ./bench/cmd/report -short && go test -run '^$' -bench . -benchtime 20x -benchmem ./bench/
+  go run ./internal/bench/cmd/report -short && go test -run '^$' -bench . -benchtime 20x -benchmem ./internal/bench/
 }
 
 step "MariaDB (.ci/mariadb.sh)" mariadb_setup

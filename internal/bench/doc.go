@@ -8,10 +8,10 @@
 // text never repeated, on a plain DSN (one backend, no rule: statements pass through unparsed)
 // and on a routed configuration (hot and cold backends, a time-sharded table); the same point
 // SELECT from 64 goroutines; a query split across hot and cold against its slower sub-query
-// alone. Command bench/cmd/report runs them and prints the table:
+// alone. Command internal/bench/cmd/report runs them and prints the table:
 //
-//	go run ./bench/cmd/report            # 21 rounds
-//	go run ./bench/cmd/report -short     # CI: 3 short rounds, checks that everything runs
+//	go run ./internal/bench/cmd/report            # 21 rounds
+//	go run ./internal/bench/cmd/report -short     # CI: 3 short rounds, checks that everything runs
 //
 // TestAllocationBudgets asserts the allocation budgets (allocations do not depend on timing);
 // BenchmarkRoute and BenchmarkParseCache measure the router alone.

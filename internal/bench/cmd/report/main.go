@@ -1,8 +1,8 @@
 // Command report measures obroute's overhead against plain go-sql-driver/mysql in one process,
 // on the same MariaDB server and the same statements, and prints the table (Markdown):
 //
-//	go run ./bench/cmd/report            # 21 rounds: the README's table
-//	go run ./bench/cmd/report -short     # 3 short rounds: checks that everything runs (CI)
+//	go run ./internal/bench/cmd/report            # 21 rounds: the README's table
+//	go run ./internal/bench/cmd/report -short     # 3 short rounds: checks that everything runs (CI)
 //
 // The drivers alternate in rounds (package bench); each figure is the median over the rounds with
 // the 95 % confidence interval of that median and the range of the rounds. The server is the one of OBROUTE_TEST_DSN (default root@tcp(127.0.0.1:3306)/): two
@@ -27,8 +27,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/obroute/obroute/bench"
 	_ "github.com/obroute/obroute/driver"
+	"github.com/obroute/obroute/internal/bench"
 )
 
 func main() {
