@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/obroute/obroute/internal/metacache"
 	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
 )
@@ -24,7 +25,7 @@ var ErrMetadataUnavailable = errors.New("obroute: shard metadata not loaded")
 // context; after that first load it is refreshed in the background and readers never wait.
 type shardMetadata struct {
 	src   metadata.Source
-	opts  metadata.CacheOptions
+	opts  metacache.Options
 	where string // backend.table, for errors
 	db    *sql.DB
 	// tables are the time-sharded logical tables, lower case: the statements that need it.
@@ -34,7 +35,7 @@ type shardMetadata struct {
 	// that fails), and after every later load that lists tables not read yet.
 	facts *storeFacts
 
-	cache atomic.Pointer[metadata.Cache]
+	cache atomic.Pointer[metacache.Cache]
 	// turn admits one first load at a time; a caller waiting for it stops when its context ends.
 	turn   chan struct{}
 	mu     sync.Mutex
@@ -56,10 +57,10 @@ func (c *Connector) newShardMetadata(o *options) *shardMetadata {
 	for _, t := range c.cfg.TimeTables {
 		m.tables[strings.ToLower(t.Table)] = true
 	}
-	m.opts = metadata.CacheOptions{
+	m.opts = metacache.Options{
 		Interval: time.Duration(c.cfg.Metadata.Refresh),
 		Logger:   c.logger,
-		OnRefresh: func(ev metadata.RefreshEvent) {
+		OnRefresh: func(ev metacache.RefreshEvent) {
 			if ev.Err != nil && c.events.obs != nil { // the cache logs the failure itself
 				c.events.obs.OnStateChange(StateEvent{Kind: StateMetadataRefreshFailed, Time: time.Now(), Level: slog.LevelWarn,
 					Message: "shard metadata refresh failed", Attrs: []slog.Attr{slog.String("error", ev.Err.Error())}})
@@ -112,7 +113,7 @@ func (m *shardMetadata) ensure(ctx context.Context) error {
 		return errorf("%w: the connector is closed", ErrMetadataUnavailable)
 	}
 	src := &boundSource{Source: m.src, first: ctx}
-	cache, err := metadata.NewCache(src, m.opts)
+	cache, err := metacache.New(src, m.opts)
 	src.first = nil // background refreshes and RefreshMetadata run under their own contexts
 	if err != nil {
 		if cause := errors.Unwrap(err); cause != nil {
@@ -164,7 +165,7 @@ func (m *shardMetadata) close() error {
 }
 
 // boundSource is a Source whose first load runs within the context of the statement that
-// needs it as well as the cache's own (metadata.NewCache loads under a background context with
+// needs it as well as the cache's own (metacache.New loads under a background context with
 // its load timeout).
 type boundSource struct {
 	metadata.Source

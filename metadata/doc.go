@@ -20,12 +20,13 @@
 // (table_name, min_time, max_time, is_hot, updated_at only) is read as if
 // every location were NULL.
 //
-//   - The connector owns a Cache per metadata table. NewCache loads it once,
-//     Start refreshes it every Interval (5 minutes by default), Refresh
-//     reloads on demand, and Close stops the refresher.
-//   - The router (package routing, pure, no I/O) reads one immutable
-//     Snapshot per statement: Cache.Snapshot never blocks, and
-//     Snapshot.Logical and Snapshot.Overlapping do not allocate.
+//   - The connector keeps the current Snapshot of each metadata table's
+//     Source: loaded once when a statement first needs it, reloaded every
+//     metadata.refresh (5 minutes by default) and on RefreshMetadata, the
+//     last good one kept when a load fails.
+//   - The router (pure, no I/O) reads one immutable Snapshot per statement:
+//     taking it never blocks, and Snapshot.Logical and Snapshot.Overlapping
+//     do not allocate.
 //   - The CLI runs MarkHot daily: it recomputes is_hot from max_time and the
 //     configured HotWindow.
 //

@@ -26,7 +26,4 @@ var (
 	// ErrInvalidHotWindow reports a HotWindow that does not set exactly one
 	// of Days and Months to a positive value.
 	ErrInvalidHotWindow = errors.New("metadata: invalid hot window")
-
-	// ErrClosed is returned by Cache.Refresh after Cache.Close.
-	ErrClosed = errors.New("metadata: cache is closed")
 )

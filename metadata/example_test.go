@@ -1,9 +1,7 @@
 package metadata_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/obroute/obroute/metadata"
@@ -46,30 +44,4 @@ func ExampleSnapshot_Overlapping() {
 	// Output:
 	// orders_202412 hot=false location="history"
 	// orders_202501 hot=true location=""
-}
-
-func ExampleCache() {
-	src := metadata.StaticSource{{
-		Name: "orders_202503",
-		Min:  time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC),
-		Max:  time.Date(2025, 3, 31, 23, 59, 59, 0, time.UTC),
-		Hot:  true,
-	}}
-	c, err := metadata.NewCache(src, metadata.CacheOptions{Interval: time.Minute, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		panic(err)
-	}
-	c.Start()
-	defer c.Close()
-
-	if err := c.Refresh(context.Background()); err != nil { // e.g. right after a migration
-		panic(err)
-	}
-	for _, t := range c.Snapshot().Logical("orders") {
-		fmt.Println(t.Name, t.Hot)
-	}
-	fmt.Println(c.Stats().Refreshes, c.LastError())
-	// Output:
-	// orders_202503 true
-	// 2 <nil>
 }

@@ -29,7 +29,7 @@ func (r MarkResult) Changed() int { return r.BecameHot + r.BecameCold }
 // the days and months of now's location: pass now as the wall clock of the
 // shard-key times labelled UTC, time.Now().UTC() when they are UTC, so the
 // window counts their calendar as the router does (in the backends' DSN loc)
-// and not the machine's. Routing follows after the next Cache refresh.
+// and not the machine's. Routing follows after the next metadata refresh.
 func MarkHot(ctx context.Context, db *sql.DB, table string, w HotWindow, now time.Time) (MarkResult, error) {
 	if err := w.Validate(); err != nil {
 		return MarkResult{}, err

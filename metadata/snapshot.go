@@ -234,13 +234,13 @@ func filterOverlapping(ts []Table, from, to time.Time, toInclusive bool) []Table
 	return out
 }
 
-// LoadedAt returns the time given to NewSnapshot: for a Cache, when the
-// metadata was read.
+// LoadedAt returns the time given to NewSnapshot: for the connector's
+// snapshots, when the metadata was read.
 func (s *Snapshot) LoadedAt() time.Time { return s.loadedAt }
 
 // Version numbers the snapshot: versions are unique within the process and
-// increase in the order snapshots are built, so a Cache's newer snapshot
-// always has a larger version than the one it replaces.
+// increase in the order snapshots are built, so a newer snapshot of the
+// connector always has a larger version than the one it replaces.
 func (s *Snapshot) Version() uint64 { return s.version }
 
 // String describes the snapshot for logs.

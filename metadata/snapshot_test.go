@@ -354,20 +354,3 @@ func BenchmarkSnapshotOverlapping(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkCacheSnapshotLogical(b *testing.B) {
-	c, err := NewCache(StaticSource(ordersTables(b)), CacheOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if len(c.Snapshot().Logical("orders")) != 4 {
-				b.Error("wrong tables")
-				return
-			}
-		}
-	})
-}

@@ -12,7 +12,7 @@ import (
 )
 
 // Source reads every row of the shard metadata. Load must be safe to call
-// from several goroutines, though a Cache never runs two loads at once.
+// from several goroutines, though the connector never runs two loads of one Source at once.
 type Source interface {
 	// Load returns all tables; it should stop when ctx ends.
 	Load(ctx context.Context) ([]Table, error)

@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/metacache"
 	"github.com/obroute/obroute/internal/rules"
 	"github.com/obroute/obroute/metadata"
 )
@@ -126,7 +127,7 @@ func openOps(mc *mysql.Config) (*sql.DB, error) {
 
 // settleTime is how long after a change of the shard metadata every obroute process of cfg
 // routes by it and has finished the statements it routed before: a refresh interval, a load
-// that began just before the change (metadata.DefaultLoadTimeout), and the longest statement
+// that began just before the change (metacache.DefaultLoadTimeout), and the longest statement
 // (the longest level budget, or the read timeout when no budget is set).
 func settleTime(cfg *config.Config) time.Duration {
 	var stmt time.Duration
@@ -139,7 +140,7 @@ func settleTime(cfg *config.Config) time.Duration {
 			stmt = statementAllowance
 		}
 	}
-	return time.Duration(cfg.Metadata.Refresh) + metadata.DefaultLoadTimeout + stmt
+	return time.Duration(cfg.Metadata.Refresh) + metacache.DefaultLoadTimeout + stmt
 }
 
 // Close closes every backend.
@@ -164,7 +165,7 @@ func (s *Store) Backend(name string) *Backend {
 // Settle returns how long after a change of the shard metadata every obroute process of the
 // configuration routes by the new rows and has finished the statements routed by the old
 // ones: the metadata refresh interval, plus the longest load of the metadata
-// (metadata.DefaultLoadTimeout), plus the longest statement (the longest level budget of the
+// (metacache.DefaultLoadTimeout), plus the longest statement (the longest level budget of the
 // time tables, or the read timeout when none is set).
 func (s *Store) Settle() time.Duration { return s.settle }
 

@@ -59,7 +59,7 @@ func budgetOf(b config.Budgets, l hint.Level) time.Duration {
 // Validate checks the configuration and says what to fix.
 func (c *TimeConfig) Validate() error {
 	if c.Snapshot == nil {
-		return errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (e.g. a metadata.Cache's)", ErrTimeConfig)
+		return errorf("%w: Snapshot is nil; give a function returning the shard metadata snapshot (the connector's metadata cache)", ErrTimeConfig)
 	}
 	seen := map[string]bool{}
 	for i, t := range c.Tables {

@@ -1,4 +1,4 @@
-package metadata
+package metacache
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obroute/obroute/metadata"
 	"go.uber.org/goleak"
 )
 
@@ -19,18 +20,18 @@ import (
 // counts its loads.
 type switchSource struct {
 	mu     sync.Mutex
-	tables []Table
+	tables []metadata.Table
 	err    error
 	loads  atomic.Int64
 }
 
-func (s *switchSource) set(tables []Table, err error) {
+func (s *switchSource) set(tables []metadata.Table, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tables, s.err = tables, err
 }
 
-func (s *switchSource) Load(context.Context) ([]Table, error) {
+func (s *switchSource) Load(context.Context) ([]metadata.Table, error) {
 	s.loads.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -42,10 +43,10 @@ type blockingSource struct {
 	started chan struct{} // receives one value per load
 	release chan struct{}
 	loads   atomic.Int64
-	tables  []Table
+	tables  []metadata.Table
 }
 
-func (s *blockingSource) Load(ctx context.Context) ([]Table, error) {
+func (s *blockingSource) Load(ctx context.Context) ([]metadata.Table, error) {
 	s.loads.Add(1)
 	s.started <- struct{}{}
 	select {
@@ -83,15 +84,15 @@ func (b *syncBuffer) String() string {
 
 func TestNewCacheFailsWhenFirstLoadFails(t *testing.T) {
 	src := &switchSource{err: errSourceDown}
-	c, err := NewCache(src, CacheOptions{Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
 	if !errors.Is(err, errSourceDown) || c != nil {
 		t.Fatalf("NewCache = %v, %v; want nil and an error wrapping %v", c, err, errSourceDown)
 	}
-	src.set([]Table{tbl(t, "t_1", "2025-02-01", "2025-01-01", false)}, nil)
-	if _, err := NewCache(src, CacheOptions{Logger: slog.New(slog.DiscardHandler)}); !errors.Is(err, ErrInvalidTable) {
-		t.Fatalf("NewCache with min after max = %v, want ErrInvalidTable", err)
+	src.set([]metadata.Table{tbl(t, "t_1", "2025-02-01", "2025-01-01", false)}, nil)
+	if _, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)}); !errors.Is(err, metadata.ErrInvalidTable) {
+		t.Fatalf("New with min after max = %v, want metadata.ErrInvalidTable", err)
 	}
-	if _, err := NewCache(src, CacheOptions{Interval: -time.Second}); err == nil {
+	if _, err := New(src, Options{Interval: -time.Second}); err == nil {
 		t.Fatal("NewCache accepted a negative interval")
 	}
 }
@@ -102,7 +103,7 @@ func TestCacheFailedRefreshKeepsLastSnapshot(t *testing.T) {
 	logger, logs := logBuffer()
 	var events []RefreshEvent
 	src := &switchSource{tables: ordersTables(t)}
-	c, err := NewCache(src, CacheOptions{Logger: logger, Clock: now, OnRefresh: func(e RefreshEvent) { events = append(events, e) }})
+	c, err := New(src, Options{Logger: logger, Clock: now, OnRefresh: func(e RefreshEvent) { events = append(events, e) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +125,9 @@ func TestCacheFailedRefreshKeepsLastSnapshot(t *testing.T) {
 		t.Fatalf("LastError = %v, want %v", c.LastError(), errSourceDown)
 	}
 	// Invalid rows are a failure too.
-	src.set([]Table{tbl(t, "t_1", "2025-01-01", "2025-01-02", false), tbl(t, "t_1", "2025-01-01", "2025-01-02", false)}, nil)
-	if err := c.Refresh(context.Background()); !errors.Is(err, ErrDuplicateTable) {
-		t.Fatalf("Refresh with duplicate rows = %v, want ErrDuplicateTable", err)
+	src.set([]metadata.Table{tbl(t, "t_1", "2025-01-01", "2025-01-02", false), tbl(t, "t_1", "2025-01-01", "2025-01-02", false)}, nil)
+	if err := c.Refresh(context.Background()); !errors.Is(err, metadata.ErrDuplicateTable) {
+		t.Fatalf("Refresh with duplicate rows = %v, want metadata.ErrDuplicateTable", err)
 	}
 	if c.Snapshot() != first {
 		t.Fatal("a refresh with invalid rows replaced the snapshot")
@@ -160,17 +161,17 @@ func TestCacheFailedRefreshKeepsLastSnapshot(t *testing.T) {
 // TestCacheRefreshFollowsMigration moves orders_202412 from the hot store to
 // the history store and checks that the snapshot shows it after Refresh.
 func TestCacheRefreshFollowsMigration(t *testing.T) {
-	before := []Table{
+	before := []metadata.Table{
 		{Name: "orders_202412", Min: at(t, "2024-12-01"), Max: at(t, "2024-12-31 23:59:59"), Hot: true},
 		{Name: "orders_202501", Min: at(t, "2025-01-01"), Max: at(t, "2025-01-31 23:59:59"), Hot: true},
 	}
 	src := &switchSource{tables: before}
-	c, err := NewCache(src, CacheOptions{Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	after := []Table{
+	after := []metadata.Table{
 		{Name: "orders_202412", Min: at(t, "2024-12-01"), Max: at(t, "2024-12-31 23:59:59"), Hot: false, Location: "history"},
 		{Name: "orders_202501", Min: at(t, "2025-01-01"), Max: at(t, "2025-01-31 23:59:59"), Hot: true},
 	}
@@ -192,7 +193,7 @@ func TestCacheConcurrentRefreshSharesOneLoad(t *testing.T) {
 	// loads fails by its count instead of hanging.
 	src := &blockingSource{started: make(chan struct{}, 16), release: make(chan struct{}), tables: ordersTables(t)}
 	close(src.release) // the first load, in NewCache, must not block
-	c, err := NewCache(src, CacheOptions{Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +234,12 @@ func TestCacheConcurrentRefreshSharesOneLoad(t *testing.T) {
 // reader must always see a whole generation. Run with -race.
 func TestCacheReadersDuringRefreshes(t *testing.T) {
 	genA := ordersTables(t)
-	genB := []Table{
+	genB := []metadata.Table{
 		tbl(t, "orders_202502", "2025-02-01", "2025-02-28 23:59:59", true),
 		tbl(t, "orders_202503", "2025-03-01", "2025-03-31 23:59:59", true),
 	}
 	src := &switchSource{tables: genA}
-	c, err := NewCache(src, CacheOptions{Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestCacheReadersDuringRefreshes(t *testing.T) {
 func TestCacheStartRefreshesUntilClose(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	src := &switchSource{tables: ordersTables(t)}
-	c, err := NewCache(src, CacheOptions{Interval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(src, Options{Interval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestCacheCloseCancelsBackgroundLoad(t *testing.T) {
 	src := &blockingSource{started: make(chan struct{}, 1), release: make(chan struct{}), tables: ordersTables(t)}
 	close(src.release)
 	logger, logs := logBuffer()
-	c, err := NewCache(src, CacheOptions{Interval: time.Millisecond, Logger: logger})
+	c, err := New(src, Options{Interval: time.Millisecond, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,31 @@
-package metadata
+// Package metacache keeps the connector's current shard-metadata snapshot: loaded once when a
+// statement first needs it, refreshed in the background and on demand, never blocking a reader,
+// keeping the last good snapshot when a refresh fails.
+package metacache
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/obroute/obroute/metadata"
 )
 
-// Defaults of CacheOptions.
+// ErrClosed is returned by Cache.Refresh after Cache.Close.
+var ErrClosed = errors.New("metadata: cache is closed")
+
+// Defaults of Options.
 const (
 	DefaultInterval    = 5 * time.Minute
 	DefaultLoadTimeout = 30 * time.Second
 )
 
-// CacheOptions configures a Cache. The zero value is usable.
-type CacheOptions struct {
+// Options configures a Cache. The zero value is usable.
+type Options struct {
 	// Interval between background refreshes after Start; DefaultInterval if zero.
 	Interval time.Duration
 	// LoadTimeout bounds each load of the Source; DefaultLoadTimeout if zero.
@@ -32,9 +41,9 @@ type CacheOptions struct {
 	OnRefresh func(RefreshEvent)
 }
 
-// RefreshEvent describes one load of the Source, for CacheOptions.OnRefresh.
+// RefreshEvent describes one load of the Source, for Options.OnRefresh.
 type RefreshEvent struct {
-	// Started is when the load began (by CacheOptions.Clock).
+	// Started is when the load began (by Options.Clock).
 	Started time.Time
 	// Duration is how long the load and validation took.
 	Duration time.Duration
@@ -42,7 +51,7 @@ type RefreshEvent struct {
 	Err error
 	// Snapshot is the snapshot in use after the load: the new one on
 	// success, the last good one on failure (nil if the first load failed).
-	Snapshot *Snapshot
+	Snapshot *metadata.Snapshot
 }
 
 // Stats counts a Cache's refreshes.
@@ -67,9 +76,9 @@ type Stats struct {
 // warning and is reported by LastError and Stats. The connector owns one
 // Cache per metadata table; Close it when done.
 type Cache struct {
-	src  Source
-	opts CacheOptions
-	snap atomic.Pointer[Snapshot]
+	src  metadata.Source
+	opts Options
+	snap atomic.Pointer[metadata.Snapshot]
 
 	mu       sync.Mutex
 	inflight *flight // the load in progress, shared by concurrent Refresh calls
@@ -86,14 +95,14 @@ type flight struct {
 	err  error
 }
 
-// NewCache loads src once, synchronously, and returns a Cache holding the
+// New loads src once, synchronously, and returns a Cache holding the
 // result; it fails if that load fails. Call Start for periodic refreshes.
-func NewCache(src Source, opts CacheOptions) (*Cache, error) {
+func New(src metadata.Source, opts Options) (*Cache, error) {
 	if src == nil {
-		return nil, errors.New("metadata: NewCache: source is nil")
+		return nil, errors.New("metadata: cache: source is nil")
 	}
 	if opts.Interval < 0 || opts.LoadTimeout < 0 {
-		return nil, errorf("metadata: NewCache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
+		return nil, fmt.Errorf("metadata: cache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
 	}
 	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
@@ -115,7 +124,7 @@ func NewCache(src Source, opts CacheOptions) (*Cache, error) {
 }
 
 // Snapshot returns the current snapshot. It never blocks and never returns nil.
-func (c *Cache) Snapshot() *Snapshot { return c.snap.Load() }
+func (c *Cache) Snapshot() *metadata.Snapshot { return c.snap.Load() }
 
 // Refresh loads the source now and, on success, replaces the snapshot. A
 // call made while a load is in progress waits for that load and returns its
@@ -156,12 +165,12 @@ func (c *Cache) load(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LoadTimeout)
 	tables, err := c.src.Load(ctx)
 	cancel()
-	var snap *Snapshot
+	var snap *metadata.Snapshot
 	if err == nil {
-		snap, err = NewSnapshot(tables, started)
+		snap, err = metadata.NewSnapshot(tables, started)
 	}
 	if err != nil {
-		err = errorf("metadata: refresh failed, keeping the last snapshot: %w", err)
+		err = fmt.Errorf("metadata: refresh failed, keeping the last snapshot: %w", err)
 	}
 	duration := c.opts.Clock().Sub(started)
 
