@@ -3,7 +3,6 @@ package connector
 import (
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 )
 
 // Reaching the Connector from database/sql
@@ -14,9 +13,6 @@ import (
 //	db, _ := sql.Open("obroute", dsn)
 //	c, err := connector.FromDB(db)
 //	fmt.Println(c.Stats().Routes)
-
-// ErrNotObroute: the handle was not opened with obroute (its driver is another one).
-var ErrNotObroute = errors.New("obroute: the handle's driver is not obroute")
 
 // FromDB returns the Connector behind db, a handle opened with sql.Open("obroute", …) or
 // sql.OpenDB(c). It takes no connection from the pool and does no I/O.

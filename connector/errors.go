@@ -2,7 +2,7 @@ package connector
 
 import "errors"
 
-// Errors of the connector. Test them with errors.Is.
+// Errors of the connector, beside the router's refusals (refusals.go). Test them with errors.Is.
 var (
 	// ErrTxBackendLost: the server session of an open transaction was lost before its COMMIT was
 	// sent. The transaction was not committed; nothing was replayed elsewhere.
@@ -20,4 +20,20 @@ var (
 	// variable and the backend; setting the variable back (or to a value that backend accepts)
 	// clears it.
 	ErrSessionStateRefused = errors.New("obroute: a backend refused the client session's session state")
+	// ErrBackendDown: the backend failed config.Health.DownAfter times in a row (when that is set)
+	// and is being probed in the background; statements for it fail at once instead of waiting for
+	// a timeout. Retry later, or configure a replica (replica_of) to keep serving reads.
+	ErrBackendDown = errors.New("obroute: backend is down")
+	// ErrMetadataUnavailable: the shard metadata could not be loaded for the first time, so a
+	// statement on a time-sharded table cannot be routed. It wraps the cause; the next statement
+	// that needs the metadata tries again.
+	ErrMetadataUnavailable = errors.New("obroute: shard metadata not loaded")
+	// ErrNoPrimary: no candidate of the backend's service has been found writable yet.
+	ErrNoPrimary = errors.New("obroute: service has no primary")
+	// ErrPrimaryChanged: the service's primary moved while a transaction was open on the old
+	// one. The transaction was not committed (errors.Is(err, ErrTxBackendLost) holds too);
+	// run it again: it goes to the new primary.
+	ErrPrimaryChanged = errors.New("obroute: service primary changed")
+	// ErrNotObroute: the handle was not opened with obroute (its driver is another one).
+	ErrNotObroute = errors.New("obroute: the handle's driver is not obroute")
 )

@@ -17,11 +17,6 @@ import (
 	"github.com/obroute/obroute/internal/routing"
 )
 
-// ErrBackendDown: the backend failed config.Health.DownAfter times in a row (when that is set)
-// and is being probed in the background; statements for it fail at once instead of waiting for
-// a timeout. Retry later, or configure a replica (replica_of) to keep serving reads.
-var ErrBackendDown = errors.New("obroute: backend is down")
-
 // probeTimeout bounds one probe of a down backend.
 const probeTimeout = time.Second
 

@@ -16,15 +16,6 @@ import (
 	"github.com/obroute/obroute/config"
 )
 
-var (
-	// ErrNoPrimary: no candidate of the backend's service has been found writable yet.
-	ErrNoPrimary = errors.New("obroute: service has no primary")
-	// ErrPrimaryChanged: the service's primary moved while a transaction was open on the old
-	// one. The transaction was not committed (errors.Is(err, ErrTxBackendLost) holds too);
-	// run it again: it goes to the new primary.
-	ErrPrimaryChanged = errors.New("obroute: service primary changed")
-)
-
 // serviceMonitor finds a service's primary among its valid candidates with the service's probe
 // query, every interval and at once when asked (kick), and follows switchovers. It keeps one
 // connection per candidate for its probes, opened again only after it failed. Nothing is probed

@@ -15,11 +15,6 @@ import (
 	"github.com/obroute/obroute/metadata"
 )
 
-// ErrMetadataUnavailable: the shard metadata could not be loaded for the first time, so a
-// statement on a time-sharded table cannot be routed. It wraps the cause; the next statement
-// that needs the metadata tries again.
-var ErrMetadataUnavailable = errors.New("obroute: shard metadata not loaded")
-
 // shardMetadata is the connector's shard metadata. Nothing is read when the connector is built:
 // the first statement that names a time-sharded table loads it, within that statement's
 // context; after that first load it is refreshed in the background and readers never wait.
