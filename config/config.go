@@ -63,7 +63,8 @@ type Config struct {
 	TimeTables []TimeTable `yaml:"time_tables"`
 	// Metadata says where the shard metadata lives; used when TimeTables is not empty.
 	Metadata Metadata `yaml:"metadata"`
-	// ParseCacheSize bounds the statement-analysis cache; 0 means 4096.
+	// ParseCacheSize bounds the statement-analysis cache (entries); 0 means
+	// DefaultParseCacheSize.
 	ParseCacheSize int `yaml:"parse_cache_size"`
 	// Timeouts bound the waits on a backend whose DSN sets none of its own; zero means
 	// go-sql-driver's default (no bound).
@@ -94,6 +95,9 @@ type Backend struct {
 	// app@SERVICE:NAME sets it. The DSN's address is then ignored.
 	Service string `yaml:"service"`
 }
+
+// DefaultParseCacheSize is the number of statement analyses cached when ParseCacheSize is 0.
+const DefaultParseCacheSize = 4096
 
 // The standard backend roles; any other role is a group of the user's own.
 const (

@@ -18,9 +18,8 @@ import (
 type Config struct {
 	// Settings is the configuration, as config.Config.Validate leaves it: the backends and
 	// their roles, the default backend, the static routes (table names in lower case),
-	// enable_cached_server and the size of the statement-analysis cache (ParseCacheSize; 0 means
-	// 4096 entries; the cache also keeps at most 32 MiB of analyses, and none of more than
-	// 512 KiB). New copies what it reads of it: changing it afterwards changes no route. Required.
+	// enable_cached_server and the size of the statement-analysis cache (ParseCacheSize; the
+	// cache also keeps at most 32 MiB of analyses, and none of more than 512 KiB). New copies what it reads of it: changing it afterwards changes no route. Required.
 	Settings *config.Config
 	// Shadow is the shadow rule built from Settings.Shadow; nil when shadow routing is not
 	// configured.
@@ -134,7 +133,7 @@ func New(cfg Config) (*Router, error) {
 	}
 	size := cfg.Settings.ParseCacheSize
 	if size <= 0 {
-		size = 4096
+		size = config.DefaultParseCacheSize
 	}
 	r.cache = newStatementCache(size, cacheBytes)
 	return r, nil
