@@ -125,8 +125,8 @@ type Plan struct {
 	Targets []Target
 	// Backends are the distinct backends of Targets, in their order.
 	Backends []string
-	// Prompts explain the decision in plain words (Explain fills them; an Observer sees them
-	// only when debug logging is on).
+	// Prompts explain the decision in plain words. Explain fills them; an Observer sees them
+	// only while the connector's logger (WithLogger) is enabled at debug level.
 	Prompts []string
 }
 
