@@ -2,7 +2,8 @@ package connector
 
 import "errors"
 
-// Errors of the connector, beside the router's refusals (refusals.go). Test them with errors.Is.
+// Errors of the connector, beside the refusals of statements (ErrNoTimeRange, ErrLevelViolation,
+// …). Test them with errors.Is.
 var (
 	// ErrTxBackendLost: the server session of an open transaction was lost before its COMMIT was
 	// sent. The transaction was not committed; nothing was replayed elsewhere.

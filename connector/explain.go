@@ -160,15 +160,28 @@ func newPlan(p *routing.Plan) *Plan {
 	return out
 }
 
-// ExplainLine is one line of EXPLAIN ROUTE: its section and its text.
-type ExplainLine = routing.ExplainLine
+// ExplainLine is one row of EXPLAIN ROUTE's answer.
+type ExplainLine struct {
+	// Section is "Route Prompts" (the decision in sentences) or "Route Plan" (its steps).
+	Section string
+	// Step is a prompt's level (INFO, WARN, ERROR), or a step's name (SQL_PARSE, HINTS,
+	// ROUTE_INFO, SUB_QUERY, MERGE).
+	Step string
+	// Detail is the prompt's sentence, or the step's fields written {key:value, …}.
+	Detail string
+}
 
 // ExplainLines returns the EXPLAIN ROUTE lines of query with args, passwords scrubbed, as the
 // EXPLAIN ROUTE statement would answer. When the statement would be refused the lines say why
 // and err is the refusal (errors.Is with the Err values of this package).
 func (c *Connector) ExplainLines(ctx context.Context, query string, args ...any) ([]ExplainLine, error) {
 	st, plan, err := c.explain(ctx, query, args)
-	return c.explainLines(st, plan, err), err
+	lines := c.explainLines(st, plan, err)
+	out := make([]ExplainLine, len(lines))
+	for i, l := range lines {
+		out[i] = ExplainLine(l)
+	}
+	return out, err
 }
 
 // explainOptions are the options that render this connector's plans: backend addresses

@@ -104,7 +104,7 @@ type queryer interface {
 }
 
 // explainRows runs EXPLAIN ROUTE through database/sql and returns its rows.
-func explainRows(t *testing.T, ctx context.Context, q queryer, query string, args ...any) []routing.ExplainLine {
+func explainRows(t *testing.T, ctx context.Context, q queryer, query string, args ...any) []connector.ExplainLine {
 	t.Helper()
 	rows, err := q.QueryContext(ctx, "EXPLAIN ROUTE "+query, args...)
 	if err != nil {
@@ -115,9 +115,9 @@ func explainRows(t *testing.T, ctx context.Context, q queryer, query string, arg
 	if err != nil || strings.Join(cols, ",") != "section,step,detail" {
 		t.Fatalf("columns %v (%v), want section,step,detail", cols, err)
 	}
-	var out []routing.ExplainLine
+	var out []connector.ExplainLine
 	for rows.Next() {
-		var l routing.ExplainLine
+		var l connector.ExplainLine
 		if err := rows.Scan(&l.Section, &l.Step, &l.Detail); err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func explainRows(t *testing.T, ctx context.Context, q queryer, query string, arg
 	return out
 }
 
-func step(lines []routing.ExplainLine, name string) string {
+func step(lines []connector.ExplainLine, name string) string {
 	for _, l := range lines {
 		if l.Step == name {
 			return l.Detail
@@ -249,7 +249,7 @@ func TestExplainRouteInTransaction(t *testing.T) {
 	if got := step(lines, "ROUTE_INFO"); got != want {
 		t.Errorf("in the transaction\n got %s\nwant %s", got, want)
 	}
-	wantPrompt := routing.ExplainLine{Section: "Route Prompts", Step: "INFO", Detail: "Will route to last connected server since current query in transaction"}
+	wantPrompt := connector.ExplainLine{Section: "Route Prompts", Step: "INFO", Detail: "Will route to last connected server since current query in transaction"}
 	if !slices.Contains(lines, wantPrompt) {
 		t.Errorf("lines %q, want the prompt %q", lines, wantPrompt.Detail)
 	}
@@ -316,7 +316,9 @@ func TestExplainNeverShowsPasswords(t *testing.T) {
 		if err != nil {
 			fmt.Fprintln(&all, err)
 		}
-		_ = routing.WriteExplain(&all, lines)
+		for _, l := range lines {
+			fmt.Fprintln(&all, l.Section, l.Step, l.Detail)
+		}
 		// Run it too, for the debug log and the errors.
 		if rows, err := f.db.QueryContext(s.ctx, s.sql); err != nil {
 			fmt.Fprintln(&all, err)

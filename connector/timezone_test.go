@@ -9,7 +9,6 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -42,7 +41,7 @@ func TestTimeZoneOfNow(t *testing.T) {
 		return c, db
 	}
 	const q = "SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL 1 HOUR"
-	folded := func(lines []routing.ExplainLine) string {
+	folded := func(lines []connector.ExplainLine) string {
 		for _, l := range lines {
 			if strings.HasPrefix(l.Detail, "folded in time zone ") {
 				return l.Detail

@@ -164,9 +164,9 @@ func (s *Store) Backend(name string) *Backend {
 
 // Settle returns how long after a change of the shard metadata every obroute process of the
 // configuration routes by the new rows and has finished the statements routed by the old
-// ones: the metadata refresh interval, plus the longest load of the metadata
-// (metacache.DefaultLoadTimeout), plus the longest statement (the longest level budget of the
-// time tables, or the read timeout when none is set).
+// ones: the metadata refresh interval, plus the longest load of the metadata (30 s), plus
+// the longest statement (the longest level budget of the time tables, or the read timeout
+// when none is set).
 func (s *Store) Settle() time.Duration { return s.settle }
 
 // Snapshot reads the shard metadata now.

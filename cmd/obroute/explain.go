@@ -82,7 +82,11 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer c.Close()
 	query := fs.Arg(0)
 	lines, err := c.ExplainLines(ctx, query, sqlArgs...)
-	if werr := routing.WriteExplain(stdout, lines); werr != nil {
+	text := make([]routing.ExplainLine, len(lines))
+	for i, l := range lines {
+		text[i] = routing.ExplainLine(l)
+	}
+	if werr := routing.WriteExplain(stdout, text); werr != nil {
 		return werr
 	}
 	if err != nil {

@@ -19,7 +19,9 @@ type Config struct {
 	// Settings is the configuration, as config.Config.Validate leaves it: the backends and
 	// their roles, the default backend, the static routes (table names in lower case),
 	// enable_cached_server and the size of the statement-analysis cache (ParseCacheSize; the
-	// cache also keeps at most 32 MiB of analyses, and none of more than 512 KiB). New copies what it reads of it: changing it afterwards changes no route. Required.
+	// cache also keeps at most 32 MiB of analyses, and none of more than 512 KiB). New copies
+	// what it reads of Settings, so changing it afterwards changes no route; Shadow and Time are
+	// used as given. Required.
 	Settings *config.Config
 	// Shadow is the shadow rule built from Settings.Shadow; nil when shadow routing is not
 	// configured.
