@@ -74,7 +74,8 @@ func WithMetadataSource(src metadata.Source) Option {
 // New validates cfg and builds a Connector. It does no network I/O: server sessions open when
 // a statement needs them, and the shard metadata of time-sharded tables is loaded by the first
 // statement that names one, within that statement's context. Its errors never show a configured
-// password.
+// password. Validation fills cfg's defaults in place; the Connector keeps cfg, so do not change
+// it afterwards (Config returns it).
 func New(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if cfg == nil {
 		return nil, errors.New("obroute: nil config")
