@@ -96,9 +96,15 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 			err = errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
 			break
 		}
-		if plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug)); err == nil {
-			res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
+		next, rerr := cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+		if rerr != nil {
+			// Refused on the second routing (the shard metadata changed meanwhile): there is
+			// no plan to report as done.
+			cs.c.routeRefused(ctx, st, rerr, start)
+			return nil, nil, rerr
 		}
+		plan = next
+		res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
 	}
 	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
