@@ -144,3 +144,37 @@ func TestSeveralStatementsUnderOneBudget(t *testing.T) {
 		t.Errorf("level %s, budget %v, targets %+v; want L1, 100ms, one on hot", p.Level, p.Budget, p.Targets)
 	}
 }
+
+// TestSetAmongSeveralStatementsOnOneBackend: with one backend a text of several statements is
+// sent as it is (a plain DSN with multiStatements=true), and a leading SET in it is not recorded
+// as session state: its assignment would hold the statements after it, and replaying it on a new
+// server session would run them again.
+func TestSetAmongSeveralStatementsOnOneBackend(t *testing.T) {
+	r, err := New(Config{Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}}, Default: "hot"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		"SET time_zone = '+08:00'; INSERT INTO items VALUES (1)",
+		"SET @a = 1; SET @b = 2",
+		"set names utf8mb4; delete from items",
+	} {
+		st := r.Analyze(sql)
+		if st.Kind == KindSet || len(st.Vars) != 0 || st.NextTransaction != "" {
+			t.Errorf("%s: analysed as a SET (kind %v, vars %+v): it would be recorded and replayed", sql, st.Kind, st.Vars)
+		}
+		p, err := r.Route(Input{Statement: st})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(p.Targets) != 1 || p.Targets[0].Backend != "hot" || p.Targets[0].SQL != sql {
+			t.Errorf("%s: targets %+v, want the text as it is on hot", sql, p.Targets)
+		}
+	}
+	// Alone, with or without its semicolon, a SET is still session state.
+	for _, sql := range []string{"SET time_zone = '+08:00';", "SET time_zone = ';'"} {
+		if st := r.Analyze(sql); st.Kind != KindSet || len(st.Vars) != 1 || st.Vars[0].Name != "time_zone" {
+			t.Errorf("%s: kind %v, vars %+v; want one time_zone assignment", sql, st.Kind, st.Vars)
+		}
+	}
+}

@@ -149,19 +149,21 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		return st
 	}
 	st.Params = countParams(toks)
-	if len(r.roles) > 1 {
-		if pieces := statementPieces(body, toks, lexed); pieces != nil {
-			st.pieces = make([]*Statement, len(pieces))
-			for i, piece := range pieces {
-				st.pieces[i] = r.analyze(piece, nil)
-				for _, t := range st.pieces[i].Tables {
-					st.Tables = appendNew(st.Tables, t)
-				}
+	pieces := statementPieces(body, toks, lexed)
+	if pieces != nil && len(r.roles) > 1 {
+		st.pieces = make([]*Statement, len(pieces))
+		for i, piece := range pieces {
+			st.pieces[i] = r.analyze(piece, nil)
+			for _, t := range st.pieces[i].Tables {
+				st.Tables = appendNew(st.Tables, t)
 			}
-			return st
 		}
+		return st
 	}
-	if len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
+	// A SET is session state only alone: with one backend a text of several statements is sent
+	// as it is, and a SET in it is not recorded (its "assignment" would hold the statements
+	// after it, replayed on every new server session).
+	if pieces == nil && len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
 		return st
 	}
 	p, err := parse(body, toks)
