@@ -138,6 +138,11 @@ func (c cmpExpr) bind(cols *columns) (evalFunc, kind, error) {
 			k = kb
 		}
 	}
+	// A number compared with a FLOAT or DOUBLE (a column, or a literal written with an exponent)
+	// is compared as doubles, as the server does: 0.01 = 1e-2 holds.
+	if numeric(ka) && numeric(kb) && (ka == kindFloat || kb == kindFloat) {
+		k = kindFloat
+	}
 	if err := c.comparable(k, ka, kb); err != nil {
 		return nil, 0, err
 	}
@@ -170,6 +175,9 @@ func (c cmpExpr) bind(cols *columns) (evalFunc, kind, error) {
 		return boolValue(test(compareValues(k, va, vb)))
 	}, kindNumber, nil
 }
+
+// numeric reports whether k is an exact number or a float.
+func numeric(k kind) bool { return k == kindNumber || k == kindFloat }
 
 // comparable refuses a comparison the merge cannot make as the server would: text, which
 // compares by a collation (the rewrite has the sub-queries compare text and carry the
