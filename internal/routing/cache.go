@@ -199,7 +199,10 @@ func (st *Statement) size() int {
 	}
 	n += 64 * len(st.shadowCols)
 	if st.Explained != nil {
-		n += len(st.Explained.SQL)
+		n += st.Explained.size()
+	}
+	for _, pc := range st.pieces {
+		n += pc.size()
 	}
 	if ts := st.time; ts != nil {
 		n += ts.whole.bytes()

@@ -4,6 +4,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"strings"
+
+	"github.com/obroute/obroute/hint"
 )
 
 // A text of several statements (a backend DSN with multiStatements=true lets the application
@@ -81,7 +83,8 @@ func compoundStart(toks []token) bool {
 }
 
 // multiProblem says why piece, statement n of a text of several, cannot run inside that text;
-// "" when it can.
+// "" when it can. (Creating or dropping a temporary table is DDL, refused as not DML.) Analysis
+// stores it in the piece's multiWhy.
 func multiProblem(piece *Statement) string {
 	switch {
 	case piece.HintErr != nil || piece.RouteErr != nil:
@@ -92,31 +95,30 @@ func multiProblem(piece *Statement) string {
 		return "assigns user variables, which obroute reads back only after a statement of its own"
 	case piece.SessionDependent:
 		return "reads the previous statement's session (FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS)"
-	case piece.TempTableCreated != "" || len(piece.TempTablesDropped) > 0:
-		return "creates or drops a temporary table, which obroute follows only in a statement of its own"
 	}
 	return ""
 }
 
 // routeMulti routes a text of several statements: each statement as if it came alone (with the
-// hints in force and its own arguments), then the text as one target where they all go.
-func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
+// hints in force, the session and its own arguments), then the text as one target where they all
+// go.
+func (r *Router) routeMulti(in Input, hints hint.Set, sess *SessionState) (*Plan, error) {
 	st := in.Statement
 	var (
 		first     *Plan
-		sqls      []string
+		prompts   []string
+		rewritten bool     // a statement is sent otherwise than written (time routing)
+		sqls      []string // the statements as sent, once one was rewritten
 		args      []driver.NamedValue
 		tables    []string
-		rewritten bool
 		off       int
 	)
 	for i, piece := range st.pieces {
 		pin := in
-		pin.Statement, pin.Hints = piece, p.Hints
+		pin.Statement, pin.Hints, pin.Session = piece, hints, sess
 		end := min(off+piece.Params, len(in.Args))
 		pin.Args = in.Args[min(off, end):end]
-		off += piece.Params
-		why := multiProblem(piece)
+		why := piece.multiWhy
 		if why == "" {
 			pp, err := r.route(pin)
 			if err != nil {
@@ -127,24 +129,34 @@ func (r *Router) routeMulti(in Input, p *Plan) (*Plan, error) {
 					first = pp
 				}
 				t := pp.Targets[0]
-				rewritten = rewritten || t.SQL != piece.SQL || len(t.Args) != len(pin.Args)
-				sqls, args = append(sqls, t.SQL), append(args, t.Args...)
+				if !rewritten && (t.SQL != piece.SQL || len(t.Args) != len(pin.Args)) {
+					// The first rewritten statement: the ones before it are sent as written.
+					rewritten = true
+					for _, before := range st.pieces[:i] {
+						sqls = append(sqls, before.SQL)
+					}
+					args = append(args, in.Args[:min(off, len(in.Args))]...)
+				}
+				if rewritten {
+					sqls, args = append(sqls, t.SQL), append(args, t.Args...)
+				}
 				for _, tb := range t.Tables {
 					tables = appendNew(tables, tb)
 				}
-				for j := 0; p.explain && j < len(pp.Prompts); j++ {
-					p.Prompts = append(p.Prompts, fmt.Sprintf("Statement %d: %s", i+1, pp.Prompts[j]))
+				for j := 0; in.Explain && j < len(pp.Prompts); j++ {
+					prompts = append(prompts, fmt.Sprintf("Statement %d: %s", i+1, pp.Prompts[j]))
 				}
 			}
 		}
 		if why != "" {
 			return nil, errorf("%w: statement %d of %d %s; send the statements one by one", ErrMultiStatement, i+1, len(st.pieces), why)
 		}
+		off += piece.Params
 	}
-	if p.explain {
-		p.Prompts = append(p.Prompts, fmt.Sprintf("The text holds %d statements, each routed to backend %s: sent there as one text", len(st.pieces), where(first)))
+	if in.Explain {
+		prompts = append(prompts, fmt.Sprintf("The text holds %d statements, each routed to backend %s: sent there as one text", len(st.pieces), where(first)))
 	}
-	first.Statement, first.Prompts = st, p.Prompts
+	first.Statement, first.Hints, first.Prompts = st, hints, prompts
 	t := &first.Targets[0]
 	t.SQL, t.Args, t.Tables = st.SQL, in.Args, tables
 	if rewritten {

@@ -143,6 +143,24 @@ func TestSeveralStatementsUnderOneBudget(t *testing.T) {
 	if p.Level != hint.L1 || p.Budget != 100*time.Millisecond || len(p.Targets) != 1 || p.Targets[0].Backend != "hot" {
 		t.Errorf("level %s, budget %v, targets %+v; want L1, 100ms, one on hot", p.Level, p.Budget, p.Targets)
 	}
+	// Each statement is sent as time routing rewrote it: the physical table, the clamp of its span.
+	const sent = "select * from orders_202503 where order_time = '2025-03-03' and orders_202503.order_time >= '2025-03-01 00:00:00'; " +
+		"select * from orders_202503 where order_time = '2025-03-04' and orders_202503.order_time >= '2025-03-01 00:00:00'"
+	if tg := p.Targets[0]; tg.SQL != sent || len(tg.Tables) != 1 || tg.Tables[0] != "orders_202503" {
+		t.Errorf("sent %q on tables %v, want %q on orders_202503", tg.SQL, tg.Tables, sent)
+	}
+	// A statement written as is before a rewritten one keeps its text, and each keeps its own
+	// arguments, in order (no budgets, one declared level: nothing else sets them apart).
+	f = newFixture(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00")
+	sql = "SELECT ? FROM dual; SELECT * FROM orders WHERE order_time = '2025-03-04' AND id = ?"
+	p, err = f.route(sql, []driver.NamedValue{{Ordinal: 1, Value: int64(7)}, {Ordinal: 2, Value: int64(8)}}, Input{Hints: hint.Set{Level: hint.L1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mixed = "SELECT ? FROM dual; select * from orders_202503 where order_time = '2025-03-04' and id = ? and orders_202503.order_time >= '2025-03-01 00:00:00'"
+	if tg := p.Targets[0]; tg.SQL != mixed || len(tg.Args) != 2 || tg.Args[0].Value != int64(7) || tg.Args[1].Value != int64(8) {
+		t.Errorf("sent %q with %v, want %q with 7 and 8", tg.SQL, tg.Args, mixed)
+	}
 }
 
 // TestSetAmongSeveralStatementsOnOneBackend: with one backend a text of several statements is
@@ -176,5 +194,23 @@ func TestSetAmongSeveralStatementsOnOneBackend(t *testing.T) {
 		if st := r.Analyze(sql); st.Kind != KindSet || len(st.Vars) != 1 || st.Vars[0].Name != "time_zone" {
 			t.Errorf("%s: kind %v, vars %+v; want one time_zone assignment", sql, st.Kind, st.Vars)
 		}
+	}
+}
+
+// TestSeveralStatementsCountInTheCacheBytes: the analysis of a text of several statements keeps
+// each statement's analysis, so the cache's byte bound counts them: the text weighs at least
+// what its statements weigh cached one by one.
+func TestSeveralStatementsCountInTheCacheBytes(t *testing.T) {
+	tt := ordersTable()
+	tables := monthlyTables("2024-07-01", "2025-03-01", "2025-01-01")
+	a := "SELECT * FROM orders WHERE order_time >= '2025-02-03' ORDER BY order_time LIMIT 10"
+	b := "SELECT user_id, COUNT(*) FROM orders WHERE order_time >= '2024-12-04' GROUP BY user_id"
+	alone := newFixture(t, tt, tables, "2025-03-15 12:00:00")
+	alone.r.Analyze(a)
+	alone.r.Analyze(b)
+	together := newFixture(t, tt, tables, "2025-03-15 12:00:00")
+	together.r.Analyze(a + "; " + b)
+	if one, both := alone.r.CacheStats(), together.r.CacheStats(); one.Entries != 2 || both.Entries != 1 || both.Bytes < one.Bytes {
+		t.Errorf("cached one by one: %d entries, %d bytes; as one text: %d entries, %d bytes (want at least as many)", one.Entries, one.Bytes, both.Entries, both.Bytes)
 	}
 }

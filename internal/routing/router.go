@@ -196,10 +196,10 @@ func (r *Router) route(in Input) (*Plan, error) {
 	if sess == nil {
 		sess = &SessionState{}
 	}
-	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	if st.pieces != nil {
-		return r.routeMulti(in, p)
+		return r.routeMulti(in, hints, sess)
 	}
+	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	// pinned: the route names where the data is, so a transaction cannot override it.
 	// The statement's literals replaced in its cache key are read as arguments; the targets
 	// keep the application's arguments.

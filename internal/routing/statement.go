@@ -126,6 +126,9 @@ type Statement struct {
 	// pieces are the statements of a text of several, each analysed alone (see multi.go); the
 	// text's own Kind is then KindOther.
 	pieces []*Statement
+	// multiWhy, on a statement of such a text, says why it cannot run inside the text (see
+	// multiProblem); "" when it can.
+	multiWhy string
 
 	// lits are the literals of SQL its cache key replaced, when the analysis is the one of the
 	// normalized text and reads them as arguments (see normalize.go); litSlots are their
@@ -154,6 +157,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.pieces = make([]*Statement, len(pieces))
 		for i, piece := range pieces {
 			st.pieces[i] = r.analyze(piece, nil)
+			st.pieces[i].multiWhy = multiProblem(st.pieces[i])
 			for _, t := range st.pieces[i].Tables {
 				st.Tables = appendNew(st.Tables, t)
 			}
