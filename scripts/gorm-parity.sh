@@ -70,23 +70,38 @@ run() { # $1 = name of the run, $2 = driver name, $3 = DSN
   echo "$1: $(suite_counts "$work/$1.txt") in $((SECONDS - start))s"
 }
 status=0
+unsure="" # the tests lost in a run through obroute that compare did not count as failures
+# alone DRIVER DSN TEST: runs TEST alone on fresh databases and prints PASS or FAIL as go test
+# reports the test itself, or ERROR when it reported neither (a build failure, a timeout).
+alone() {
+  test_db obroute_gorm
+  test_db obroute_gorm_cold
+  local out
+  out=$(GORM_DIALECT=mysql GORM_DRIVER_NAME=$1 GORM_DSN=$2 go test -count=1 -v -timeout 4m -run "^$3\$" . 2>&1 || true)
+  if grep -q "^--- PASS: $3 " <<<"$out"; then echo PASS
+  elif grep -q "^--- FAIL: $3 " <<<"$out"; then echo FAIL
+  else echo ERROR
+  fi
+}
 # passes_once DRIVER DSN TEST: whether TEST, run alone up to three times, passes once.
 passes_once() {
   local i
   for i in 1 2 3; do
-    GORM_DIALECT=mysql GORM_DRIVER_NAME=$1 GORM_DSN=$2 go test -count=1 -timeout 4m -run "^$3\$" . >/dev/null 2>&1 && return 0
+    [ "$(alone "$1" "$2" "$3")" = PASS ] && return 0
   done
   return 1
 }
-# fails_once DSN TEST: whether TEST, run alone three times with driver mysql, fails once.
+# fails_once DSN TEST: whether TEST, run alone three times with driver mysql, fails once (a
+# reported failure of the test: an error running it does not count).
 fails_once() {
   local i
   for i in 1 2 3; do
-    GORM_DIALECT=mysql GORM_DRIVER_NAME=mysql GORM_DSN=$1 go test -count=1 -timeout 4m -run "^$2\$" . >/dev/null 2>&1 || return 0
+    [ "$(alone mysql "$1" "$2")" = FAIL ] && return 0
   done
   return 1
 }
-# compare RUN DRIVER DSN: every test that passed with mysql and not in RUN is run again alone.
+# compare RUN DRIVER DSN: every test that passed with mysql and not in RUN is run again alone, on
+# fresh databases.
 # It passes once in three tries through obroute: flaky. It fails every time through obroute and
 # fails once in three tries with mysql too: the suite's own flake on this machine (some GORM tests
 # compare timestamps or counts that a fast server makes equal), not obroute's; both are listed.
@@ -108,6 +123,7 @@ compare() {
   done
   [ -n "$flaky" ] && echo "  $1: flaky (failed in the run, then passed alone within three tries):$flaky"
   [ -n "$baseline" ] && echo "  $1: failed here and again alone, and fails with mysql alone too (the suite's flake, not obroute's):$baseline"
+  unsure="$unsure$flaky$baseline"
   return 0
 }
 
@@ -132,4 +148,8 @@ if [ "$status" -ne 0 ]; then
   echo "GORM parity FAILED"
   exit 1
 fi
-echo "GORM parity: every test that passes with mysql passes through obroute, plain and routed"
+if [ -n "$unsure" ]; then
+  echo "GORM parity: every test that passes with mysql passes through obroute, plain and routed, except these, flaky here (listed above):$unsure"
+else
+  echo "GORM parity: every test that passes with mysql passes through obroute, plain and routed"
+fi
