@@ -150,12 +150,17 @@ type Target struct {
 func newPlan(p *routing.Plan) *Plan {
 	out := &Plan{Rule: string(p.Type), Class: p.Class.String(), Level: p.Level, Budget: p.Budget, Shadow: p.Shadow,
 		InTransaction: p.InTransaction, Targets: make([]Target, len(p.Targets)), Backends: p.Backends(), Prompts: p.Prompts}
+	n := 0
+	for _, t := range p.Targets {
+		n += len(t.Args)
+	}
+	values := make([]any, 0, n) // every target's arguments, each target a slice of them
 	for i, t := range p.Targets {
-		args := make([]any, len(t.Args))
-		for j, a := range t.Args {
-			args[j] = a.Value
+		from := len(values)
+		for _, a := range t.Args {
+			values = append(values, a.Value)
 		}
-		out.Targets[i] = Target{Backend: t.Backend, SQL: t.SQL, Args: args, Cold: t.Cold, Tables: t.Tables}
+		out.Targets[i] = Target{Backend: t.Backend, SQL: t.SQL, Args: values[from:len(values):len(values)], Cold: t.Cold, Tables: t.Tables}
 	}
 	return out
 }

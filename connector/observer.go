@@ -28,9 +28,8 @@ type RouteEvent struct {
 	// SQL is the statement text as the application sent it, with its string literals masked
 	// when it may carry a password (SET PASSWORD, CREATE USER … IDENTIFIED BY and the like).
 	SQL string
-	// Plan is the route; nil when the router refused the statement.
-	Plan *Plan
-	// Refusal names why the router refused the statement, as StatsSnapshot.Refusals does; ""
+	plan *routing.Plan // the route; nil when the router refused the statement
+	// Refusal names why the router refused the statement, as StatsSnapshot.Rejections counts it; ""
 	// when it was routed.
 	Refusal string
 	// Err is the refusal, or the error of running the statement; nil on success.
@@ -38,6 +37,15 @@ type RouteEvent struct {
 	// Duration runs from the routing decision to the statement's result (for a query, its first
 	// rows: reading the rest is the application's time).
 	Duration time.Duration
+}
+
+// Plan returns the route; nil when the router refused the statement. It is built at each call,
+// so that an Observer that does not look at it costs nothing.
+func (e RouteEvent) Plan() *Plan {
+	if e.plan == nil {
+		return nil
+	}
+	return newPlan(e.plan)
 }
 
 // StateKind names a state change.
@@ -147,7 +155,7 @@ func (c *Connector) routeDone(ctx context.Context, plan *routing.Plan, err error
 		c.logger.LogAttrs(ctx, slog.LevelDebug, "route", attrs...)
 	}
 	if obs != nil {
-		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.LogText(), Plan: newPlan(plan), Err: err, Duration: d})
+		obs.OnRoute(ctx, RouteEvent{SQL: plan.Statement.LogText(), plan: plan, Err: err, Duration: d})
 	}
 }
 

@@ -20,11 +20,11 @@ type expvarObserver struct {
 }
 
 func (o *expvarObserver) OnRoute(_ context.Context, ev connector.RouteEvent) {
-	if ev.Plan == nil {
+	if ev.Plan() == nil {
 		o.refusals.Add(ev.Refusal, 1)
 		return
 	}
-	o.routes.Add(ev.Plan.Class, 1)
+	o.routes.Add(ev.Plan().Class, 1)
 }
 
 func (o *expvarObserver) OnStateChange(ev connector.StateEvent) {

@@ -28,13 +28,13 @@ func (r *recorder) OnRoute(_ context.Context, ev connector.RouteEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case ev.Plan == nil:
+	case ev.Plan() == nil:
 		r.refused[ev.Refusal]++
 	case ev.Err != nil:
 		r.failed++
-		r.classes[ev.Plan.Class]++
+		r.classes[ev.Plan().Class]++
 	default:
-		r.classes[ev.Plan.Class]++
+		r.classes[ev.Plan().Class]++
 	}
 }
 
