@@ -27,7 +27,7 @@ type Observer interface {
 type RouteEvent struct {
 	// SQL is the statement text as the application sent it, with its string literals masked
 	// when it may carry a password (SET PASSWORD, CREATE USER … IDENTIFIED BY and the like).
-	SQL string
+	SQL  string
 	plan *routing.Plan // the route; nil when the router refused the statement
 	// Refusal names why the router refused the statement, as StatsSnapshot.Rejections counts it; ""
 	// when it was routed.
