@@ -103,6 +103,15 @@ func TestStatementTimeoutIsNotABackendFailure(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// One KILL QUERY each, not more.
+	select {
+	case ev := <-kills:
+		t.Errorf("a fourth KILL QUERY outcome for three abandoned statements: %v %v", ev.Kind, ev.Attrs)
+	case <-time.After(time.Second):
+	}
+	if k := c.Stats().QueriesKilled; k > 3 {
+		t.Errorf("QueriesKilled = %d, want at most 3 (one KILL QUERY per abandoned statement)", k)
+	}
 }
 
 // silentListener accepts connections and never answers; it counts them.

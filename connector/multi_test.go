@@ -74,11 +74,17 @@ func TestTextOfSeveralStatementsOnMariaDB(t *testing.T) {
 		t.Errorf("result sets read %q, want [a b]", notes)
 	}
 
+	// One client session, so that the time_zone read below is the session's the SET was refused in.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	for _, sql := range []string{
 		"INSERT INTO items VALUES (1, 'x'); INSERT INTO audit_log VALUES (3, 'c')",
 		"INSERT INTO audit_log VALUES (4, 'd'); SET time_zone = '+08:00'",
 	} {
-		if _, err := db.ExecContext(ctx, sql); !errors.Is(err, connector.ErrMultiStatement) {
+		if _, err := conn.ExecContext(ctx, sql); !errors.Is(err, connector.ErrMultiStatement) {
 			t.Errorf("%s: err = %v, want ErrMultiStatement", sql, err)
 		}
 	}
@@ -88,7 +94,7 @@ func TestTextOfSeveralStatementsOnMariaDB(t *testing.T) {
 		}
 	}
 	var tz string
-	if err := db.QueryRowContext(ctx, "SELECT @@session.time_zone").Scan(&tz); err != nil || tz == "+08:00" {
+	if err := conn.QueryRowContext(ctx, "SELECT @@session.time_zone").Scan(&tz); err != nil || tz == "+08:00" {
 		t.Errorf("time_zone = %q (%v) after the refused SET", tz, err)
 	}
 }
