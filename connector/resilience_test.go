@@ -70,7 +70,7 @@ func processIDs(t *testing.T, b *sqltest.Backend, where string) []int64 {
 	return ids
 }
 
-// Done when 1: every idle server session killed from the server side, then 1000 statements
+// Every idle server session killed from the server side, then 1000 statements
 // all succeed with the session's time zone and database still in effect.
 func TestIdleServerSessionsKilledAreReplaced(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
@@ -139,7 +139,7 @@ func TestIdleServerSessionsKilledAreReplaced(t *testing.T) {
 	}
 }
 
-// Done when 2: SIGKILL in the middle of 100 concurrent transactions.
+// SIGKILL in the middle of 100 concurrent transactions.
 func TestBackendKilledDuringTransactions(t *testing.T) {
 	bs := sqltest.MariaDB(t, "hot", "cold")
 	hot, cold := bs[0], bs[1]
@@ -223,7 +223,7 @@ func TestBackendKilledDuringTransactions(t *testing.T) {
 	closeCheck(hot, cold)
 }
 
-// Done when 3: SIGSTOP yields errors within the configured bound; SIGCONT brings the service
+// SIGSTOP yields errors within the configured bound; SIGCONT brings the service
 // back within 2 s.
 func TestPausedBackendErrorsWithinBound(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
@@ -294,7 +294,7 @@ func TestPausedBackendErrorsWithinBound(t *testing.T) {
 	closeCheck(hot)
 }
 
-// Done when 4: SELECT SLEEP(30) cancelled after 200 ms is gone from the processlist within 1 s.
+// SELECT SLEEP(30) cancelled after 200 ms is gone from the processlist within 1 s.
 func TestCancelledQueryIsKilled(t *testing.T) {
 	hot := sqltest.MariaDB(t, "hot")[0]
 	db, c, closeCheck := resilient(t, "obroute:backends.hot.dsn="+hot.DSN)
@@ -371,7 +371,7 @@ func TestCancelledQueryIsKilled(t *testing.T) {
 	closeCheck(hot)
 }
 
-// Done when 5: a service-name switchover under a steady write load: no write fails (one the old
+// A service-name switchover under a steady write load: no write fails (one the old
 // primary refused as read-only waits for the new primary and runs there), none lands on the old
 // primary after it turned read-only, and a transaction open on the old primary gets
 // ErrPrimaryChanged.
@@ -572,7 +572,7 @@ func firstError(errs []error) error {
 	return nil
 }
 
-// Done when: SIGKILL while 100 transactions commit. A commit error that says "not committed"
+// SIGKILL while 100 transactions commit. A commit error that says "not committed"
 // (ErrTxBackendLost) is true: the transaction's rows are absent after the restart; every other
 // commit error says the outcome is unknown (ErrCommitUnknown). Four rounds kill the server before
 // the COMMITs are sent, and after 0, 1 and 10 of them have been answered.

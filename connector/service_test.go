@@ -26,7 +26,7 @@ func probeConnections(t *testing.T, b *sqltest.Backend) (probes []int64, connect
 	return probes, connects
 }
 
-// Done when: over 30 s of probes every 200 ms, the monitor of a service backend opens one
+// Over 30 s of probes every 200 ms, the monitor of a service backend opens one
 // connection per candidate, and one more only after a probe connection failed.
 func TestServiceProbeKeepsItsConnections(t *testing.T) {
 	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "east", "west")

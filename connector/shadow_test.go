@@ -235,7 +235,7 @@ type sessionView struct {
 	count                            int
 }
 
-// Done when: production and shadow traffic interleaved on the same client sessions of one pool
+// Production and shadow traffic interleaved on the same client sessions of one pool
 // — SET of user variables, sql_mode and time_zone, USE, transactions, prepared statements —
 // and no value shadow traffic set ever reaches a production server (their general logs), while
 // shadow traffic sees its own values over production's.
