@@ -125,6 +125,7 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 			f.servers[o.backend] = true
 		}
 		f.router.SetShardKeyPrecision(o.read.digits)
+		f.router.SetUniqueKeys(o.read.unique)
 	}
 }
 
@@ -150,40 +151,55 @@ type serverRead struct {
 	version, comment string
 	sqlMode          string         // the sql_mode a server session starts with
 	digits           map[string]int // physical table → fractional digits of its DATETIME or TIMESTAMP shard key
+	// unique maps each physical table found to its first unique key without the shard key
+	// ("PRIMARY (id)"), "" when every unique key holds it (see routing.Router.SetUniqueKeys).
+	unique map[string]string
 }
 
 // readServer reads, on a server session of db, its default time zone, flavour and sql_mode,
-// and the type of the shard-key columns cols, in one query.
+// and the type of the shard-key columns cols, in one query; then the unique keys of their tables.
 func readServer(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*serverRead, error) {
+	s, found, err := readColumns(ctx, db, cols)
+	if err != nil || len(found) == 0 {
+		return s, err
+	}
+	if s.unique, err = readUniqueKeys(ctx, db, found); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readColumns is readServer's first query; found are the tables of cols whose shard-key column
+// exists.
+func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*serverRead, []routing.KeyColumn, error) {
 	var q strings.Builder
 	q.WriteString("SELECT @@session.time_zone, @@system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@version, @@version_comment, @@session.sql_mode, " +
 		"c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, c.DATETIME_PRECISION FROM (SELECT 1 AS one) AS one " +
 		"LEFT JOIN information_schema.COLUMNS AS c ON c.TABLE_SCHEMA = DATABASE() AND ")
-	args := make([]any, 0, len(cols))
+	var args []any
 	if len(cols) == 0 {
 		q.WriteString("FALSE")
 	} else {
-		q.WriteString("c.TABLE_NAME IN (")
-		for i, k := range cols {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('?')
-			args = append(args, k.Table)
-		}
-		q.WriteByte(')')
+		q.WriteString("c.TABLE_NAME IN ")
+		args = tableList(&q, cols)
 	}
 	rows, err := db.QueryContext(ctx, q.String(), args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	s := &serverRead{digits: map[string]int{}}
+	var found []routing.KeyColumn
 	for rows.Next() {
 		var table, column, typ sql.NullString
 		var prec sql.NullInt64
 		if err := rows.Scan(&s.zone.name, &s.zone.system, &s.zone.offset, &s.version, &s.comment, &s.sqlMode, &table, &column, &typ, &prec); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		for _, k := range cols {
+			if table.Valid && k.Table == table.String && strings.EqualFold(k.Column, column.String) {
+				found = append(found, k)
+			}
 		}
 		if !table.Valid || !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
 			continue
@@ -199,7 +215,71 @@ func readServer(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*ser
 			}
 		}
 	}
-	return s, rows.Err()
+	return s, found, rows.Err()
+}
+
+// tableList writes "(?, ?, …)", one placeholder per table of cols, to q and returns the tables'
+// names as its arguments.
+func tableList(q *strings.Builder, cols []routing.KeyColumn) []any {
+	args := make([]any, 0, len(cols))
+	q.WriteByte('(')
+	for i, k := range cols {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('?')
+		args = append(args, k.Table)
+	}
+	q.WriteByte(')')
+	return args
+}
+
+// readUniqueKeys reads the unique keys (the primary key included) of the tables of cols and
+// returns, per table, the first that does not hold the table's shard-key column ("" for none).
+func readUniqueKeys(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (map[string]string, error) {
+	var q strings.Builder
+	q.WriteString("SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND NON_UNIQUE = 0 AND TABLE_NAME IN ")
+	args := tableList(&q, cols)
+	// The primary key first: it is the key a message names first.
+	q.WriteString(" ORDER BY TABLE_NAME, INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX")
+	rows, err := db.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type key struct {
+		table, index string
+		columns      []string
+		holds        bool
+	}
+	var keys []*key
+	for rows.Next() {
+		var table, index, column string
+		if err := rows.Scan(&table, &index, &column); err != nil {
+			return nil, err
+		}
+		if n := len(keys); n == 0 || keys[n-1].table != table || keys[n-1].index != index {
+			keys = append(keys, &key{table: table, index: index})
+		}
+		k := keys[len(keys)-1]
+		k.columns = append(k.columns, column)
+		for _, c := range cols {
+			k.holds = k.holds || c.Table == table && strings.EqualFold(c.Column, column)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	unique := make(map[string]string, len(cols))
+	for _, c := range cols {
+		unique[c.Table] = ""
+	}
+	for _, k := range keys {
+		if !k.holds && unique[k.table] == "" {
+			unique[k.table] = k.index + " (" + strings.Join(k.columns, ", ") + ")"
+		}
+	}
+	return unique, nil
 }
 
 // sqlMode returns the sql_mode the client session set for production traffic, or for shadow

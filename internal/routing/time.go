@@ -68,6 +68,9 @@ type insertPlan struct {
 	rows   []template // each row printed alone, with its arguments
 	keys   []*texpr   // each row's shard-key value
 	keyCol int
+	// upsert names the duplicate-resolving form (REPLACE, ON DUPLICATE KEY UPDATE, IGNORE),
+	// "" for a plain INSERT: its tables' unique keys must hold the shard key (time_upsert.go).
+	upsert string
 }
 
 func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
@@ -206,7 +209,9 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		return ts.oneTable // some use reads every time: no default range makes it one table's
 	}
 	if span.unbounded() {
-		if ts.table.DefaultRange <= 0 {
+		// default_range narrows reads only: a write narrowed to it would leave the rows outside
+		// it unchanged, silently.
+		if ts.table.DefaultRange <= 0 || ts.kind != KindSelect {
 			why := ts.rng.whyUnbounded()
 			if u := unreadRange(ts.rng, &ec); u != "" {
 				why = "a value compared with " + ts.table.ShardKey + " cannot be read exactly: " + u
@@ -221,6 +226,10 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			where := ""
 			if ts.derived {
 				where = " inside the derived table or WITH that reads " + ts.table.Table + " (the range is read there: put the condition on " + ts.table.ShardKey + " there)"
+			}
+			if ts.kind != KindSelect {
+				return errorf("%w: the %s on %s would change every table because %s; add a range such as %s >= ? AND %s < ? (default_range never applies to a write: rows outside it would silently stay unchanged), one statement per range to change them all",
+					ErrNoTimeRange, ts.kind, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey)
 			}
 			return errorf("%w: the statement on %s reads every table because %s; add a range such as %s >= ? AND %s < ?%s, or configure default_range",
 				ErrNoTimeRange, ts.table.Table, why, ts.table.ShardKey, ts.table.ShardKey, where)

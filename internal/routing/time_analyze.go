@@ -128,6 +128,9 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		if len(n.TableExprs) != 1 || len(uses) != 1 {
 			return nil, errorf("%w: a multi-table UPDATE on %s cannot be routed; update %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
 		}
+		if err := writesTheTable("UPDATE", n.TableExprs[0], uses[0], cfg.Table); err != nil {
+			return nil, err
+		}
 		for _, e := range n.Exprs {
 			if e.Name.Name.Lowered() == ts.key {
 				return nil, errorf("%w: UPDATE sets the shard key %s, which may move rows to another table; DELETE and INSERT the rows instead", ErrNotMergeable, cfg.ShardKey)
@@ -136,9 +139,15 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		leg := *n
 		leg.Where = withClamp(n.Where)
 		where = ts.oneTableWrite(pr, tableWrite{verb: "UPDATE", use: uses[0], where: n.Where, order: n.OrderBy, limit: n.Limit, leg: &leg})
+		if ts.splitErr == nil {
+			ts.splitErr = joinedUpdate(n, uses[0], cfg.Table)
+		}
 	case *sqlparser.Delete:
 		if len(n.TableExprs) != 1 || len(n.Targets) > 0 || len(uses) != 1 {
 			return nil, errorf("%w: a multi-table DELETE on %s cannot be routed; delete from %s on its own", ErrNotMergeable, cfg.Table, cfg.Table)
+		}
+		if err := writesTheTable("DELETE", n.TableExprs[0], uses[0], cfg.Table); err != nil {
+			return nil, err
 		}
 		leg := *n
 		leg.Where = withClamp(n.Where)
@@ -148,7 +157,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 	case *sqlparser.Insert:
 		if len(uses) > 0 {
-			return nil, errorf("%w: INSERT … SELECT reads the time-sharded table %s; select the rows and insert them with VALUES", ErrNotMergeable, cfg.Table)
+			return nil, errorf("%w: the INSERT reads the time-sharded table %s (INSERT … SELECT, or a subquery), which obroute does not split inside an INSERT; run the SELECT on its own and insert its rows with VALUES", ErrNotMergeable, cfg.Table)
 		}
 		if _, err := t.analyzeInsert(ts, n, pr); err != nil {
 			return nil, err
@@ -189,6 +198,36 @@ func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sq
 	}
 	mp.leg, mp.sig = nil, nil // the templates are all a route needs
 	ts.merge = mp
+}
+
+// writesTheTable refuses an UPDATE or DELETE of other tables that reads the time-sharded table
+// only in a subquery (use is not in te, the tables it writes): no physical table can stand for it.
+func writesTheTable(verb string, te sqlparser.TableExpr, use *sqlparser.AliasedTableExpr, table string) error {
+	if found, _, _ := findTable(te, use, false); found { // on an outer join's optional side too
+		return nil
+	}
+	return errorf("%w: the %s reads the time-sharded table %s in a subquery, whose rows are split across physical tables; run the subquery on its own and pass its result as ? arguments", ErrNotMergeable, verb, table)
+}
+
+// joinedUpdate is the refusal of an UPDATE joining the time-sharded table to others, run as one
+// UPDATE per physical table, that assigns a column of another table: one server updates each
+// row of the other table once, the split once per physical table its rows join. nil when every
+// assignment names a column of the sharded table (qualified with its name or alias).
+func joinedUpdate(n *sqlparser.Update, use *sqlparser.AliasedTableExpr, table string) error {
+	if _, ok := n.TableExprs[0].(*sqlparser.AliasedTableExpr); ok {
+		return nil
+	}
+	own := strings.ToLower(use.As.String())
+	if own == "" {
+		own = strings.ToLower(table)
+	}
+	for _, e := range n.Exprs {
+		if q := strings.ToLower(e.Name.Qualifier.Name.String()); q != own {
+			return errorf("%w: the UPDATE joins %s to other tables and sets %s, which is not qualified as a column of %s: split across physical tables, a joined row would be updated once per table it joins; narrow the range to one table, or qualify every assigned column with %s",
+				ErrNotMergeable, table, nodeText(e.Name), table, own)
+		}
+	}
+	return nil
 }
 
 // tableWrite is an UPDATE or DELETE of the sharded table alone.
@@ -342,7 +381,10 @@ func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *pr
 	if keyCol < 0 {
 		return nil, errorf("%w: INSERT into %s must name its columns including the shard key %s, e.g. INSERT INTO %s (id, %s, …) VALUES …", ErrNoTimeRange, cfg.Table, cfg.ShardKey, cfg.Table, cfg.ShardKey)
 	}
-	ip := &insertPlan{keyCol: keyCol}
+	if err := onDupSetsKey(n, ts.key, cfg.ShardKey); err != nil {
+		return nil, err
+	}
+	ip := &insertPlan{keyCol: keyCol, upsert: upsertKind(n)}
 	c := &rangeCompiler{key: ts.key, typed: p.typed}
 	for i, row := range rows {
 		if keyCol >= len(row) {

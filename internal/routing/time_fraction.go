@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,6 +98,7 @@ func ruleOf(f Flavor, mode string) fractionRule {
 type storeFacts struct {
 	servers map[string]serverFacts // backend → its server
 	digits  map[string]int         // physical table, lower case → fractional digits of its shard key
+	unique  map[string]string      // physical table, lower case → a unique key without the shard key, "" for none
 }
 
 type serverFacts struct {
@@ -113,14 +115,11 @@ type factsHolder struct {
 func (h *factsHolder) update(f func(*storeFacts)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	next := &storeFacts{servers: map[string]serverFacts{}, digits: map[string]int{}}
+	next := &storeFacts{servers: map[string]serverFacts{}, digits: map[string]int{}, unique: map[string]string{}}
 	if cur := h.p.Load(); cur != nil {
-		for k, v := range cur.servers {
-			next.servers[k] = v
-		}
-		for k, v := range cur.digits {
-			next.digits[k] = v
-		}
+		maps.Copy(next.servers, cur.servers)
+		maps.Copy(next.digits, cur.digits)
+		maps.Copy(next.unique, cur.unique)
 	}
 	f(next)
 	h.p.Store(next)

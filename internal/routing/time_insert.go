@@ -114,6 +114,11 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 	if err := checkOneBackend(ts, locs, tables); err != nil {
 		return err
 	}
+	if ip.upsert != "" {
+		if err := t.checkUpsert(ts, tables, locs); err != nil {
+			return err
+		}
+	}
 	if hints.Level == hint.L1 && coldTarget {
 		return errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
 	}

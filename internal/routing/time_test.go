@@ -118,6 +118,8 @@ func TestRewrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := standard(t)
+			// Their unique keys hold the shard key: ON DUPLICATE KEY UPDATE is exact.
+			f.r.SetUniqueKeys(map[string]string{"orders_202502": "", "orders_202503": ""})
 			p, err := f.route(c.sql, c.args, Input{})
 			if err != nil {
 				t.Fatal(err)
@@ -195,6 +197,16 @@ func TestLevelsAndRules(t *testing.T) {
 		{name: "delete with order by across tables refused", sql: "delete from orders where order_time > '2025-02-01' order by id", err: ErrNotMergeable, fix: "DELETE … ORDER BY/LIMIT"},
 		{name: "update with limit in one table", sql: "update orders set amount = 0 where order_time > '2025-03-02' limit 10", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
 		{name: "update of the shard key refused", sql: "update orders set order_time = '2025-03-03' where order_time > '2025-03-02'", err: ErrNotMergeable, fix: "DELETE and INSERT"},
+		{name: "write without a range refused despite default_range", tt: func(tt *config.TimeTable) { tt.DefaultRange = 7 * 24 * time.Hour }, sql: "update orders set amount = 0 where user_id = 3", err: ErrNoTimeRange, fix: "default_range never applies to a write"},
+		{name: "delete without a range refused despite default_range", tt: func(tt *config.TimeTable) { tt.DefaultRange = 7 * 24 * time.Hour }, sql: "delete from orders", err: ErrNoTimeRange, fix: "default_range never applies to a write"},
+		{name: "REPLACE before the unique keys are read refused", sql: "replace into orders (id, order_time) values (1, '2025-03-01')", err: ErrNotMergeable, fix: "which obroute has not read"},
+		{name: "INSERT IGNORE before the unique keys are read refused", sql: "insert ignore into orders (id, order_time) values (1, '2025-03-01')", err: ErrNotMergeable, fix: "INSERT IGNORE into orders needs the unique keys of orders_202503"},
+		{name: "ON DUPLICATE KEY UPDATE of the shard key refused", sql: "insert into orders (id, order_time) values (1, '2025-03-01') on duplicate key update order_time = '2025-02-01'", err: ErrNotMergeable, fix: "sets the shard key order_time to '2025-02-01'"},
+		{name: "joined update of another table across tables refused", sql: "update orders o join users u on u.id = o.user_id set u.n = 1 where o.order_time > '2025-02-01'", err: ErrNotMergeable, fix: "qualify every assigned column with o"},
+		{name: "joined update of an unqualified column across tables refused", sql: "update orders join users u on u.id = orders.user_id set n = 1 where orders.order_time > '2025-02-01'", err: ErrNotMergeable, fix: "sets n, which is not qualified"},
+		{name: "joined update of the sharded table's columns across tables", sql: "update orders o join users u on u.id = o.user_id set o.amount = u.n where o.order_time > '2025-02-01'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "joined update of another table in one table", sql: "update orders o join users u on u.id = o.user_id set u.n = 1 where o.order_time > '2025-03-02'", level: hint.L1, class: ClassHotOnly, budget: budgets.L1},
+		{name: "update of another table reading the sharded one refused", sql: "update users set n = (select count(*) from orders where order_time > '2025-03-01')", err: ErrNotMergeable, fix: "the UPDATE reads the time-sharded table orders in a subquery"},
 		{name: "join of two sharded tables refused", tt: nil, sql: "select 1 from orders a join orders b on a.id = b.id where a.order_time > '2025-03-01'", err: ErrTimeShardedJoin, fix: "query each part on its own"},
 		{name: "sharded table in a subquery refused", sql: "select * from users where id in (select user_id from orders where order_time > '2025-03-01')", err: ErrNotMergeable, fix: "top-level FROM"},
 		{name: "sharded table on the optional side of an outer join", sql: "select * from users u left join orders o on o.user_id = u.id where o.order_time > '2025-03-01'", err: ErrNotMergeable, fix: "preserved side"},
