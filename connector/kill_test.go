@@ -35,21 +35,38 @@ type slowProxy struct {
 	ln    net.Listener
 	slow  atomic.Bool
 	delay time.Duration
-	wg    sync.WaitGroup
 }
 
 func newSlowProxy(t *testing.T, target string, delay time.Duration) *slowProxy {
+	t.Helper()
+	p := &slowProxy{delay: delay}
+	p.ln = newTCPProxy(t, target, func(c, up net.Conn) {
+		if p.slow.Load() {
+			time.Sleep(p.delay)
+		}
+		go io.Copy(up, c)
+		io.Copy(c, up)
+	})
+	return p
+}
+
+// newTCPProxy listens on a free port and forwards each connection it accepts to target through
+// relay, which moves the bytes between the client's connection and the server's; every
+// connection is closed when the test ends, and the relays waited for.
+func newTCPProxy(t *testing.T, target string, relay func(client, server net.Conn)) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &slowProxy{ln: ln, delay: delay}
-	var conns []net.Conn
-	var mu sync.Mutex
-	p.wg.Add(1)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	wg.Add(1)
 	go func() {
-		defer p.wg.Done()
+		defer wg.Done()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -63,15 +80,10 @@ func newSlowProxy(t *testing.T, target string, delay time.Duration) *slowProxy {
 			mu.Lock()
 			conns = append(conns, c, up)
 			mu.Unlock()
-			slow := p.slow.Load()
-			p.wg.Add(1)
+			wg.Add(1)
 			go func() {
-				defer p.wg.Done()
-				if slow {
-					time.Sleep(p.delay)
-				}
-				go io.Copy(up, c)
-				io.Copy(c, up)
+				defer wg.Done()
+				relay(c, up)
 			}()
 		}
 	}()
@@ -82,9 +94,9 @@ func newSlowProxy(t *testing.T, target string, delay time.Duration) *slowProxy {
 			c.Close()
 		}
 		mu.Unlock()
-		p.wg.Wait()
+		wg.Wait()
 	})
-	return p
+	return ln
 }
 
 // A statement that outlives its read timeout is killed on the server even when the server takes

@@ -23,7 +23,7 @@ var errRetyped = errors.New("obroute: internal: split statement's column types r
 func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
 	servers := make([]*serverSession, len(plan.Targets))
 	for i, t := range plan.Targets {
-		s, err := cs.server(ctx, t.Backend)
+		s, err := cs.splitServer(ctx, t.Backend)
 		if err != nil {
 			return nil, err
 		}
@@ -316,13 +316,15 @@ const undoTimeout = 5 * time.Second
 
 // execTargets runs the targets of a split write. The router only splits a write across tables
 // of one backend; the parts land together or not at all: outside a transaction in a local one,
-// inside the client's transaction behind a savepoint.
+// inside the client's transaction behind a savepoint. Its error says which parts were written:
+// none (a part failed and all were undone, or the connection broke before COMMIT was sent), or,
+// when the local transaction's COMMIT got no answer, all or none (ErrCommitUnknown).
 func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
 	backends := plan.Backends()
 	if len(backends) > 1 {
 		return nil, errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
 	}
-	s, err := cs.server(ctx, backends[0])
+	s, err := cs.splitServer(ctx, backends[0])
 	if err != nil {
 		return nil, err
 	}
@@ -339,15 +341,16 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if !inTx {
 		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
 	}
+	w := splitWrite{plan: plan, inTx: inTx}
 	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
 	// the transaction is lost with its session.
-	fail := func(err error) (driver.Result, error) {
+	fail := func(err error, part int) (driver.Result, error) {
 		if !s.broken {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 			_, uerr := s.exec(uctx, undo, nil, false)
 			cancel()
 			if uerr == nil {
-				return nil, err
+				return nil, w.failed(err, part, "")
 			}
 			s.broken = true
 		}
@@ -355,7 +358,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			return nil, cs.loseTx(ctx, s, err)
 		}
 		cs.dropBroken(s)
-		return nil, err
+		return nil, w.failed(err, part, "; the connection broke before COMMIT, so the server rolled the local transaction back")
 	}
 	if _, err := s.exec(ctx, begin, nil, false); err != nil {
 		if s.broken && inTx {
@@ -365,7 +368,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 		return nil, err // nothing to undo
 	}
 	var total int64
-	for _, t := range plan.Targets {
+	for i, t := range plan.Targets {
 		res, err := s.exec(ctx, t.SQL, t.Args, false)
 		if err == nil {
 			var n int64
@@ -373,11 +376,63 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			total += n
 		}
 		if err != nil {
-			return fail(err)
+			return fail(err, i)
 		}
 	}
 	if _, err := s.exec(ctx, done, nil, false); err != nil {
-		return fail(err)
+		if inTx || reachedServer(err) || errors.Is(err, driver.ErrBadConn) || !s.broken {
+			// Answered (a COMMIT the server refuses rolls back), or never sent: nothing written.
+			return fail(err, -1)
+		}
+		cs.dropBroken(s)
+		return nil, errorf("%w (backend %s was at %s): the %s ran as %d parts (%s) in one local transaction, whose COMMIT was sent and got no answer: either every part was written or none; check before running it again: %w",
+			ErrCommitUnknown, s.backend.name, s.addr(), plan.Statement.Kind, len(plan.Targets), w.parts(), err)
 	}
 	return driver.RowsAffected(total), nil
+}
+
+// splitWrite words the errors of a split write.
+type splitWrite struct {
+	plan *routing.Plan
+	inTx bool
+}
+
+// parts names the physical tables of the write's parts.
+func (w splitWrite) parts() string {
+	var names []string
+	for _, t := range w.plan.Targets {
+		names = append(names, strings.Join(t.Tables, ", "))
+	}
+	return strings.Join(names, ", ")
+}
+
+// failed is the error of a split write whose part (-1: its COMMIT or RELEASE) failed with err
+// and whose parts were all undone; why adds how they were.
+func (w splitWrite) failed(err error, part int, why string) error {
+	what := "its COMMIT"
+	if part >= 0 {
+		what = "part " + strings.Join(w.plan.Targets[part].Tables, ", ")
+	}
+	scope := "one local transaction"
+	undone := "rolled back"
+	if w.inTx {
+		scope, undone = "the transaction, behind a savepoint", "rolled back to the savepoint (the transaction goes on)"
+	}
+	return errorf("obroute: the %s ran as %d parts (%s) in %s; %s failed, every part was %s and no part was written%s: %w",
+		w.plan.Statement.Kind, len(w.plan.Targets), w.parts(), scope, what, undone, why, err)
+}
+
+// splitServer is cs.server for the backend of a split statement's sub-queries, which are not
+// retried one by one: a server session go-sql-driver has closed (its rows broke off in the middle
+// of a stream) is replaced now, outside a transaction, as runTarget replaces one whose statement
+// failed before it was sent.
+func (cs *clientSession) splitServer(ctx context.Context, backend string) (*serverSession, error) {
+	s, err := cs.server(ctx, backend)
+	if err != nil || s.valid() || s.tx != nil || cs.tx.active && cs.tx.backend == backend {
+		return s, err
+	}
+	s.broken = true
+	cs.dropBroken(s)
+	cs.replaced(ctx, s.backend, "connection closed")
+	return cs.server(ctx, backend)
 }
