@@ -28,11 +28,16 @@ type backend struct {
 	stats     *counters
 	// connectTimeout bounds open (dial, handshake, authentication).
 	connectTimeout time.Duration
+	// named is set when the connector has several backends: its dial errors name this one
+	// (with one, as from a plain DSN, they are go-sql-driver's own).
+	named bool
 	// direct is the go-sql-driver connector of a backend with a fixed address; nil for a
 	// service backend, whose connectors are svc's.
 	direct *mysqlTarget
 	svc    *serviceMonitor
 	health health
+	// run tells the server sessions of one run of the backend's server from those of the next.
+	run serverRun
 
 	// ctx is cancelled by close (done is its Done channel); background goroutines (probe,
 	// service monitor, kills) are counted in wg.
@@ -63,7 +68,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	be := &backend{
 		name: b.Name, role: b.Role, addr: b.Address(), mysql: mc,
 		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, events: c.events, stats: c.stats,
-		connectTimeout: mc.Timeout,
+		connectTimeout: mc.Timeout, named: len(cfg.Backends) > 1,
 	}
 	be.ctx, be.stop = context.WithCancel(context.Background())
 	be.done = be.ctx.Done()
@@ -166,7 +171,26 @@ func (b *backend) dial(ctx context.Context) (driver.Conn, *mysqlTarget, uint64, 
 		return nil, nil, 0, err
 	}
 	c, err := t.dial(ctx, b.connectTimeout)
+	var slow errConnectTimeout
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case errors.As(err, &slow) && b.named:
+		err = errorf("obroute: backend %s: connecting to %s took longer than the connect timeout %s (timeouts.connect)", b.name, t.addr, slow.timeout)
+	case errors.As(err, &slow):
+		err = errorf("obroute: connecting to %s took longer than the connect timeout %s (timeouts.connect)", t.addr, slow.timeout)
+	case b.named:
+		// go-sql-driver's errors name the address at most; with several backends, say which.
+		err = errorf("obroute: backend %s (%s): %w", b.name, t.addr, err)
+	}
 	return c, t, epoch, err
+}
+
+// errConnectTimeout is t.dial's error when the connect timeout ran out: the backend's failure,
+// not the caller's deadline (it does not wrap context.DeadlineExceeded).
+type errConnectTimeout struct{ timeout time.Duration }
+
+func (e errConnectTimeout) Error() string {
+	return "connecting took longer than the connect timeout " + e.timeout.String() + " (timeouts.connect)"
 }
 
 // dial opens a go-sql-driver connection to t within timeout (none when zero). Running out of
@@ -179,7 +203,7 @@ func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.C
 	defer cancel()
 	c, err := t.conn.Connect(dctx)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		err = errorf("obroute: connecting to %s took longer than the connect timeout %s (timeouts.connect)", t.addr, timeout)
+		err = errConnectTimeout{timeout}
 	}
 	return c, err
 }
@@ -211,7 +235,41 @@ func (b *backend) open(ctx context.Context) (*serverSession, error) {
 			return nil, err
 		}
 	}
+	s.newRun = b.run.note(s)
 	return s, nil
+}
+
+// serverRun is what a backend has seen of its server through its server sessions: the highest
+// connection id, the address, and how many times the server changed. A server numbers its
+// connections from 1 when it starts, so a server session whose id is below the highest seen was
+// opened on a server that restarted since; one on another address (a service's new primary) is
+// on another server. (A restarted server that has already handed out more ids than the old one
+// had when obroute last opened a session there is not noticed.)
+type serverRun struct {
+	mu    sync.Mutex
+	maxID uint32
+	via   *mysqlTarget
+	runs  uint64 // the changes seen
+}
+
+// note records the server session s, just opened, and returns the number of the server's change
+// when s is the first seen of another run of it than the sessions before, else 0.
+func (r *serverRun) note(s *serverSession) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.maxID == 0 && r.via == nil
+	changed := !first && (s.id < r.maxID || s.via != r.via)
+	if changed {
+		r.runs++
+		r.maxID = s.id // the new run's sequence
+	} else {
+		r.maxID = max(r.maxID, s.id)
+	}
+	r.via = s.via
+	if changed {
+		return r.runs
+	}
+	return 0
 }
 
 // dialed is the outcome of one dial.

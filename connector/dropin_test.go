@@ -211,6 +211,13 @@ func TestOpenDoesNoIOAndMetadataLoadsWithTheStatement(t *testing.T) {
 			if msg := err.Error(); strings.Contains(msg, "keeping the last snapshot") || !strings.Contains(msg, "meta.shard_metadata") || !strings.Contains(msg, "first time") {
 				t.Errorf("error %q: want it to name meta.shard_metadata and the first load, without speaking of a last snapshot", msg)
 			}
+			// The table was never asked for: nothing says it does not exist.
+			if msg := err.Error(); strings.Contains(msg, "CreateTable") {
+				t.Errorf("error %q speaks of creating the table, which the server never said is missing", msg)
+			}
+			if msg := err.Error(); tc.cause == nil && !strings.Contains(msg, "backend meta ("+tc.addr+")") {
+				t.Errorf("error %q: want the dial error to name backend meta and its address %s", msg, tc.addr)
+			}
 			if took > wait+time.Second {
 				t.Errorf("the first statement waited %s, beyond its %s deadline", took, wait)
 			}

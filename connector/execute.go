@@ -90,9 +90,14 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	}
 	cs.c.stats.routes.add(cs.statsShard, plan.Class)
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
-	for retry := 0; errors.Is(err, errRetyped); retry++ {
-		// A split SELECT read its column types: routed again, it is rendered for them.
+	for retry := 0; errors.Is(err, errRetyped) || errors.Is(err, errOutdated); retry++ {
+		// A split SELECT read its column types: routed again, it is rendered for them. A plan
+		// made before a backend's server changed is made again with what was read of it anew.
 		if retry == 2 {
+			if errors.Is(err, errOutdated) {
+				err = errorf("%w: what obroute reads of the backends' servers changed at each of the statement's last routings (servers restarting); run it again", ErrMetadataUnavailable)
+				break
+			}
 			err = errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
 			break
 		}
@@ -213,7 +218,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t routing.Target, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	for attempt := 0; ; attempt++ {
 		t.Backend = cs.readBackend(plan, t.Backend)
-		s, err := cs.server(ctx, t.Backend)
+		s, err := cs.targetServer(ctx, plan, t.Backend)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -244,6 +249,21 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		}
 		return nil, nil, err
 	}
+}
+
+// errOutdated is returned, before anything is sent, for a plan made with what obroute read of the
+// backends' servers before one of them changed (routing.Router.Outdated): it is routed again.
+var errOutdated = errors.New("obroute: internal: the plan was made before a backend's server changed, route it again")
+
+// targetServer is cs.server for a target of plan. Opening the server session may show that the
+// backend's server changed (a restart) and have what routing read of it read again: a plan made
+// before is not sent (errOutdated).
+func (cs *clientSession) targetServer(ctx context.Context, plan *routing.Plan, backend string) (*serverSession, error) {
+	s, err := cs.server(ctx, backend)
+	if err == nil && cs.c.router.Outdated(plan) {
+		return nil, errOutdated
+	}
+	return s, err
 }
 
 // errConnectionLost stands for driver.ErrBadConn in obroute's own errors, which must not be

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -235,5 +238,178 @@ func TestSplitAfterASubQueryDiedMidStream(t *testing.T) {
 	var hotN int
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE order_time >= '2025-01-01'").Scan(&hotN); err != nil || hotN != 2 {
 		t.Fatalf("hot-only statement on the same *sql.Conn: %d, %v; want 2", hotN, err)
+	}
+}
+
+// A backend restarted with another global sql_mode: the facts obroute read at the first load (the
+// sql_mode server sessions start with, the columns' precision, the default time zone) are read
+// again with the first server session opened on the new server, so an INSERT of a fraction of a
+// second goes where the server now stores it. Here the server truncated fractions before its
+// restart and rounds them after it (TIME_ROUND_FRACTIONAL): '2026-11-30 23:59:59.7' becomes
+// December's first second. A table on the same server holding every row is the reference.
+func TestFactsReadAgainAfterTheServerChanged(t *testing.T) {
+	const modes = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
+	hot := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{Args: []string{"--sql-mode=" + modes + ",TIME_ROUND_FRACTIONAL"}}, "hot")[0]
+	hot.Exec(t, "SET GLOBAL sql_mode = '"+modes+"'") // until the restart
+	ctx := context.Background()
+	if err := metadata.CreateTable(ctx, hot.DB, metadata.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	hot.Exec(t, "CREATE TABLE visits_all (id INT PRIMARY KEY, at DATETIME NOT NULL)")
+	for _, p := range []struct{ suffix, min, max string }{
+		{"202611", "2026-11-01", "2026-11-30 23:59:59"},
+		{"202612", "2026-12-01", "2026-12-31 23:59:59"},
+	} {
+		hot.Exec(t, "CREATE TABLE visits_"+p.suffix+" (id INT PRIMARY KEY, at DATETIME NOT NULL)")
+		hot.Exec(t, "INSERT INTO shard_metadata (table_name, min_time, max_time, is_hot) VALUES (?, ?, ?, 1)", "visits_"+p.suffix, p.min, p.max)
+	}
+	cfg := &config.Config{
+		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: hot.DSN}},
+		TimeTables: []config.TimeTable{{Table: "visits", ShardKey: "at", HotWindow: config.HotWindow{Months: 2}}},
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	const last = "2026-11-30 23:59:59.7"
+	insert := func(id int) {
+		t.Helper()
+		q := fmt.Sprintf("INSERT INTO visits (id, at) VALUES (%d, '%s')", id, last)
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		// As a server session starting now would store it (the admin handle's may be older).
+		hot.Exec(t, fmt.Sprintf("SET STATEMENT sql_mode = @@global.sql_mode FOR INSERT INTO visits_all (id, at) VALUES (%d, '%s')", id, last))
+	}
+	insert(1)
+	// Server sessions of the old server, so that the new server's connection ids are lower.
+	conns := make([]*sql.Conn, 20)
+	for i := range conns {
+		if conns[i], err = db.Conn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conns[i].ExecContext(ctx, "SELECT 1 FROM visits_202611 LIMIT 0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, conn := range conns {
+		conn.Close()
+	}
+	hot.Restart(t)
+	insert(2)
+
+	const read = "SELECT id, CAST(at AS CHAR) FROM %s WHERE at >= '2026-11-01' ORDER BY id"
+	got, want := rowsOf(t, db, fmt.Sprintf(read, "visits")), rowsOf(t, hot.DB, fmt.Sprintf(read, "visits_all"))
+	if !slices.Equal(got, want) {
+		t.Errorf("through obroute %v, one table %v", got, want)
+	}
+	for table, month := range map[string]string{"visits_202611": "2026-11", "visits_202612": "2026-12"} {
+		if misplaced := rowsOf(t, hot.DB, "SELECT id FROM "+table+" WHERE DATE_FORMAT(at, '%Y-%m') <> '"+month+"'"); len(misplaced) > 0 {
+			t.Errorf("%s holds rows outside its span: ids %v", table, misplaced)
+		}
+	}
+}
+
+// records is a slog.Handler that passes each record's message on, for a test waiting for one.
+type records chan string
+
+func (r records) Enabled(context.Context, slog.Level) bool { return true }
+func (r records) Handle(_ context.Context, rec slog.Record) error {
+	select {
+	case r <- rec.Level.String() + " " + rec.Message:
+	default: // the test reads what it waits for; the rest may be dropped
+	}
+	return nil
+}
+func (r records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r records) WithGroup(string) slog.Handler      { return r }
+
+// A background refresh of the shard metadata blocked on a metadata server that stopped answering
+// says so within a few seconds (the load itself gives up after its 30 s timeout, when the
+// failure is logged); statements meanwhile keep the last snapshot.
+func TestStalledMetadataRefreshIsLogged(t *testing.T) {
+	meta := sqltest.MariaDB(t, "meta")[0]
+	ctx := context.Background()
+	if err := metadata.CreateTable(ctx, meta.DB, metadata.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	meta.Exec(t, "INSERT INTO shard_metadata (table_name, min_time, max_time, is_hot) VALUES ('orders_202503', '2025-03-01', '2025-03-31 23:59:59', 1)")
+	meta.Exec(t, "CREATE TABLE orders_202503 (id INT PRIMARY KEY, order_time DATETIME NOT NULL)")
+	cfg, err := config.ParseDSN("obroute:backends.hot.dsn=" + meta.DSN + ";metadata.refresh=200ms;" +
+		"time_tables.orders.shard_key=order_time;time_tables.orders.hot_window.months=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := make(records, 64)
+	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithLogger(slog.New(logged)), connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if n := rowCount(t, db, "SELECT id FROM orders WHERE order_time >= '2025-03-01'"); n != 0 {
+		t.Fatalf("%d rows, want 0", n)
+	}
+	db.SetMaxIdleConns(0) // the statement below must not need the paused server
+	meta.Pause(t)
+	defer meta.Resume(t)
+	paused := time.Now()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case msg := <-logged:
+			if !strings.HasPrefix(msg, "WARN shard metadata load has not answered yet") {
+				continue
+			}
+			t.Logf("%q %s after the pause", msg, time.Since(paused).Round(100*time.Millisecond))
+			return
+		case <-timer.C:
+			t.Fatalf("no warning 10s after the metadata server stopped answering a refresh")
+		}
+	}
+}
+
+// Errors of opening a server session name the backend as well as the address when there are
+// several backends; with a plain DSN they are go-sql-driver's own, as they are without obroute.
+// A metadata table that does not exist is said to be created by CreateTable.
+func TestConnectErrorsNameTheBackend(t *testing.T) {
+	hot := sqltest.Shared(t, "hot")[0]
+	closed := closedPort(t)
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+hot.DSN+";backends.cold.dsn=root@tcp("+closed+")/test;routes.audit_log=cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.Exec("INSERT INTO audit_log (id) VALUES (1)")
+	if err == nil || !strings.Contains(err.Error(), "backend cold ("+closed+")") {
+		t.Errorf("statement for a backend nothing listens for: %v; want it to name backend cold and %s", err, closed)
+	}
+	plain := "root@tcp(" + closed + ")/test"
+	var errs [2]error
+	for i, name := range []string{"mysql", "obroute"} {
+		pdb, err := sql.Open(name, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errs[i] = pdb.Exec("SELECT 1")
+		pdb.Close()
+	}
+	if errs[0] == nil || errs[1] == nil || errs[0].Error() != errs[1].Error() {
+		t.Errorf("plain DSN to a closed port: obroute says %v, go-sql-driver %v; want the same", errs[1], errs[0])
+	}
+
+	mdb, err := sql.Open("obroute", "obroute:backends.hot.dsn="+hot.DSN+";time_tables.orders.shard_key=order_time;time_tables.orders.hot_window.months=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mdb.Close()
+	_, err = mdb.Exec("DELETE FROM orders WHERE order_time >= '2025-03-01'")
+	if !errors.Is(err, connector.ErrMetadataUnavailable) || !strings.Contains(err.Error(), "it does not exist: CreateTable creates it") {
+		t.Errorf("first statement without a metadata table: %v; want ErrMetadataUnavailable saying CreateTable creates it", err)
 	}
 }

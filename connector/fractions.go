@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -22,10 +23,14 @@ import (
 // concurrently (on the metadata backend the same query reads the default time zone). The
 // backends of the history store, which an INSERT writes to only with allow_cold_writes, are
 // read after the next metadata refresh, and so are the columns of tables that appear later.
-// A change of a backend's global sql_mode or of a column's type needs a restart of the
-// connector.
+// The unique keys of the tables are read with their columns (for REPLACE and ON DUPLICATE KEY
+// UPDATE, routing/time_upsert.go). When a backend's server changes (serverRun: a restart, a
+// service's new primary), all of it is read again for that backend with the first server
+// session opened on the new server; other changes of a global sql_mode or of a column's type
+// need a restart of the connector.
 
-// factsTimeout bounds the reading of columns after a background refresh.
+// factsTimeout bounds the reading of columns after a background refresh, and again after a
+// backend's server changed.
 const factsTimeout = 10 * time.Second
 
 // storeFacts reads the backends' servers and the shard-key columns for the router.
@@ -42,11 +47,16 @@ type storeFacts struct {
 	mu      sync.Mutex
 	dbs     map[string]*sql.DB
 	servers map[string]bool // the backends whose server was read
+	// runs is the last change of each backend's server handled (serverRun); stale are the
+	// backends whose server changed and whose facts are not read again yet.
+	runs  map[string]uint64
+	stale map[string]bool
 }
 
 func newStoreFacts(router *routing.Router, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
 	meta := cfg.Metadata.Backend
-	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{}}
+	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{},
+		runs: map[string]uint64{}, stale: map[string]bool{}}
 	if !slices.ContainsFunc(cfg.TimeTables, func(t config.TimeTable) bool { return t.AllowColdWrites }) {
 		for _, b := range cfg.Backends {
 			if b.Role == config.RoleCold && b.Name != meta {
@@ -84,9 +94,44 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 			cols[k.Backend] = append(cols[k.Backend], k)
 		}
 	}
+	for b := range f.stale {
+		cols[b] = f.router.KeyColumnsOn(snap, b)
+	}
 	if _, ok := cols[f.meta]; first && !ok {
 		cols[f.meta] = nil
 	}
+	f.readLocked(ctx, cols, first)
+}
+
+// serverChanged reads again, within ctx, what was read of backend's server and tables: the
+// server session just opened there is the first of another run of its server (change run of
+// serverRun), which may start server sessions with another sql_mode (or time zone, on the
+// metadata backend) and hold its tables with other columns. Until they are read again, INSERTs
+// whose routing needs them are refused; a read that fails is tried again at the next refresh.
+func (f *storeFacts) serverChanged(ctx context.Context, backend string, run uint64, snap *metadata.Snapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx.Err() != nil || f.runs[backend] >= run {
+		return
+	}
+	f.runs[backend] = run
+	if !f.servers[backend] && !f.stale[backend] && backend != f.meta {
+		return // nothing was read of it
+	}
+	f.router.ForgetBackendServer(backend)
+	if backend == f.meta {
+		f.router.SetDefaultTimeZone("", nil) // unknown: NOW() is read widely until it is read
+	}
+	delete(f.servers, backend)
+	f.stale[backend] = true
+	ctx, cancel := context.WithTimeout(ctx, factsTimeout)
+	defer cancel()
+	f.readLocked(ctx, map[string][]routing.KeyColumn{backend: f.router.KeyColumnsOn(snap, backend)}, false)
+}
+
+// readLocked reads the servers of cols' backends and the columns cols, concurrently, and gives
+// the router what it read; first is the first load's read. f.mu is held.
+func (f *storeFacts) readLocked(ctx context.Context, cols map[string][]routing.KeyColumn, first bool) {
 	type outcome struct {
 		backend string
 		db      *sql.DB
@@ -110,7 +155,7 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 	}
 	wg.Wait()
 	for _, o := range outs {
-		if first && o.backend == f.meta {
+		if (first || f.stale[o.backend]) && o.backend == f.meta {
 			if o.err != nil { // a server that cannot answer the whole query may answer the zone's
 				f.router.SetDefaultTimeZone(defaultTimeZone(ctx, o.db))
 			} else {
@@ -120,6 +165,7 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 		if o.err != nil {
 			continue // left unknown: routing refuses what it would need them for
 		}
+		delete(f.stale, o.backend)
 		if !f.servers[o.backend] {
 			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode)
 			f.servers[o.backend] = true
@@ -127,6 +173,21 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 		f.router.SetShardKeyPrecision(o.read.digits)
 		f.router.SetUniqueKeys(o.read.unique)
 	}
+}
+
+// serverChanged reads again what was read of backend's server (see storeFacts.serverChanged),
+// within ctx: be's server session just opened is the first of its server's change run.
+func (c *Connector) serverChanged(ctx context.Context, be *backend, run uint64) {
+	if c.meta == nil || c.meta.facts == nil {
+		return
+	}
+	snap := c.meta.snapshot()
+	if snap == nil {
+		return // nothing was read yet: the first load reads it
+	}
+	c.events.state(ctx, StateServerChanged, slog.LevelInfo, "backend's server changed",
+		slog.String("backend", be.name), slog.String("addr", be.addr))
+	c.meta.facts.serverChanged(ctx, be.name, run, snap)
 }
 
 // close stops reading and closes the handles opened here (not the metadata backend's).

@@ -61,6 +61,9 @@ const (
 	StateQueryKilled           StateKind = "query_killed"            // "query killed" (info)
 	StateKillFailed            StateKind = "kill_failed"             // "KILL QUERY failed" (warn)
 	StateMetadataRefreshFailed StateKind = "metadata_refresh_failed" // "shard metadata refresh failed" (warn)
+	// StateServerChanged: with time-sharded tables, a server session opened on a backend whose
+	// server restarted (or a service's new primary): what routing read of it is read again.
+	StateServerChanged StateKind = "server_changed" // "backend's server changed" (info)
 )
 
 // StateEvent is one state change, with the attributes of its log record.

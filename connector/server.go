@@ -38,6 +38,9 @@ type serverSession struct {
 	epoch uint64
 	// watch tells a statement's own timeout from a dropped connection; nil when unwatched.
 	watch *connWatch
+	// newRun is set on the first server session opened on another run of the backend's server
+	// than the sessions before it (a restart, a service's new primary): its count of changes.
+	newRun uint64
 }
 
 // errStatementTimeout is the cause logged for KILL QUERY of a statement that outlived its read or

@@ -281,6 +281,9 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	if err != nil {
 		return nil, err
 	}
+	if s.newRun > 0 {
+		cs.c.serverChanged(ctx, be, s.newRun)
+	}
 	s.shadow = cs.c.isShadowBackend(backend)
 	cs.c.stats.serverOpened.Add(1)
 	cs.addServer(s)

@@ -23,7 +23,7 @@ var errRetyped = errors.New("obroute: internal: split statement's column types r
 func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
 	servers := make([]*serverSession, len(plan.Targets))
 	for i, t := range plan.Targets {
-		s, err := cs.splitServer(ctx, t.Backend)
+		s, err := cs.splitServer(ctx, plan, t.Backend)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +324,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if len(backends) > 1 {
 		return nil, errorf("%w: a write to backends %s would not be atomic; write to each separately", routing.ErrCrossBackend, strings.Join(backends, ", "))
 	}
-	s, err := cs.splitServer(ctx, backends[0])
+	s, err := cs.splitServer(ctx, plan, backends[0])
 	if err != nil {
 		return nil, err
 	}
@@ -422,17 +422,17 @@ func (w splitWrite) failed(err error, part int, why string) error {
 		w.plan.Statement.Kind, len(w.plan.Targets), w.parts(), scope, what, undone, why, err)
 }
 
-// splitServer is cs.server for the backend of a split statement's sub-queries, which are not
+// splitServer is targetServer for the backend of a split statement's sub-queries, which are not
 // retried one by one: a server session go-sql-driver has closed (its rows broke off in the middle
 // of a stream) is replaced now, outside a transaction, as runTarget replaces one whose statement
 // failed before it was sent.
-func (cs *clientSession) splitServer(ctx context.Context, backend string) (*serverSession, error) {
-	s, err := cs.server(ctx, backend)
+func (cs *clientSession) splitServer(ctx context.Context, plan *routing.Plan, backend string) (*serverSession, error) {
+	s, err := cs.targetServer(ctx, plan, backend)
 	if err != nil || s.valid() || s.tx != nil || cs.tx.active && cs.tx.backend == backend {
 		return s, err
 	}
 	s.broken = true
 	cs.dropBroken(s)
 	cs.replaced(ctx, s.backend, "connection closed")
-	return cs.server(ctx, backend)
+	return cs.targetServer(ctx, plan, backend)
 }

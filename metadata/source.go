@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Source reads every row of the shard metadata. Load must be safe to call
@@ -115,8 +117,12 @@ func (s *sqlSource) Load(ctx context.Context) ([]Table, error) {
 // required one is missing.
 func (s *sqlSource) columns(ctx context.Context) (hasLocation, hasUpdatedAt bool, err error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+s.quoted+" LIMIT 0")
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == errNoSuchTable {
+		return false, false, errorf("metadata: read %s (it does not exist: CreateTable creates it): %w", s.quoted, err)
+	}
 	if err != nil {
-		return false, false, errorf("metadata: read %s (if it does not exist, CreateTable creates it): %w", s.quoted, err)
+		return false, false, errorf("metadata: read %s: %w", s.quoted, err)
 	}
 	defer rows.Close()
 	names, err := rows.Columns()
@@ -135,6 +141,9 @@ func (s *sqlSource) columns(ctx context.Context) (hasLocation, hasUpdatedAt bool
 	}
 	return have["location"], have["updated_at"], rows.Close()
 }
+
+// errNoSuchTable is the server's error number for a table that does not exist (ER_NO_SUCH_TABLE).
+const errNoSuchTable = 1146
 
 // parseDateTime reads MySQL's text form of a DATETIME ("2025-01-31
 // 23:59:59", with up to 6 fractional digits) as a UTC time.

@@ -22,6 +22,7 @@ var ErrClosed = errors.New("metadata: cache is closed")
 const (
 	DefaultInterval    = 5 * time.Minute
 	DefaultLoadTimeout = 30 * time.Second
+	DefaultSlowLoad    = 2 * time.Second
 )
 
 // Options configures a Cache. The zero value is usable.
@@ -30,6 +31,10 @@ type Options struct {
 	Interval time.Duration
 	// LoadTimeout bounds each load of the Source; DefaultLoadTimeout if zero.
 	LoadTimeout time.Duration
+	// SlowLoad is how long a load may take before a warning says it is still waiting (a
+	// metadata server that stopped answering), long before LoadTimeout ends it;
+	// DefaultSlowLoad if zero.
+	SlowLoad time.Duration
 	// Logger receives a warning for each failed refresh and a debug record
 	// for each successful one; slog.Default() if nil.
 	Logger *slog.Logger
@@ -101,8 +106,11 @@ func New(src metadata.Source, opts Options) (*Cache, error) {
 	if src == nil {
 		return nil, errors.New("metadata: cache: source is nil")
 	}
-	if opts.Interval < 0 || opts.LoadTimeout < 0 {
-		return nil, fmt.Errorf("metadata: cache: interval %s and load timeout %s must not be negative", opts.Interval, opts.LoadTimeout)
+	if opts.Interval < 0 || opts.LoadTimeout < 0 || opts.SlowLoad < 0 {
+		return nil, fmt.Errorf("metadata: cache: interval %s, load timeout %s and slow load %s must not be negative", opts.Interval, opts.LoadTimeout, opts.SlowLoad)
+	}
+	if opts.SlowLoad == 0 {
+		opts.SlowLoad = DefaultSlowLoad
 	}
 	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
@@ -163,7 +171,12 @@ func (c *Cache) Refresh(ctx context.Context) error {
 func (c *Cache) load(ctx context.Context) error {
 	started := c.opts.Clock()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LoadTimeout)
+	slow := time.AfterFunc(c.opts.SlowLoad, func() {
+		c.opts.Logger.Warn("shard metadata load has not answered yet; still waiting, statements keep the last snapshot",
+			"waited", c.opts.SlowLoad, "load_timeout", c.opts.LoadTimeout)
+	})
 	tables, err := c.src.Load(ctx)
+	slow.Stop()
 	cancel()
 	var snap *metadata.Snapshot
 	if err == nil {

@@ -107,6 +107,9 @@ type Plan struct {
 	one     [1]Target // backing array of Targets for a single-target plan
 	// split is what a split SELECT's execution needs to know about its column types.
 	split *splitTypes
+	// factsGen is, on a plan of a time-sharded table, the generation of the facts it was made
+	// with plus one (see Router.Outdated); 0 on other plans.
+	factsGen uint64
 }
 
 // splitTypes is, for a split SELECT, what TypesProbe renders (the sub-query of one of its

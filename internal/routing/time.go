@@ -163,6 +163,7 @@ func (t *timeRouter) location(tb *metadata.Table) (string, error) {
 // route fills p for a statement on a time-sharded table.
 func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) error {
 	ts := st.time
+	p.factsGen = t.facts.gen.Load() + 1 // before the facts are read: a change meanwhile outdates the plan
 	snap := t.cfg.Snapshot()
 	if snap == nil {
 		return errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)

@@ -106,23 +106,38 @@ type serverFacts struct {
 	mode   string // the sql_mode a server session starts with
 }
 
-// factsHolder publishes storeFacts: readers load them without a lock.
+// factsHolder publishes storeFacts: readers load them without a lock. gen counts the changes
+// of what the connector read back (the facts and the default time zone): a plan made before one
+// is routed again (Router.Outdated).
 type factsHolder struct {
-	mu sync.Mutex // serializes writers
-	p  atomic.Pointer[storeFacts]
+	mu  sync.Mutex // serializes writers
+	p   atomic.Pointer[storeFacts]
+	gen atomic.Uint64
 }
 
 func (h *factsHolder) update(f func(*storeFacts)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	next := &storeFacts{servers: map[string]serverFacts{}, digits: map[string]int{}, unique: map[string]string{}}
-	if cur := h.p.Load(); cur != nil {
+	cur := h.p.Load()
+	if cur != nil {
 		maps.Copy(next.servers, cur.servers)
 		maps.Copy(next.digits, cur.digits)
 		maps.Copy(next.unique, cur.unique)
 	}
 	f(next)
+	if cur != nil && maps.Equal(next.servers, cur.servers) && maps.Equal(next.digits, cur.digits) && maps.Equal(next.unique, cur.unique) {
+		return // read again as they were: plans made with them stand
+	}
 	h.p.Store(next)
+	h.gen.Add(1)
+}
+
+// Outdated reports whether p, a plan on a time-sharded table, was made before what the connector
+// reads back of the backends changed since (a server that restarted with another sql_mode, …):
+// route the statement again before sending it. It is false for any other plan.
+func (r *Router) Outdated(p *Plan) bool {
+	return p.factsGen != 0 && r.time != nil && p.factsGen != r.time.facts.gen.Load()+1
 }
 
 // SetBackendServer records the flavour of backend's server and the sql_mode a server session
@@ -131,6 +146,15 @@ func (h *factsHolder) update(f func(*storeFacts)) {
 func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode string) {
 	if r.time != nil {
 		r.time.facts.update(func(f *storeFacts) { f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode} })
+	}
+}
+
+// ForgetBackendServer forgets what SetBackendServer recorded of backend, whose server changed
+// (a restart, a service's new primary): until it is given again, INSERTs whose routing needs the
+// sql_mode server sessions start with there are refused. Without time tables it does nothing.
+func (r *Router) ForgetBackendServer(backend string) {
+	if r.time != nil {
+		r.time.facts.update(func(f *storeFacts) { delete(f.servers, backend) })
 	}
 }
 
@@ -233,6 +257,18 @@ type KeyColumn struct {
 // never given (SetShardKeyPrecision), for the connector to read; tables without a valid
 // location are left out (statements on them are refused anyway).
 func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
+	return r.keyColumns(snap, "")
+}
+
+// KeyColumnsOn lists the shard-key columns of snap's physical tables that live on backend, read
+// or not (the connector reads them again when the backend's server changed).
+func (r *Router) KeyColumnsOn(snap *metadata.Snapshot, backend string) []KeyColumn {
+	return r.keyColumns(snap, backend)
+}
+
+// keyColumns lists the shard-key columns of snap's physical tables on backend, or, for backend
+// "", those whose precision is unknown.
+func (r *Router) keyColumns(snap *metadata.Snapshot, backend string) []KeyColumn {
 	if r.time == nil || snap == nil {
 		return nil
 	}
@@ -241,12 +277,12 @@ func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
 	for i := range r.time.cfg.Tables {
 		tt := &r.time.cfg.Tables[i]
 		for _, tb := range r.time.own(tt, snap.Logical(tt.Table)) {
-			if f != nil {
+			if f != nil && backend == "" {
 				if _, ok := f.digits[strings.ToLower(tb.Name)]; ok {
 					continue
 				}
 			}
-			if b, err := r.time.location(&tb); err == nil {
+			if b, err := r.time.location(&tb); err == nil && (backend == "" || b == backend) {
 				out = append(out, KeyColumn{Backend: b, Table: tb.Name, Column: tt.ShardKey})
 			}
 		}

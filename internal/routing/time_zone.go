@@ -70,6 +70,7 @@ type defaultZone struct {
 func (r *Router) SetDefaultTimeZone(name string, system *time.Location) {
 	if r.time != nil {
 		r.time.defaultZone.Store(&defaultZone{name: name, system: system})
+		r.time.facts.gen.Add(1)
 	}
 }
 
