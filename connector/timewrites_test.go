@@ -88,8 +88,20 @@ func rowsOf(t *testing.T, db *sql.DB, query string) []string {
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+	out, err := textRows(rows)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
+
+// textRows reads and closes rows, each as its values' text joined by " | ".
+func textRows(rows *sql.Rows) ([]string, error) {
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
@@ -98,7 +110,7 @@ func rowsOf(t *testing.T, db *sql.DB, query string) []string {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		var b strings.Builder
 		for i, v := range vals {
@@ -109,10 +121,7 @@ func rowsOf(t *testing.T, db *sql.DB, query string) []string {
 		}
 		out = append(out, b.String())
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, rows.Err()
 }
 
 // same checks that each logical table holds, over its physical tables, the rows the reference

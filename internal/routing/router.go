@@ -253,6 +253,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	}
 	switch st.Kind {
 	case KindSet, KindUse, KindBegin, KindCommit, KindRollback:
+		if st.scanned && (len(st.Tables) > 0 || len(st.mentions) > 0) {
+			return r.setRoute(p, st, in) // a SET reading tables
+		}
 		b := sess.LastBackend
 		if b == "" {
 			b = r.cfg.Settings.Default
@@ -263,11 +266,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 		}
 		return false, nil
 	}
-	if st.ParseErr != nil || st.scanned {
-		return r.unreadRoute(p, st, in, sess)
-	}
 	if st.RouteErr != nil {
 		return false, st.RouteErr
+	}
+	if st.ParseErr != nil || st.scanned {
+		return r.unreadRoute(p, st, in, sess)
 	}
 	if st.time != nil {
 		tin := in

@@ -85,6 +85,16 @@ func TestForcedAndStaticRouting(t *testing.T) {
 		{name: "value under NOT is not a match", sql: "SELECT * FROM orders_log WHERE NOT (user_id = 0)", backend: "hot"},
 		{name: "value under OR is not a match", sql: "SELECT * FROM orders_log WHERE user_id = 0 OR id > 5", backend: "hot"},
 		{name: "UPDATE's SET value is not a match", sql: "UPDATE orders_log SET user_id = 0 WHERE id = 7", backend: "hot"},
+		{name: "SET reading a routed table goes to its backend", sql: "SET @n = (SELECT COUNT(*) FROM audit_log), @k = 1", session: &SessionState{LastBackend: "hot"}, backend: "cold", typ: UseRoutePolicy},
+		{name: "SET reading unrouted tables goes to the default backend", sql: "SET @n = (SELECT MAX(id) FROM items)", session: &SessionState{LastBackend: "cold"}, backend: "hot", typ: UseRoutePolicy},
+		{name: "SET reading a temporary table goes to its session", sql: "SET @n = (SELECT MAX(id) FROM scratch)", session: &SessionState{LastBackend: "hot", TempTables: map[string]string{"scratch": "cold"}}, backend: "cold", typ: UseTempTableSession},
+		{name: "SET with a subquery of no table is session state", sql: "SET @x = (SELECT 1)", session: &SessionState{LastBackend: "cold"}, backend: "cold", typ: UseSessionState},
+		{name: "HANDLER of a routed table", sql: "HANDLER audit_log READ `PRIMARY` FIRST", backend: "cold", typ: UseRoutePolicy},
+		{name: "SHOW COLUMNS IN a routed table", sql: "SHOW FULL COLUMNS IN audit_log", backend: "cold", typ: UseRoutePolicy},
+		{name: "OPTIMIZE TABLE of a routed table", sql: "OPTIMIZE TABLE audit_log", backend: "cold", typ: UseRoutePolicy},
+		{name: "CHECKSUM TABLE of a routed table", sql: "CHECKSUM TABLE audit_log", backend: "cold", typ: UseRoutePolicy},
+		{name: "SELECT … INTO OUTFILE of a routed table", sql: "SELECT * FROM audit_log INTO OUTFILE '/tmp/audit.txt'", backend: "cold", typ: UseRoutePolicy},
+		{name: "CREATE VIEW over a routed table", sql: "CREATE VIEW recent AS SELECT * FROM audit_log WHERE id > 10", backend: "cold", typ: UseRoutePolicy},
 		{name: "shadow transaction: unhinted statement follows", sql: "SELECT 1", session: &SessionState{InTransaction: true, TxBackend: "shadow_hot", TxShadow: true}, backend: "shadow_hot", typ: UseLastSession, class: ClassShadow},
 	}
 	for _, tc := range cases {
@@ -133,6 +143,9 @@ func TestRoutingRefusals(t *testing.T) {
 		{name: "production comment in a shadow transaction", sql: "/*+ OBROUTE(shadow=false) */ INSERT INTO items VALUES (1)", session: &SessionState{InTransaction: true, TxBackend: "shadow_hot", TxShadow: true}, err: ErrShadowConflict},
 		{name: "backend hint against the transaction's backend", sql: "SELECT 1", hints: hint.Set{Backend: "cold"}, session: &SessionState{InTransaction: true, TxBackend: "hot"}, err: ErrCrossBackendTx, says: "outside the transaction"},
 		{name: "context and comment disagree", sql: "/*+ OBROUTE(shadow=false) */ SELECT 1", hints: hint.Set{Shadow: hint.ShadowOn}, err: hint.ErrHintConflict},
+		{name: "SET reading tables on two backends", sql: "SET @a = (SELECT COUNT(*) FROM audit_log), @b = (SELECT COUNT(*) FROM events)", err: ErrCrossBackend, says: "query them separately"},
+		{name: "SET reading a routed table in a transaction bound elsewhere", sql: "SET @n = (SELECT COUNT(*) FROM audit_log)", session: &SessionState{InTransaction: true, TxBackend: "hot"}, err: ErrCrossBackendTx, says: "outside the transaction"},
+		{name: "HANDLER opening a routed table under an alias", sql: "HANDLER audit_log OPEN AS a", err: ErrUnreadable, says: "open it without an alias"},
 		{name: "malformed hint", sql: "/*+ OBROUTE(query_level=L9) */ SELECT 1", err: hint.ErrMalformedHint},
 		{name: "unknown ShardingSphere key", sql: "/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT 1", err: hint.ErrUnknownHint},
 	}

@@ -17,7 +17,7 @@ import (
 var tableWords = map[string]bool{"from": true, "join": true, "straight_join": true, "into": true, "table": true, "tables": true, "using": true}
 
 // leadingTableWords stand before a table only as a statement's first word.
-var leadingTableWords = map[string]bool{"update": true, "insert": true, "replace": true, "truncate": true, "describe": true, "desc": true, "explain": true, "delete": true}
+var leadingTableWords = map[string]bool{"update": true, "insert": true, "replace": true, "truncate": true, "describe": true, "desc": true, "explain": true, "delete": true, "handler": true}
 
 // tableModifiers may stand between a table word and the table.
 var tableModifiers = map[string]bool{"low_priority": true, "delayed": true, "high_priority": true, "ignore": true, "into": true, "quick": true, "if": true, "not": true, "exists": true, "table": true, "from": true, "only": true}
@@ -77,7 +77,7 @@ func (r *Router) scanTables(st *Statement, toks []token, lexed bool) {
 			expect = false // SELECT STRAIGHT_JOIN: an option of the select list
 			continue
 		}
-		expect = !inExpr && (tableWords[w] || i == lead && leadingTableWords[w])
+		expect = !inExpr && (tableWords[w] || i == lead && leadingTableWords[w] || w == "in" && showsTable(toks, lead, i))
 	}
 	st.Tables = tables
 	if len(r.routed) == 0 || !lexed {
@@ -105,6 +105,19 @@ func (r *Router) scanTables(st *Statement, toks []token, lexed bool) {
 			st.mentions = appendNew(st.mentions, name)
 		}
 	}
+}
+
+// showsTable reports whether the IN at toks[i] names a table: SHOW … COLUMNS IN t (or FIELDS,
+// INDEX, INDEXES, KEYS), lead being the index of the statement's first word.
+func showsTable(toks []token, lead, i int) bool {
+	if lead < 0 || i == 0 || !toks[lead].is("show") {
+		return false
+	}
+	switch p := toks[i-1]; {
+	case p.is("columns"), p.is("fields"), p.is("index"), p.is("indexes"), p.is("keys"):
+		return true
+	}
+	return false
 }
 
 func firstWordIndex(toks []token) int {
@@ -188,4 +201,25 @@ func explainRouteAt(toks []token, lexed bool) int {
 		return -1
 	}
 	return toks[1].end
+}
+
+// handlerAlias refuses HANDLER t OPEN [AS] alias on a routed table t: the HANDLER alias READ and
+// CLOSE statements after it name the alias, which no rule routes (nil otherwise).
+func (r *Router) handlerAlias(st *Statement, toks []token) error {
+	if len(toks) < 4 || !toks[0].is("handler") || len(st.Tables) == 0 {
+		return nil
+	}
+	rule, ok := r.routed[st.Tables[0]]
+	if !ok {
+		return nil
+	}
+	for i := 1; i+1 < len(toks); i++ {
+		if toks[i].is("open") {
+			if next := toks[i+1]; next.text != ";" {
+				return errorf("%w: HANDLER … OPEN names %s, a table with a %s, under an alias: the HANDLER statements after it name the alias, which obroute cannot route; open it without an alias (HANDLER %s OPEN) and name the table in its READ and CLOSE",
+					ErrUnreadable, st.Tables[0], rule, st.Tables[0])
+			}
+		}
+	}
+	return nil
 }

@@ -163,3 +163,40 @@ func tokenAt(toks []token, i int) token {
 	}
 	return token{}
 }
+
+// wordsHoldSubquery reports whether a statement's words hold a subquery: a parenthesis opening a
+// SELECT, WITH, TABLE or VALUES.
+func wordsHoldSubquery(toks []token) bool {
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].kind == tokPunct && toks[i].text == "(" {
+			switch n := toks[i+1]; {
+			case n.is("select"), n.is("with"), n.is("table"), n.is("values"):
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setRoute routes a SET whose values read tables in subqueries: where those tables are, as a
+// SELECT of them would go (the client session then records the values the server computed, and
+// replays them elsewhere); a SET reading a time-sharded table, whose rows no one server holds, is
+// refused. pinned as staticRoute says.
+func (r *Router) setRoute(p *Plan, st *Statement, in Input) (pinned bool, err error) {
+	if len(st.mentions) > 0 {
+		return false, r.unreadableRoute(st)
+	}
+	if r.time != nil {
+		for _, t := range st.Tables {
+			if tt, ok := r.time.tables[t]; ok {
+				return false, errorf("%w: the SET reads the time-sharded table %s in a subquery, whose rows are split across physical tables; SELECT the value on its own (it is split and merged) and SET the variable to it as a literal",
+					ErrNotMergeable, tt.Table)
+			}
+		}
+	}
+	if pinned, err := r.staticRoute(p, st, in); pinned || err != nil {
+		return pinned, err
+	}
+	r.defaultRoute(p, st, in)
+	return false, nil
+}

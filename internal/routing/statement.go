@@ -168,6 +168,10 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	// as it is, and a SET in it is not recorded (its "assignment" would hold the statements
 	// after it, replayed on every new server session).
 	if pieces == nil && len(toks) > 0 && toks[0].is("set") && classifySet(st, toks, body) {
+		if st.Kind == KindSet && wordsHoldSubquery(toks) {
+			// Its tables are read from its words: it is routed by them (setRoute).
+			r.scanTables(st, toks, lexed)
+		}
 		return st
 	}
 	p, err := parse(body, toks)
@@ -182,6 +186,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.ParseErr = err
 		st.Kind, st.ReadOnly = previewKind(toks)
 		r.scanTables(st, toks, lexed)
+		st.RouteErr = r.handlerAlias(st, toks)
 	} else {
 		r.classify(st, p.ast, toks, lexed)
 	}

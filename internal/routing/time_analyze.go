@@ -34,7 +34,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		if st.Kind == KindSelect {
 			return nil, notMergeable("this statement over the time-sharded table %s cannot be routed; run each SELECT on its own", cfg.Table)
 		}
-		return nil, nil
+		return nil, readInOther(p.ast, cfg.Table)
 	}
 	if _, ok := st.hasAside(asideRowsExamined); ok {
 		return nil, notMergeable("LIMIT ROWS EXAMINED on the time-sharded table %s would count the rows of each physical table on its own; remove ROWS EXAMINED", cfg.Table)
@@ -198,6 +198,40 @@ func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sq
 	}
 	mp.leg, mp.sig = nil, nil // the templates are all a route needs
 	ts.merge = mp
+}
+
+// readInOther refuses a statement other than SELECT, INSERT, UPDATE and DELETE that reads the
+// time-sharded table's rows (CREATE TABLE … SELECT, CREATE VIEW) or loads rows into it (LOAD
+// DATA): no one server holds them, and no physical table can stand for them.
+func readInOther(ast sqlparser.Statement, table string) error {
+	switch n := ast.(type) {
+	case *sqlparser.DDL:
+		if n.OptSelect != nil && n.OptSelect.Select != nil && nodeNames(n.OptSelect.Select, table) {
+			return errorf("%w: CREATE TABLE … SELECT reads the time-sharded table %s, whose rows are split across physical tables; create the table, then SELECT the rows through obroute (split and merged) and INSERT them", ErrNotMergeable, table)
+		}
+		if n.ViewSpec != nil && n.ViewSpec.ViewExpr != nil && nodeNames(n.ViewSpec.ViewExpr, table) {
+			return errorf("%w: CREATE VIEW over the time-sharded table %s: a view reads one server's tables, and no physical table holds every row of %s; query %s through obroute instead, or create a view per physical table with a backend hint", ErrNotMergeable, table, table, table)
+		}
+	case *sqlparser.Load:
+		if strings.EqualFold(n.Table.Name.String(), table) {
+			return errorf("%w: LOAD DATA into the time-sharded table %s is not routed row by row; INSERT the rows (each goes to its period's table), or load each period's rows into its physical table with a backend hint", ErrNotMergeable, table)
+		}
+	}
+	return nil
+}
+
+// nodeNames reports whether n names the table (lower case) as a table.
+func nodeNames(n sqlparser.SQLNode, table string) bool {
+	found := false
+	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
+		if a, ok := node.(*sqlparser.AliasedTableExpr); ok && a != nil {
+			if name, ok := a.Expr.(sqlparser.TableName); ok && strings.EqualFold(name.Name.String(), table) {
+				found = true
+			}
+		}
+		return !found, nil
+	}, n)
+	return found
 }
 
 // writesTheTable refuses an UPDATE or DELETE of other tables that reads the time-sharded table
