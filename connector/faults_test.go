@@ -185,6 +185,37 @@ func TestSplitWriteErrorsSayWhatCommitted(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "INSERT INTO orders (id, order_time) VALUES (4, '2025-02-12 10:00:00'), (5, '2025-03-12 10:00:00')"); err != nil {
 		t.Fatalf("split INSERT after the failures: %v", err)
 	}
+	ref.Exec(t, "INSERT INTO orders VALUES (4, '2025-02-12 10:00:00'), (5, '2025-03-12 10:00:00')")
+
+	// Inside a transaction, a failed part undoes the statement only, as on one server: the
+	// transaction goes on and commits its other writes.
+	for _, h := range []*sql.DB{db, ref.DB} {
+		tx, err := h.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO orders (id, order_time) VALUES (6, '2025-03-13 10:00:00')"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO orders (id, order_time) VALUES (7, '2025-02-13 10:00:00'), (5, '2025-03-13 10:00:00')")
+		if !errors.As(err, &me) || me.Number != refMe.Number {
+			t.Fatalf("split INSERT with a duplicate in a transaction: %v; want the server's error %d", err, refMe.Number)
+		}
+		if h == db && !strings.Contains(err.Error(), "rolled back to the savepoint (the transaction goes on)") {
+			t.Errorf("the error of a failed split INSERT in a transaction does not say the transaction goes on: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, name := range []string{"orders_202502", "orders_202503"} {
+		got = append(got, rowsOf(t, hot.DB, "SELECT id, CAST(order_time AS CHAR) FROM "+name)...)
+	}
+	slices.Sort(got)
+	if want := rowsOf(t, ref.DB, "SELECT id, CAST(order_time AS CHAR) FROM orders ORDER BY id"); !slices.Equal(got, want) {
+		t.Errorf("orders holds %v, one server %v", got, want)
+	}
 }
 
 // On a *sql.Conn, a split SELECT whose cold sub-query died in the middle of its rows fails; the
@@ -313,10 +344,10 @@ func TestFactsReadAgainAfterTheServerChanged(t *testing.T) {
 	}
 }
 
-// records is a slog.Handler that passes each record's message on, for a test waiting for one.
+// records is a slog.Handler that passes each warning's message on, for a test waiting for one.
 type records chan string
 
-func (r records) Enabled(context.Context, slog.Level) bool { return true }
+func (r records) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 func (r records) Handle(_ context.Context, rec slog.Record) error {
 	select {
 	case r <- rec.Level.String() + " " + rec.Message:

@@ -358,6 +358,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			return nil, cs.loseTx(ctx, s, err)
 		}
 		cs.dropBroken(s)
+		cs.c.stats.serverLost.Add(1) // with the local transaction
 		return nil, w.failed(err, part, "; the connection broke before COMMIT, so the server rolled the local transaction back")
 	}
 	if _, err := s.exec(ctx, begin, nil, false); err != nil {
@@ -385,6 +386,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			return fail(err, -1)
 		}
 		cs.dropBroken(s)
+		cs.c.stats.serverLost.Add(1)
 		return nil, errorf("%w (backend %s was at %s): the %s ran as %d parts (%s) in one local transaction, whose COMMIT was sent and got no answer: either every part was written or none; check before running it again: %w",
 			ErrCommitUnknown, s.backend.name, s.addr(), plan.Statement.Kind, len(plan.Targets), w.parts(), err)
 	}
@@ -406,10 +408,13 @@ func (w splitWrite) parts() string {
 	return strings.Join(names, ", ")
 }
 
-// failed is the error of a split write whose part (-1: its COMMIT or RELEASE) failed with err
+// failed is the error of a split write whose part (-1: its COMMIT or RELEASE SAVEPOINT) failed with err
 // and whose parts were all undone; why adds how they were.
 func (w splitWrite) failed(err error, part int, why string) error {
 	what := "its COMMIT"
+	if w.inTx {
+		what = "its RELEASE SAVEPOINT"
+	}
 	if part >= 0 {
 		what = "part " + strings.Join(w.plan.Targets[part].Tables, ", ")
 	}
