@@ -33,6 +33,9 @@ type storeFacts struct {
 	router *routing.Router
 	open   func(backend string) *sql.DB // a handle on backend, opening nothing yet
 	meta   string                       // the metadata backend, whose default time zone is read
+	// ownMeta: the metadata backend's handle was opened here (the metadata come from a source
+	// of the application's) and is closed with the others.
+	ownMeta bool
 	// later are the backends read only after a refresh: the history store's, when no time
 	// table allows writes there.
 	later  map[string]bool
@@ -121,10 +124,10 @@ func (f *storeFacts) read(ctx context.Context, snap *metadata.Snapshot, first bo
 			continue // left unknown: routing refuses what it would need them for
 		}
 		if !f.servers[o.backend] {
-			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode)
+			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode, o.read.zone.key())
 			f.servers[o.backend] = true
 		}
-		f.router.SetShardKeyPrecision(o.read.digits)
+		f.router.SetShardKeyColumns(o.read.keys)
 	}
 }
 
@@ -135,7 +138,7 @@ func (f *storeFacts) close() error {
 	defer f.mu.Unlock()
 	var err error
 	for b, db := range f.dbs {
-		if b != f.meta {
+		if b != f.meta || f.ownMeta {
 			if cerr := db.Close(); err == nil {
 				err = cerr
 			}
@@ -148,8 +151,8 @@ func (f *storeFacts) close() error {
 type serverRead struct {
 	zone             serverZone
 	version, comment string
-	sqlMode          string         // the sql_mode a server session starts with
-	digits           map[string]int // physical table → fractional digits of its DATETIME or TIMESTAMP shard key
+	sqlMode          string                            // the sql_mode a server session starts with
+	keys             map[string]routing.ShardKeyColumn // physical table → its shard-key column
 }
 
 // readServer reads, on a server session of db, its default time zone, flavour and sql_mode,
@@ -178,24 +181,26 @@ func readServer(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*ser
 		return nil, err
 	}
 	defer rows.Close()
-	s := &serverRead{digits: map[string]int{}}
+	s := &serverRead{keys: map[string]routing.ShardKeyColumn{}}
 	for rows.Next() {
 		var table, column, typ sql.NullString
 		var prec sql.NullInt64
 		if err := rows.Scan(&s.zone.name, &s.zone.system, &s.zone.offset, &s.version, &s.comment, &s.sqlMode, &table, &column, &typ, &prec); err != nil {
 			return nil, err
 		}
-		if !table.Valid || !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
+		if !table.Valid || !typ.Valid {
 			continue
 		}
-		switch strings.ToLower(typ.String) {
-		case "datetime", "timestamp":
-		default:
-			continue // a DATE key (or another type) keeps its values' fractions unread
+		col := routing.ShardKeyColumn{Type: routing.ShardKeyTypeOf(typ.String), DataType: typ.String}
+		if col.Type == routing.ShardKeyDatetime || col.Type == routing.ShardKeyTimestamp {
+			if !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
+				continue // a precision obroute cannot read: the column stays unread
+			}
+			col.Digits = int(prec.Int64)
 		}
 		for _, k := range cols {
 			if k.Table == table.String && strings.EqualFold(k.Column, column.String) {
-				s.digits[k.Table] = int(prec.Int64)
+				s.keys[k.Table] = col
 			}
 		}
 	}
