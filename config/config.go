@@ -22,7 +22,8 @@
 //	enable_cached_server=BOOL                 a statement whose route cannot be computed goes to the last backend used
 //	shadow.mappings.PRODUCTION.shadow=SHADOW  shadow mapping; a rule of mappings only gets the shadow hint as its algorithm
 //	shadow.default_algorithm=NAME, shadow.algorithms.NAME.kind=…, shadow.tables.TABLE.algorithms=A,B …
-//	time_tables.TABLE.shard_key=COL           TABLE is time-sharded on column COL
+//	time_tables.TABLE.shard_key=COL           TABLE is time-sharded on column COL (DATETIME, DATE or TIMESTAMP)
+//	time_tables.TABLE.shard_key_type=TYPE     datetime, date or timestamp: declared, checked against the backends
 //	time_tables.TABLE.hot_window.days=N       hot window: the last N days (or hot_window.months=N: current month + N before)
 //	time_tables.TABLE.default_range=DUR, .require_cold_query=BOOL, .allow_cold_writes=BOOL, .budgets.l1=DUR …
 //	metadata.backend=NAME, metadata.table=T, metadata.refresh=DUR

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -17,8 +18,15 @@ import (
 type TimeTable struct {
 	// Table is the logical table name the application queries, e.g. "orders".
 	Table string `yaml:"table"`
-	// ShardKey is the DATETIME (or DATE) column the table is split by, e.g. "order_time".
+	// ShardKey is the DATETIME, DATE or TIMESTAMP column the table is split by, e.g.
+	// "order_time".
 	ShardKey string `yaml:"shard_key"`
+	// ShardKeyType is the shard key's column type: "datetime", "date" or "timestamp". obroute
+	// reads it from information_schema.COLUMNS of the physical tables and refuses statements
+	// where the two differ; declared, it holds where the backends have not been read (a backend
+	// down at the first statement, obroute explain with a metadata file). "" leaves it to the
+	// backends.
+	ShardKeyType string `yaml:"shard_key_type"`
 	// HotWindow is the hot window: rows at or after its boundary are hot.
 	HotWindow HotWindow `yaml:"hot_window"`
 	// DefaultRange, when positive, is applied to a statement without a shard-key range: it then
@@ -123,6 +131,11 @@ func (c *Config) validateRules(seen map[string]bool) error {
 	for i, t := range c.TimeTables {
 		if t.Table == "" || t.ShardKey == "" {
 			return errorf(fmt.Sprintf("time_tables[%d]", i), "a time-sharded table needs table and shard_key, e.g. time_tables.orders.shard_key=order_time")
+		}
+		switch strings.ToLower(t.ShardKeyType) {
+		case "", "datetime", "date", "timestamp":
+		default:
+			return errorf("time_tables."+t.Table+".shard_key_type", "%q is not a shard-key type; write datetime, date or timestamp (or leave it out: obroute reads it from the backends)", t.ShardKeyType)
 		}
 		if t.HotWindow.Days < 0 || t.HotWindow.Months < 0 {
 			return errorf("time_tables."+t.Table+".hot_window", "days=%d months=%d: a window cannot be negative; set one of days or months", t.HotWindow.Days, t.HotWindow.Months)

@@ -57,6 +57,7 @@ type options struct {
 	observer   Observer
 	clock      func() time.Time
 	metaSource metadata.Source
+	noReadBack bool
 }
 
 // WithLogger sends route decisions (debug) and state changes (info, warn) to l.
@@ -70,6 +71,14 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 func WithMetadataSource(src metadata.Source) Option {
 	return func(o *options) { o.metaSource = src }
 }
+
+// WithoutReadBack keeps the connector from reading back, with the first load of the shard
+// metadata, the backends' servers, the time zone and sql_mode their server sessions start with,
+// and the shard-key columns of the physical tables (information_schema.COLUMNS): for a tool
+// that must send the backends nothing, such as obroute explain with a metadata file. Routing
+// then knows only what the configuration says (time_tables.TABLE.shard_key_type) and refuses
+// what depends on the rest.
+func WithoutReadBack() Option { return func(o *options) { o.noReadBack = true } }
 
 // New validates cfg and builds a Connector. It does no network I/O: server sessions open when
 // a statement needs them, and the shard metadata of time-sharded tables is loaded by the first
@@ -138,10 +147,16 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 		return nil, err
 	}
 	c.router = router
-	if c.meta != nil && c.meta.db != nil {
-		c.meta.facts = newStoreFacts(router, cfg, c.meta.db, func(b string) *sql.DB {
+	if c.meta != nil && !o.noReadBack {
+		open := func(b string) *sql.DB {
 			return sql.OpenDB(c.backends[b].connect) // opens nothing yet
-		})
+		}
+		metaDB := c.meta.db
+		if metaDB == nil { // a metadata source of the application's: the backends are read all the same
+			metaDB = open(cfg.Metadata.Backend)
+		}
+		c.meta.facts = newStoreFacts(router, cfg, metaDB, open)
+		c.meta.facts.ownMeta = c.meta.db == nil
 	}
 	return c, nil
 }

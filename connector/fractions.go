@@ -38,6 +38,9 @@ type storeFacts struct {
 	router *routing.Router
 	open   func(backend string) *sql.DB // a handle on backend, opening nothing yet
 	meta   string                       // the metadata backend, whose default time zone is read
+	// ownMeta: the metadata backend's handle was opened here (the metadata come from a source
+	// of the application's) and is closed with the others.
+	ownMeta bool
 	// later are the backends read only after a refresh: the history store's, when no time
 	// table allows writes there.
 	later  map[string]bool
@@ -167,10 +170,10 @@ func (f *storeFacts) readLocked(ctx context.Context, cols map[string][]routing.K
 		}
 		delete(f.stale, o.backend)
 		if !f.servers[o.backend] {
-			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode)
+			f.router.SetBackendServer(o.backend, routing.ServerFlavor(o.read.version, o.read.comment), o.read.sqlMode, o.read.zone.key())
 			f.servers[o.backend] = true
 		}
-		f.router.SetShardKeyPrecision(o.read.digits)
+		f.router.SetShardKeyColumns(o.read.keys)
 		f.router.SetUniqueKeys(o.read.unique)
 	}
 }
@@ -197,7 +200,7 @@ func (f *storeFacts) close() error {
 	defer f.mu.Unlock()
 	var err error
 	for b, db := range f.dbs {
-		if b != f.meta {
+		if b != f.meta || f.ownMeta {
 			if cerr := db.Close(); err == nil {
 				err = cerr
 			}
@@ -210,8 +213,8 @@ func (f *storeFacts) close() error {
 type serverRead struct {
 	zone             serverZone
 	version, comment string
-	sqlMode          string         // the sql_mode a server session starts with
-	digits           map[string]int // physical table → fractional digits of its DATETIME or TIMESTAMP shard key
+	sqlMode          string                            // the sql_mode a server session starts with
+	keys             map[string]routing.ShardKeyColumn // physical table → its shard-key column
 	// unique maps each physical table found to its first unique key without the shard key
 	// ("PRIMARY (id)"), "" when every unique key holds it (see routing.Router.SetUniqueKeys).
 	unique map[string]string
@@ -249,7 +252,7 @@ func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*se
 		return nil, nil, err
 	}
 	defer rows.Close()
-	s := &serverRead{digits: map[string]int{}}
+	s := &serverRead{keys: map[string]routing.ShardKeyColumn{}}
 	var found []routing.KeyColumn
 	for rows.Next() {
 		var table, column, typ sql.NullString
@@ -262,17 +265,19 @@ func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*se
 				found = append(found, k)
 			}
 		}
-		if !table.Valid || !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
+		if !table.Valid || !typ.Valid {
 			continue
 		}
-		switch strings.ToLower(typ.String) {
-		case "datetime", "timestamp":
-		default:
-			continue // a DATE key (or another type) keeps its values' fractions unread
+		col := routing.ShardKeyColumn{Type: routing.ShardKeyTypeOf(typ.String), DataType: typ.String}
+		if col.Type == routing.ShardKeyDatetime || col.Type == routing.ShardKeyTimestamp {
+			if !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
+				continue // a precision obroute cannot read: the column stays unread
+			}
+			col.Digits = int(prec.Int64)
 		}
 		for _, k := range cols {
 			if k.Table == table.String && strings.EqualFold(k.Column, column.String) {
-				s.digits[k.Table] = int(prec.Int64)
+				s.keys[k.Table] = col
 			}
 		}
 	}

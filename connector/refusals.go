@@ -28,6 +28,12 @@ var (
 	ErrNoShadowBackend = routing.ErrNoShadowBackend
 	// ErrBadTimeValue: a shard-key value cannot be read as a time.
 	ErrBadTimeValue = routing.ErrBadTimeValue
+	// ErrShardKeyType: the shard key's column type is not DATETIME, DATE or TIMESTAMP, differs
+	// between physical tables, or is not known where the route depends on it.
+	ErrShardKeyType = routing.ErrShardKeyType
+	// ErrTimeZone: a TIMESTAMP shard key's value is not exact in the session's time zone (an
+	// unknown zone, backends in different zones, the skipped or repeated hour of a DST change).
+	ErrTimeZone = routing.ErrTimeZone
 	// ErrBadLimit: a LIMIT or OFFSET argument is not a row count.
 	ErrBadLimit = routing.ErrBadLimit
 	// ErrUnreadable: a statement names a routed table in syntax obroute cannot read.

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,16 @@ func defaultTimeZone(ctx context.Context, db *sql.DB) (name string, system *time
 type serverZone struct {
 	name, system string
 	offset       int64
+}
+
+// key names the zone a server session starts in so that two servers' zones compare equal only
+// when they are the same: a named zone or an offset by its name, SYSTEM by the system zone and
+// its offset now.
+func (z serverZone) key() string {
+	if strings.EqualFold(z.name, "system") {
+		return "SYSTEM (" + z.system + ", UTC" + strconv.FormatInt(z.offset, 10) + "s)"
+	}
+	return z.name
 }
 
 // resolve reads z as defaultTimeZone returns it.

@@ -16,7 +16,8 @@ import (
 // really holds (min_time and max_time). They are DATETIME values, which carry
 // no time zone: obroute reads them as UTC wall-clock times whatever the DSN's
 // parseTime and loc settings are, so the router must read time literals and
-// arguments of queries as UTC as well.
+// arguments of queries as UTC as well. For a TIMESTAMP shard key they are UTC
+// instants, and the router maps the session's wall clocks to them.
 //
 // Location names the backend that holds the table. When it is empty (the
 // location column is NULL or absent), the table lives on the backend of role

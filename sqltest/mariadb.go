@@ -31,6 +31,11 @@ type MariaDBOptions struct {
 	PerformanceSchema bool
 	// Args are extra mariadbd options, for example "--max-connections=20".
 	Args []string
+	// TimeZones loads the machine's zone database (/usr/share/zoneinfo, with
+	// mariadb-tzinfo-to-sql) into the server's time-zone tables, so that sessions can SET
+	// time_zone to a named zone such as 'Europe/Berlin'. It is loaded once per machine into a
+	// data-directory template of its own, which instances copy.
+	TimeZones bool
 }
 
 // startTimeout bounds how long a mariadbd may take to accept connections.
@@ -53,6 +58,9 @@ func MariaDBWith(tb testing.TB, opts MariaDBOptions, names ...string) []*Backend
 		unavailable(tb, "sqltest: %v; install it with `apt-get install mariadb-server` (Debian/Ubuntu) to run this test", err)
 	}
 	tmpl, err := bin.template()
+	if err == nil && opts.TimeZones {
+		tmpl, err = bin.zoneTemplate(tmpl)
+	}
 	if err != nil {
 		tb.Fatalf("sqltest: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,9 @@ import (
 type mariadbBinaries struct {
 	server    string // mariadbd
 	installDB string // mariadb-install-db
+	// client and tzinfo (the mariadb client and mariadb-tzinfo-to-sql) load the zone database;
+	// "" when missing, which only MariaDBOptions.TimeZones needs.
+	client, tzinfo string
 }
 
 var (
@@ -41,6 +45,8 @@ func findMariaDB() (mariadbBinaries, error) {
 		}
 		binVal.server = find("mariadbd", "/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec")
 		binVal.installDB = find("mariadb-install-db", "/usr/bin", "/usr/local/bin", "/usr/local/mysql/scripts")
+		binVal.client = find("mariadb", "/usr/bin", "/usr/local/bin", "/usr/local/mysql/bin")
+		binVal.tzinfo = find("mariadb-tzinfo-to-sql", "/usr/bin", "/usr/local/bin", "/usr/local/mysql/bin")
 		switch {
 		case binVal.server == "":
 			binErr = errors.New("mariadbd not found in PATH or /usr/sbin")
@@ -115,4 +121,101 @@ func (bin mariadbBinaries) template() (string, error) {
 		tmplDir = dir
 	})
 	return tmplDir, tmplErr
+}
+
+// zoneDir is the zone database the time-zone template loads.
+const zoneDir = "/usr/share/zoneinfo"
+
+var (
+	zoneOnce sync.Once
+	zoneTmpl string
+	zoneErr  error
+)
+
+// zoneTemplate returns a copy of the template base whose time-zone tables hold the machine's
+// zone database, made once per machine beside base: a server started on a copy of base loads
+// `mariadb-tzinfo-to-sql /usr/share/zoneinfo` through the mariadb client and stops.
+func (bin mariadbBinaries) zoneTemplate(base string) (string, error) {
+	zoneOnce.Do(func() {
+		dir := base + "-zones"
+		if _, err := os.Stat(filepath.Join(dir, "mysql")); err == nil {
+			zoneTmpl = dir
+			return
+		}
+		if bin.client == "" || bin.tzinfo == "" {
+			zoneErr = errors.New("the mariadb client or mariadb-tzinfo-to-sql is not installed; they load the time-zone tables")
+			return
+		}
+		if _, err := os.Stat(zoneDir); err != nil {
+			zoneErr = fmt.Errorf("no zone database to load: %w (apt-get install tzdata)", err)
+			return
+		}
+		work, err := os.MkdirTemp(os.TempDir(), "obroute-sqltest-zones-")
+		if err != nil {
+			zoneErr = err
+			return
+		}
+		defer os.RemoveAll(work)
+		if err := copyDir(base, filepath.Join(work, "data")); err != nil {
+			zoneErr = err
+			return
+		}
+		if err := os.Mkdir(filepath.Join(work, "tmp"), 0o700); err != nil {
+			zoneErr = err
+			return
+		}
+		in := &instance{name: "zones", bin: bin.server, dir: work}
+		if in.port, err = freePort(); err != nil {
+			zoneErr = err
+			return
+		}
+		in.args = in.buildArgs(MariaDBOptions{})
+		in.admin = newAdminConns(net.JoinHostPort("127.0.0.1", strconv.Itoa(in.port)))
+		if err := in.start(); err != nil {
+			zoneErr = fmt.Errorf("start a server to load the time-zone tables: %w", err)
+			return
+		}
+		err = loadZones(bin, in.port)
+		if stopErr := in.stop(false); err == nil {
+			err = stopErr
+		}
+		if err != nil {
+			zoneErr = err
+			return
+		}
+		if err := os.Rename(filepath.Join(work, "data"), dir); err != nil {
+			if _, statErr := os.Stat(filepath.Join(dir, "mysql")); statErr != nil {
+				zoneErr = fmt.Errorf("store the time-zone template: %w", err)
+				return
+			}
+			// Another process stored it first; use theirs.
+		}
+		zoneTmpl = dir
+	})
+	return zoneTmpl, zoneErr
+}
+
+// loadZones runs mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb … mysql on the server at port.
+func loadZones(bin mariadbBinaries, port int) error {
+	gen := exec.Command(bin.tzinfo, zoneDir)
+	load := exec.Command(bin.client, "--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-P"+strconv.Itoa(port), "-uroot", "mysql")
+	pipe, err := gen.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	load.Stdin = pipe
+	var genErr, loadOut strings.Builder
+	gen.Stderr = &genErr
+	load.Stdout, load.Stderr = &loadOut, &loadOut
+	if err := gen.Start(); err != nil {
+		return fmt.Errorf("%s: %w", bin.tzinfo, err)
+	}
+	loadErr := load.Run()
+	if err := gen.Wait(); err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", bin.tzinfo, zoneDir, err, tail([]byte(genErr.String()), 10))
+	}
+	if loadErr != nil {
+		return fmt.Errorf("load the time-zone tables: %w\n%s", loadErr, tail([]byte(loadOut.String()), 10))
+	}
+	return nil
 }

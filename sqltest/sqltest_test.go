@@ -193,6 +193,22 @@ func TestMariaDBGeneralLog(t *testing.T) {
 	}
 }
 
+// With TimeZones a session can be in a named zone with daylight saving time, which the server
+// converts by its time-zone tables: 2026-10-25 01:30 UTC is 02:30 CET, the second pass of the
+// hour Europe/Berlin repeats. Without them the zone is unknown to the server.
+func TestMariaDBTimeZones(t *testing.T) {
+	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{TimeZones: true}, "zones")
+	bs = append(bs, sqltest.MariaDB(t, "plain")[0])
+	const q = "SELECT CAST(CONVERT_TZ('2026-10-25 01:30:00', '+00:00', 'Europe/Berlin') AS CHAR)"
+	var s sql.NullString
+	if err := open(t, bs[0].DSN).QueryRow(q).Scan(&s); err != nil || s.String != "2026-10-25 02:30:00" {
+		t.Errorf("with the zone database: %s = %v (%v), want 2026-10-25 02:30:00", q, s, err)
+	}
+	if err := open(t, bs[1].DSN).QueryRow(q).Scan(&s); err != nil || s.Valid {
+		t.Errorf("without it: %s = %v (%v), want NULL (zone unknown)", q, s, err)
+	}
+}
+
 func TestMariaDBCleanupLeavesNoProcess(t *testing.T) {
 	var port int
 	t.Run("instance", func(t *testing.T) {

@@ -79,6 +79,7 @@ routes:
 time_tables:
   - table: orders
     shard_key: order_time
+    shard_key_type: datetime
     hot_window:
       months: 2
 `, dsn["hot"], dsn["cold"]))

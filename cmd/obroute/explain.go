@@ -19,8 +19,10 @@ Reads the obroute configuration (a YAML file or an obroute DSN), the shard metad
 backend, or from a file with -metadata), routes the statement as a new client session would,
 and prints the plan: the route prompts and the plan steps (statement kind and tables, hints,
 route_info_type, backends and addresses, every rewritten sub-query with its arguments, the
-merge). Nothing is sent to any backend except the read of the shard metadata table when no
--metadata file is given. Hints go in the statement: /*+ OBROUTE(query_level=L1) */ SELECT …
+merge). Nothing is sent to any backend except, when no -metadata file is given, the read of the
+shard metadata table and of what a connector reads back with it (the servers' time zone and
+sql_mode, the shard-key columns); with -metadata the shard key's type is the configuration's
+shard_key_type. Hints go in the statement: /*+ OBROUTE(query_level=L1) */ SELECT …
 
 A statement obroute would refuse prints its refusal and exits with status 1.
 
@@ -73,7 +75,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		opts = append(opts, connector.WithMetadataSource(src))
+		opts = append(opts, connector.WithMetadataSource(src), connector.WithoutReadBack())
 	}
 	c, err := connector.New(cfg, opts...)
 	if err != nil {

@@ -26,6 +26,7 @@ func newRouter(b *testing.B) *routing.Router {
 	if err != nil {
 		b.Fatal(err)
 	}
+	r.SetShardKeyColumns(map[string]routing.ShardKeyColumn{ShardMetadata()[0].Name: {Type: routing.ShardKeyDatetime}})
 	return r
 }
 

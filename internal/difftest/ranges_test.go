@@ -46,6 +46,7 @@ func rangeRouter(t *testing.T) *routing.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetShardKeyColumns(map[string]routing.ShardKeyColumn{tables[0].Name: {Type: routing.ShardKeyDatetime}})
 	return r
 }
 

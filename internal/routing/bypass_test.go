@@ -55,6 +55,7 @@ func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	declareDatetime(f.r, "orders_202407")
 	return f
 }
 

@@ -22,7 +22,10 @@
 //     is read as the server reads it: literals in MySQL's DATETIME formats and numbers
 //     (time_literal.go), constant time expressions folded at the statement's clock in the
 //     client session's time zone (time_fold.go, time_zone.go), NOT in three-valued logic
-//     (time_range.go); a value not read exactly widens the range, never narrows it.
+//     (time_range.go); a value not read exactly widens the range, never narrows it. Ranges and
+//     each table's clamp are read and written in the shard key's column type (time_keytype.go):
+//     a TIMESTAMP's in the session's time zone, mapped to the UTC instants of the metadata
+//     (time_instant.go, time_stamp.go).
 //  5. Static table routes (which a transaction bound elsewhere cannot take: refused), then the
 //     default backend (USE_ROUTE_POLICY).
 //

@@ -45,6 +45,13 @@ var (
 	// ErrBadTimeValue: a literal or argument compared with the shard key is not a date or
 	// datetime obroute can read.
 	ErrBadTimeValue = errors.New("obroute: unreadable time value for the shard key")
+	// ErrShardKeyType: the shard key's column type is not one obroute routes by (DATETIME, DATE,
+	// TIMESTAMP), differs between physical tables, or is not known where the route depends on it.
+	ErrShardKeyType = errors.New("obroute: shard-key column type")
+	// ErrTimeZone: a TIMESTAMP shard key's value cannot be read exactly in the session's time
+	// zone: a zone obroute does not know, backends starting in different zones, a time in the
+	// skipped or (ending a range) the repeated hour of a daylight-saving change.
+	ErrTimeZone = errors.New("obroute: shard-key time not exact in the session's time zone")
 	// ErrBadLimit: the argument of LIMIT ? or OFFSET ? of a statement split across tables is not
 	// a row count (negative, not an integer, NULL). It is refused, never read as 0.
 	ErrBadLimit = errors.New("obroute: LIMIT or OFFSET argument is not a row count")

@@ -253,6 +253,8 @@ var refusalReasons = []struct {
 	{ErrNoTimeRange, "no_time_range"},
 	{ErrShardKeyFunction, "shard_key_function"},
 	{ErrBadTimeValue, "bad_time_value"},
+	{ErrShardKeyType, "shard_key_type"},
+	{ErrTimeZone, "time_zone"},
 	{ErrColdQueryRequired, "cold_query_required"},
 	{ErrColdWrite, "cold_write"},
 	{ErrCrossBackendWrite, "cross_backend_write"},
@@ -289,7 +291,7 @@ func RefusalReasons() []string { return append([]string(nil), refusalNames...) }
 
 // RefusalReason names why the router refused a statement, from the sentinel err wraps:
 // "level_violation" (ErrLevelViolation), "no_time_range", "shard_key_function",
-// "bad_time_value", "cold_query_required", "cold_write", "cross_backend_write",
+// "bad_time_value", "shard_key_type", "time_zone", "cold_query_required", "cold_write", "cross_backend_write",
 // "no_shard_table", "time_sharded_join", "not_mergeable", "time_config", "hint_malformed",
 // "hint_unknown", "hint_conflict" (package hint's errors), "unknown_backend",
 // "cross_backend_tx", "cross_backend", "shadow_conflict", "no_shadow_backend", "unreadable",

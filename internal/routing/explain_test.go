@@ -49,6 +49,7 @@ func explainRouter(t testing.TB) *routing.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetShardKeyColumns(map[string]routing.ShardKeyColumn{tables[0].Name: {Type: routing.ShardKeyDatetime}})
 	return r
 }
 

@@ -9,11 +9,12 @@ import (
 
 // leg is what one sub-query fills into a template.
 type leg struct {
-	table    string    // physical table
-	qual     string    // qualifier of the shard key in the clamp ("" = the physical table)
-	key      string    // shard-key column
-	min, max time.Time // the table's span
-	open     bool      // the span is open above: the clamp has no upper bound
+	table    string       // physical table
+	qual     string       // qualifier of the shard key in the clamp ("" = the physical table)
+	key      string       // shard-key column
+	keyType  ShardKeyType // its type, which the clamp is written in
+	min, max time.Time    // the table's span
+	open     bool         // the span is open above: the clamp has no upper bound
 	// probe: the leg is asked for its column types only: the clamp is false.
 	probe bool
 	limit int64 // computed LIMIT row count
@@ -74,39 +75,82 @@ func (t *template) render(b *strings.Builder, l *leg) {
 	}
 }
 
-// writeClamp writes the table's span as a predicate on the shard key: key >= min_time and
-// key < max_time + 1s. max_time is a DATETIME, whole seconds, so rows with a fraction of its
-// last second (DATETIME(6) columns) belong to the table too. A span open above has no upper
-// bound.
+// writeClamp writes the table's span as a predicate on the shard key, in the column's own type
+// (time_keytype.go): key >= min_time and key < max_time + 1s. max_time is a DATETIME, whole
+// seconds, so rows with a fraction of its last second (DATETIME(6) columns) belong to the table
+// too. A span open above has no upper bound.
 func writeClamp(b *strings.Builder, l *leg) {
-	switch {
-	case l.probe:
+	if l.probe {
 		writeString(b, "1 = 0")
 		return
 	}
-	var buf [32]byte
-	for i, op := range [2]string{" >= '", " < '"} {
-		if i > 0 && l.open {
-			break
-		}
-		if i > 0 {
-			writeString(b, " and ")
-		}
-		if l.qual != "" {
-			writeString(b, l.qual)
-		} else {
-			writeString(b, l.table)
-		}
-		writeByte(b, '.')
-		writeString(b, l.key)
-		writeString(b, op)
-		t := l.min
-		if i > 0 {
-			t = l.max.Truncate(time.Second).Add(time.Second)
-		}
-		b.Write(appendTime(buf[:0], t))
-		writeByte(b, '\'')
+	writeBound(b, l, true, l.min)
+	if !l.open {
+		writeString(b, " and ")
+		writeBound(b, l, false, l.max.Truncate(time.Second).Add(time.Second))
 	}
+}
+
+// writeBound writes one end of the clamp: key >= at (lower) or key < at.
+func writeBound(b *strings.Builder, l *leg, lower bool, at time.Time) {
+	op := " < "
+	if lower {
+		op = " >= "
+	}
+	var buf [40]byte
+	lit := buf[:0]
+	switch l.keyType {
+	case ShardKeyDate:
+		// Days: from the first whole day on, up to the day holding the last instant.
+		day := dateOf(at)
+		if lower && !day.Equal(at) {
+			day = day.AddDate(0, 0, 1)
+		}
+		if !lower {
+			op, day = " <= ", dateOf(at.Add(-time.Nanosecond))
+		}
+		lit = append(appendDate(append(lit, "DATE'"...), day), '\'')
+	case ShardKeyTimestamp:
+		zone := l.clock.zone
+		if ambiguousWall(at, zone) {
+			// Its wall clock is two instants: compared as the instant itself.
+			writeString(b, "unix_timestamp(")
+			writeKey(b, l)
+			writeString(b, ")")
+			writeString(b, op)
+			b.Write(appendUnix(lit, at))
+			return
+		}
+		lit = append(appendTime(append(lit, '\''), wallIn(at, zone)), '\'')
+	default:
+		lit = append(appendTime(append(lit, '\''), at), '\'')
+	}
+	writeKey(b, l)
+	writeString(b, op)
+	b.Write(lit)
+}
+
+// writeKey writes the shard key, qualified.
+func writeKey(b *strings.Builder, l *leg) {
+	if l.qual != "" {
+		writeString(b, l.qual)
+	} else {
+		writeString(b, l.table)
+	}
+	writeByte(b, '.')
+	writeString(b, l.key)
+}
+
+// appendUnix writes t as seconds since the epoch, with its microseconds when it has them.
+func appendUnix(b []byte, t time.Time) []byte {
+	b = strconv.AppendInt(b, t.Unix(), 10)
+	if us := t.Nanosecond() / 1000; us != 0 {
+		b = append(b, '.')
+		for div := 100000; div > 0; div /= 10 {
+			b = append(b, byte('0'+us/div%10))
+		}
+	}
+	return b
 }
 
 // appendIndexed appends the values of args at idx (nil for an index out of range), numbering

@@ -28,9 +28,10 @@ type timeRouter struct {
 	// defaultZone replaces TimeConfig.TimeZone and SystemTimeZone once the connector has read
 	// them back from a backend (SetDefaultTimeZone); nil until then.
 	defaultZone atomic.Pointer[defaultZone]
-	// facts are the backends' servers and the shard-key columns' precisions, as read back by
-	// the connector (SetBackendServer, SetShardKeyPrecision).
+	// facts are the backends' servers and the shard-key columns, as read back by the
+	// connector (SetBackendServer, SetShardKeyColumns).
 	facts factsHolder
+	keys  keysHolder // the shard-key type of each logical table, by snapshot and facts
 }
 
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with
@@ -61,6 +62,9 @@ type timeStatement struct {
 	splitErr error
 	// returning: the statement has a RETURNING clause; its rows come from one statement only.
 	returning bool
+	// keyOrder, keyGroup: a split SELECT's merge orders (ORDER BY, MIN, MAX) or groups (GROUP
+	// BY, DISTINCT) values of the shard key, which a TIMESTAMP key's zone may make ambiguous.
+	keyOrder, keyGroup bool
 }
 
 // insertPlan routes the rows of an INSERT.
@@ -172,26 +176,39 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if len(all) == 0 {
 		return errorf("%w: the shard metadata lists no table named %s_<digits>… (such as %s_202501); add the physical tables of %s to shard_metadata", ErrNoShardTable, ts.prefix, ts.prefix, ts.table.Table)
 	}
+	key := t.keyOf(ts.table, snap)
+	if key.err != nil {
+		return key.err
+	}
 	// One reading of the clock for the whole statement: the hot window, the clock functions
 	// folded in the range and the instant sent to every sub-query. As wall clock of the
-	// shard-key times, the window counts their calendar.
+	// shard-key times, the window counts their calendar: UTC's for a TIMESTAMP, whose
+	// metadata are UTC instants.
 	instant := t.now()
 	now := t.wall(instant)
+	clock := t.clockFor(instant, in.Session)
+	stamp := key.typ == ShardKeyTimestamp
+	if stamp {
+		if err := timestampClock(ts, &clock); err != nil {
+			return err
+		}
+		now = instant.UTC()
+	}
 	boundary := metadata.HotWindow(ts.table.HotWindow).Boundary(now)
 	p.Type = UsePartitionLocationLookup
-	clock := t.clockFor(instant, in.Session)
 	ec := evalCtx{args: t.rangeArgs(in.Args), key: ts.key, clock: &clock}
 	if in.Explain {
 		ec.notes = &foldNotes{}
 	}
 	if ts.insert != nil {
-		return t.routeInsert(p, st, hints, in, readings{all: all, boundary: boundary, ec: &ec})
+		return t.routeInsert(p, st, hints, in, readings{all: all, boundary: boundary, ec: &ec, key: key.typ})
 	}
 	// The shard-key range.
 	var (
 		span   interval
 		set    rangeSet
 		tables []metadata.Table
+		err    error
 	)
 	if ts.conj {
 		span = everything
@@ -199,11 +216,16 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return err
 		}
 	} else {
-		s, _, err := ts.rng.eval(&ec)
-		if err != nil {
+		var s rangeSet
+		if s, _, err = ts.rng.eval(&ec); err != nil {
 			return err
 		}
 		set, span = s, s.span()
+	}
+	if stamp { // wall clocks of the session's zone → the instants the metadata speaks of
+		if set, span, err = stampRange(ts, clock.zone, set, span); err != nil {
+			return err
+		}
 	}
 	defaulted := false
 	if span.unbounded() && ts.oneTable != nil {
@@ -343,11 +365,21 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	if open >= 0 {
 		openName = all[open].Name
 	}
-	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, open: openName, coldAll: coldAll}); err != nil {
+	switch key.typ {
+	case ShardKeyUnknown:
+		if err := anyTypeExact(ts.table, clock.zone, tables, openName); err != nil {
+			return err
+		}
+	case ShardKeyTimestamp:
+		if err := t.stampTables(ts, in.Session, &clock, stampSplit{span: span, tables: tables, locs: locs, open: openName}); err != nil {
+			return err
+		}
+	}
+	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, open: openName, coldAll: coldAll, key: key.typ}); err != nil {
 		return err
 	}
 	if in.Explain {
-		t.explain(p, ts, routeSummary{span: span, boundary: boundary, locs: locs, empty: emptyRange, defaulted: defaulted, hotOnly: allHot && !coldTarget})
+		t.explain(p, ts, routeSummary{span: span, boundary: boundary, locs: locs, empty: emptyRange, defaulted: defaulted, hotOnly: allHot && !coldTarget, instants: stamp})
 		explainFolding(p, ts, &ec)
 	}
 	return nil

@@ -182,6 +182,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 // of the FROM of plan, "" when it is not one.
 func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sqlparser.Select, mergeKey string, clampLegs bool) {
 	ts.whole = pr.print(leg)
+	ts.keyOrder, ts.keyGroup = keyCompared(plan, mergeKey)
 	mp, err := planMerge(plan, mergeKey, pr.rollup != nil)
 	if err != nil {
 		ts.mergeErr = err

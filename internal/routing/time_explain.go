@@ -82,6 +82,7 @@ type routeSummary struct {
 	empty     bool // no table holds the range
 	defaulted bool // the configured default range was applied
 	hotOnly   bool // the history store was not read
+	instants  bool // the range is of UTC instants (a TIMESTAMP key), read from the session's zone
 }
 
 // explain writes the route's prompt with one allocation for the text.
@@ -97,6 +98,9 @@ func (t *timeRouter) explain(p *Plan, ts *timeStatement, r routeSummary) {
 	}
 	b = append(b, "range "...)
 	b = appendInterval(b, span)
+	if r.instants {
+		b = append(b, " UTC"...)
+	}
 	b = append(b, " on "...)
 	b = append(b, ts.table.ShardKey...)
 	b = append(b, ": "...)

@@ -11,8 +11,8 @@ import (
 func TestFactsOfAChangedServer(t *testing.T) {
 	const last = "insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.7')"
 	f := standard(t)
-	f.r.SetBackendServer("hot", FlavorMariaDB, "STRICT_TRANS_TABLES")
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 0, "orders_202502": 0})
+	f.r.SetBackendServer("hot", FlavorMariaDB, "STRICT_TRANS_TABLES", "")
+	f.r.SetShardKeyColumns(map[string]ShardKeyColumn{"orders_202501": {Type: ShardKeyDatetime}, "orders_202502": {Type: ShardKeyDatetime}})
 	p, err := f.route(last, nil, Input{})
 	if err != nil || p.Targets[0].Tables[0] != "orders_202501" {
 		t.Fatalf("truncated by MariaDB: %v, %v; want orders_202501", p, err)
@@ -27,7 +27,7 @@ func TestFactsOfAChangedServer(t *testing.T) {
 	if _, err := f.route(last, nil, Input{}); !errors.Is(err, ErrNoTimeRange) {
 		t.Fatalf("while the changed server is not read again: %v, want ErrNoTimeRange", err)
 	}
-	f.r.SetBackendServer("hot", FlavorMariaDB, "STRICT_TRANS_TABLES,TIME_ROUND_FRACTIONAL")
+	f.r.SetBackendServer("hot", FlavorMariaDB, "STRICT_TRANS_TABLES,TIME_ROUND_FRACTIONAL", "")
 	p, err = f.route(last, nil, Input{})
 	if err != nil || p.Targets[0].Tables[0] != "orders_202502" {
 		t.Fatalf("rounded after the server was read again: %v, %v; want orders_202502", p, err)

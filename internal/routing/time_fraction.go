@@ -96,14 +96,17 @@ func ruleOf(f Flavor, mode string) fractionRule {
 // storeFacts are what the connector read back of the backends and the shard tables' columns;
 // never modified once published.
 type storeFacts struct {
-	servers map[string]serverFacts // backend → its server
-	digits  map[string]int         // physical table, lower case → fractional digits of its shard key
-	unique  map[string]string      // physical table, lower case → a unique key without the shard key, "" for none
+	servers map[string]serverFacts    // backend → its server
+	keys    map[string]ShardKeyColumn // physical table, lower case → its shard-key column
+	unique  map[string]string         // physical table, lower case → a unique key without the shard key, "" for none
 }
 
 type serverFacts struct {
 	flavor Flavor
 	mode   string // the sql_mode a server session starts with
+	// zone is the time_zone a server session starts with there (the global one, or the
+	// DSN's time_zone parameter), as the server names it; "" when it was not read.
+	zone string
 }
 
 // factsHolder publishes storeFacts: readers load them without a lock. gen counts the changes
@@ -118,15 +121,15 @@ type factsHolder struct {
 func (h *factsHolder) update(f func(*storeFacts)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	next := &storeFacts{servers: map[string]serverFacts{}, digits: map[string]int{}, unique: map[string]string{}}
+	next := &storeFacts{servers: map[string]serverFacts{}, keys: map[string]ShardKeyColumn{}, unique: map[string]string{}}
 	cur := h.p.Load()
 	if cur != nil {
 		maps.Copy(next.servers, cur.servers)
-		maps.Copy(next.digits, cur.digits)
+		maps.Copy(next.keys, cur.keys)
 		maps.Copy(next.unique, cur.unique)
 	}
 	f(next)
-	if cur != nil && maps.Equal(next.servers, cur.servers) && maps.Equal(next.digits, cur.digits) && maps.Equal(next.unique, cur.unique) {
+	if cur != nil && maps.Equal(next.servers, cur.servers) && maps.Equal(next.keys, cur.keys) && maps.Equal(next.unique, cur.unique) {
 		return // read again as they were: plans made with them stand
 	}
 	h.p.Store(next)
@@ -140,12 +143,15 @@ func (r *Router) Outdated(p *Plan) bool {
 	return p.factsGen != 0 && r.time != nil && p.factsGen != r.time.facts.gen.Load()+1
 }
 
-// SetBackendServer records the flavour of backend's server and the sql_mode a server session
-// there starts with (the global sql_mode, or the DSN's sql_mode parameter), as read back from
-// it. Without time tables it does nothing.
-func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode string) {
+// SetBackendServer records the flavour of backend's server, and the sql_mode and time_zone a
+// server session there starts with (the global ones, or the DSN's sql_mode and time_zone
+// parameters), as read back from it ("" for a time zone not read). Without time tables it does
+// nothing.
+func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode, timeZone string) {
 	if r.time != nil {
-		r.time.facts.update(func(f *storeFacts) { f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode} })
+		r.time.facts.update(func(f *storeFacts) {
+			f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode, zone: timeZone}
+		})
 	}
 }
 
@@ -158,14 +164,14 @@ func (r *Router) ForgetBackendServer(backend string) {
 	}
 }
 
-// SetShardKeyPrecision records the fractional-second digits (0 to 6) of the shard-key column of
-// physical tables (a DATETIME(n) or TIMESTAMP(n) column has n), as read from the backend that
-// holds each. A table never given is unknown. Without time tables it does nothing.
-func (r *Router) SetShardKeyPrecision(digits map[string]int) {
-	if r.time != nil && len(digits) > 0 {
+// SetShardKeyColumns records the shard-key columns of physical tables (table name → its
+// column), as read from the backend that holds each. A table never given is unknown. Without
+// time tables it does nothing.
+func (r *Router) SetShardKeyColumns(cols map[string]ShardKeyColumn) {
+	if r.time != nil && len(cols) > 0 {
 		r.time.facts.update(func(f *storeFacts) {
-			for t, n := range digits {
-				f.digits[strings.ToLower(t)] = n
+			for t, c := range cols {
+				f.keys[strings.ToLower(t)] = c
 			}
 		})
 	}
@@ -187,8 +193,8 @@ func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi 
 		return lo, hi, true
 	}
 	if f := t.facts.p.Load(); f != nil && fitsUnit(lo, time.Microsecond) && fitsUnit(hi, time.Microsecond) {
-		if n, ok := f.digits[strings.ToLower(tb.Name)]; ok {
-			unit := precisionUnit(n)
+		if k, ok := f.keys[strings.ToLower(tb.Name)]; ok && k.Type != ShardKeyDate {
+			unit := precisionUnit(k.Digits)
 			if fitsUnit(lo, unit) && fitsUnit(hi, unit) {
 				return lo, hi, true
 			}
@@ -217,6 +223,45 @@ func (t *timeRouter) storedRange(tb *metadata.Table, sess *SessionState, lo, hi 
 	return lo, last, false
 }
 
+// storeKey is how a statement's shard-key values are stored: the column's type, the session's
+// time zone (a TIMESTAMP's wall clocks are read in it) and its sql_mode.
+type storeKey struct {
+	typ  ShardKeyType
+	zone *time.Location
+	sess *SessionState
+}
+
+// utcNote says " (UTC)" after an instant of a TIMESTAMP key, nothing for other types.
+func (k storeKey) utcNote(time.Time) string {
+	if k.typ == ShardKeyTimestamp {
+		return " (UTC)"
+	}
+	return ""
+}
+
+// stored returns the values the shard-key value v is stored as in table tb, as the metadata
+// speaks of them (storedRange): a DATE keeps the day, a TIMESTAMP the instant of the stored
+// wall clock in the session's zone (the earlier one in a repeated hour, as MariaDB stores it).
+// A wall clock the zone skips is an error.
+func (t *timeRouter) stored(tb *metadata.Table, k storeKey, v tval) (lo, hi time.Time, exact bool, err error) {
+	if k.typ == ShardKeyDate {
+		return dateOf(v.lo), dateOf(v.hi), true, nil
+	}
+	lo, hi, exact = t.storedRange(tb, k.sess, v.lo, v.hi)
+	if k.typ != ShardKeyTimestamp {
+		return lo, hi, exact, nil
+	}
+	var n int
+	for _, w := range [2]*time.Time{&lo, &hi} {
+		wall := *w
+		if *w, _, n = wallInstants(wall, k.zone); n == 0 {
+			return lo, hi, exact, errorf("a time that does not exist in time zone %s: '%s' is in the hour its clocks skip (to %s UTC), which MariaDB refuses in a strict sql_mode and moves otherwise; write a time outside it, or SET time_zone to an offset",
+				k.zone, formatTime(wall), formatTime(*w))
+		}
+	}
+	return lo, hi, exact, nil
+}
+
 // storedAs is a shard-key value v and the range [lo, hi] one table stores it as.
 type storedAs struct {
 	v      tval
@@ -226,7 +271,7 @@ type storedAs struct {
 // sameStored checks that the value s.v, which table all[owner] stores as s's range, is stored
 // alike by every other table that could hold it: when the tables' shard-key columns differ in
 // precision (or one's is unknown), where the row belongs would depend on the table chosen.
-func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionState, s storedAs) error {
+func (t *timeRouter) sameStored(all []metadata.Table, owner int, k storeKey, s storedAs) error {
 	v, lo, hi := s.v, s.lo, s.hi
 	if v.lo.Equal(v.lo.Truncate(time.Second)) && v.hi.Equal(v.hi.Truncate(time.Second)) {
 		return nil // whole seconds are stored as written everywhere
@@ -235,7 +280,10 @@ func (t *timeRouter) sameStored(all []metadata.Table, owner int, sess *SessionSt
 		if j == owner {
 			continue
 		}
-		jlo, jhi, exact := t.storedRange(&all[j], sess, v.lo, v.hi)
+		jlo, jhi, exact, err := t.stored(&all[j], k, v)
+		if err != nil {
+			return err
+		}
 		if (covers(&all[j], jlo) || covers(&all[j], jhi)) && (!exact || !jlo.Equal(lo) || !jhi.Equal(hi)) {
 			if !exact {
 				return errorf("%s would store the value as '%s', and %s, whose shard-key column obroute has not read (is the table missing on its backend?), may store it between '%s' and '%s'; write the time with whole seconds, or create the table and refresh the metadata",
@@ -253,9 +301,9 @@ type KeyColumn struct {
 	Backend, Table, Column string
 }
 
-// UnknownKeyColumns lists the shard-key columns of snap's physical tables whose precision was
-// never given (SetShardKeyPrecision), for the connector to read; tables without a valid
-// location are left out (statements on them are refused anyway).
+// UnknownKeyColumns lists the shard-key columns of snap's physical tables never given
+// (SetShardKeyColumns), for the connector to read; tables without a valid location are left
+// out (statements on them are refused anyway).
 func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
 	return r.keyColumns(snap, "")
 }
@@ -278,7 +326,7 @@ func (r *Router) keyColumns(snap *metadata.Snapshot, backend string) []KeyColumn
 		tt := &r.time.cfg.Tables[i]
 		for _, tb := range r.time.own(tt, snap.Logical(tt.Table)) {
 			if f != nil && backend == "" {
-				if _, ok := f.digits[strings.ToLower(tb.Name)]; ok {
+				if _, ok := f.keys[strings.ToLower(tb.Name)]; ok {
 					continue
 				}
 			}

@@ -51,9 +51,9 @@ func TestInsertFractionByColumnAndSQLMode(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := standard(t)
-			f.r.SetBackendServer("hot", c.flavor, c.mode)
+			f.r.SetBackendServer("hot", c.flavor, c.mode, "")
 			if c.digits >= 0 {
-				f.r.SetShardKeyPrecision(map[string]int{"orders_202501": c.digits, "ORDERS_202502": c.digits})
+				precisions(f.r, map[string]int{"orders_202501": c.digits, "ORDERS_202502": c.digits})
 			}
 			in := Input{Session: c.sess}
 			p, err := f.route(c.sql, args(c.args...), in)
@@ -84,18 +84,18 @@ func TestInsertFractionByColumnAndSQLMode(t *testing.T) {
 // holds as it would store it is refused.
 func TestInsertFractionUsesTheOwnersPrecision(t *testing.T) {
 	f := standard(t)
-	f.r.SetBackendServer("hot", FlavorMySQL, "")
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 0, "orders_202502": 6})
+	f.r.SetBackendServer("hot", FlavorMySQL, "", "")
+	precisions(f.r, map[string]int{"orders_202501": 0, "orders_202502": 6})
 	_, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.7')", nil, Input{})
 	if !errors.Is(err, ErrNoTimeRange) || !strings.Contains(err.Error(), "orders_202501 stores as '2025-02-01 00:00:00'") || !strings.Contains(err.Error(), "write the time at the column's precision") {
 		t.Errorf("error %v, want ErrNoTimeRange: DATETIME(0) of orders_202501 rounds the value up to February, DATETIME(6) of orders_202502 keeps it in January", err)
 	}
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 6, "orders_202502": 0})
+	precisions(f.r, map[string]int{"orders_202501": 6, "orders_202502": 0})
 	_, err = f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.7')", nil, Input{})
 	if !errors.Is(err, ErrNoTimeRange) || !strings.Contains(err.Error(), "orders_202502 would store the value as '2025-02-01 00:00:00' and orders_202501 as '2025-01-31 23:59:59.7'") {
 		t.Errorf("error %v, want ErrNoTimeRange: DATETIME(0) of orders_202502 would hold the value rounded, DATETIME(6) of orders_202501 as written", err)
 	}
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 6, "orders_202502": 6})
+	precisions(f.r, map[string]int{"orders_202501": 6, "orders_202502": 6})
 	p, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.7')", nil, Input{})
 	if err != nil || !reflect.DeepEqual(p.Targets[0].Tables, []string{"orders_202501"}) {
 		t.Errorf("with one precision: %v, %v; want orders_202501", p, err)
@@ -105,13 +105,13 @@ func TestInsertFractionUsesTheOwnersPrecision(t *testing.T) {
 // A table whose column was never read could hold the value too, rounded: refused.
 func TestInsertFractionWithAnUnreadNeighbour(t *testing.T) {
 	f := standard(t)
-	f.r.SetBackendServer("hot", FlavorMariaDB, "")
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202501": 0})
+	f.r.SetBackendServer("hot", FlavorMariaDB, "", "")
+	precisions(f.r, map[string]int{"orders_202501": 0})
 	_, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.5')", nil, Input{})
 	if !errors.Is(err, ErrNoTimeRange) || !strings.Contains(err.Error(), "orders_202502, whose shard-key column obroute has not read") {
 		t.Errorf("error %v, want ErrNoTimeRange naming orders_202502", err)
 	}
-	f.r.SetShardKeyPrecision(map[string]int{"orders_202502": 0})
+	precisions(f.r, map[string]int{"orders_202502": 0})
 	p, err := f.route("insert into orders (id, order_time) values (1, '2025-01-31 23:59:59.5')", nil, Input{})
 	if err != nil || !reflect.DeepEqual(p.Targets[0].Tables, []string{"orders_202501"}) {
 		t.Errorf("with both read: %v, %v; want orders_202501 (truncated)", p, err)

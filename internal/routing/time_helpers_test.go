@@ -51,6 +51,16 @@ func newFixture(t testing.TB, tt config.TimeTable, tables []metadata.Table, now 
 // newFixtureWith is newFixture with a change to the time configuration (nil: none).
 func newFixtureWith(t testing.TB, tt config.TimeTable, tables []metadata.Table, now string, change func(*TimeConfig)) *fixture {
 	t.Helper()
+	f := bareFixture(t, tt, tables, now, change)
+	if len(tables) > 0 {
+		declareDatetime(f.r, tables[0].Name)
+	}
+	return f
+}
+
+// bareFixture is newFixtureWith with no shard-key column declared: the key's type is unknown.
+func bareFixture(t testing.TB, tt config.TimeTable, tables []metadata.Table, now string, change func(*TimeConfig)) *fixture {
+	t.Helper()
 	f := &fixture{now: day(now)}
 	snap, err := metadata.NewSnapshot(tables, f.now)
 	if err != nil {
@@ -76,6 +86,26 @@ func newFixtureWith(t testing.TB, tt config.TimeTable, tables []metadata.Table, 
 	return f
 }
 
+// declareDatetime records the shard-key columns of tables as DATETIME(0), as the connector does
+// once it has read them. A fixture declares its oldest table only: the logical table's type is
+// then known (DATETIME), and the other tables' precisions are left for tests to give.
+func declareDatetime(r *Router, tables ...string) {
+	cols := map[string]ShardKeyColumn{}
+	for _, t := range tables {
+		cols[t] = ShardKeyColumn{Type: ShardKeyDatetime, DataType: "datetime"}
+	}
+	r.SetShardKeyColumns(cols)
+}
+
+// precisions records DATETIME(n) shard-key columns, n per table.
+func precisions(r *Router, digits map[string]int) {
+	cols := map[string]ShardKeyColumn{}
+	for t, n := range digits {
+		cols[t] = ShardKeyColumn{Type: ShardKeyDatetime, Digits: n, DataType: "datetime"}
+	}
+	r.SetShardKeyColumns(cols)
+}
+
 func ordersTable() config.TimeTable {
 	return config.TimeTable{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}
 }
@@ -83,6 +113,15 @@ func ordersTable() config.TimeTable {
 // standard: July 2024 .. March 2025, hot from January 2025, today 2025-03-15.
 func standard(t testing.TB) *fixture {
 	return newFixture(t, ordersTable(), monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), "2025-03-15 12:00:00")
+}
+
+// planTables lists the tables of p's targets, in order.
+func planTables(p *Plan) []string {
+	var out []string
+	for _, tg := range p.Targets {
+		out = append(out, tg.Tables...)
+	}
+	return out
 }
 
 func args(vs ...any) []driver.NamedValue {

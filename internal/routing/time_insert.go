@@ -18,12 +18,13 @@ type readings struct {
 	all      []metadata.Table
 	boundary time.Time
 	ec       *evalCtx
+	key      ShardKeyType // the shard key's column type
 }
 
 // routeInsert routes each row of an INSERT to the table that covers its shard-key value.
-func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Input, r readings) error {
+func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Input, r0 readings) error {
 	ts, ip := st.time, st.time.insert
-	all, boundary, ec := r.all, r.boundary, r.ec
+	all, boundary, ec := r0.all, r0.boundary, r0.ec
 	owner := make([]int, len(ip.keys)) // row → index in all
 	for r, x := range ip.keys {
 		v, err := x.eval(ec)
@@ -43,44 +44,52 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		owner[r] = -1
 		var lo, last time.Time
 		exact := false
+		sk := storeKey{typ: r0.key, zone: ec.clock.zone, sess: in.Session}
 		for i := len(all) - 1; i >= 0; i-- {
-			lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+			var err error
+			if lo, last, exact, err = t.stored(&all[i], sk, v); err != nil {
+				return errorf("%w: row %d of the INSERT into %s gives %s %w", ErrTimeZone, r+1, ts.table.Table, ts.table.ShardKey, err)
+			}
 			if covers(&all[i], lo) {
 				owner[r] = i
 				break
 			}
 		}
 		if owner[r] >= 0 && exact {
-			if err := t.sameStored(all, owner[r], in.Session, storedAs{v: v, lo: lo, hi: last}); err != nil {
+			if err := t.sameStored(all, owner[r], sk, storedAs{v: v, lo: lo, hi: last}); err != nil {
 				return errorf("%w: row %d of the INSERT into %s: %w", ErrNoTimeRange, r+1, ts.table.Table, err)
 			}
 		}
+		written := v.lo
+		if r0.key == ShardKeyTimestamp {
+			written, _, _ = wallInstants(v.lo, ec.clock.zone)
+		}
 		if owner[r] < 0 { // no table holds the value as stored: name the one that holds it as written
 			for i := len(all) - 1; i >= 0 && owner[r] < 0; i-- {
-				if covers(&all[i], v.lo) {
+				if covers(&all[i], written) {
 					owner[r] = i
-					lo, last, exact = t.storedRange(&all[i], in.Session, v.lo, v.hi)
+					lo, last, exact, _ = t.stored(&all[i], sk, v)
 				}
 			}
 		}
 		if owner[r] < 0 {
-			return errorf("%w: no table of %s covers %s = '%s' (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), r+1)
+			return errorf("%w: no table of %s covers %s = '%s'%s (row %d); create the tables of coming periods ahead with `obroute metadata prepare` (daily, beside mark-hot), or add or widen a table in shard_metadata", ErrNoShardTable, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), sk.utcNote(written), r+1)
 		}
 		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
 			if exact && v.lo.Equal(v.hi) {
-				return errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s' (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
-					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo))
+				return errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s'%s (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo), sk.utcNote(lo))
 			}
 			if exact {
-				return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a clock in an unknown session time zone), which %s does not hold whole; SET time_zone first",
+				return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of more than six digits, which MariaDB cuts and MySQL rounds, or a clock in an unknown session time zone), which %s does not hold whole; write at most six digits, or SET time_zone first",
 					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(lo), formatTime(last), o.Name)
 			}
 			return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of a second the server may truncate or round, by the column's precision and the session's sql_mode, which obroute does not know here; or a clock in an unknown session time zone), which %s does not hold whole; write the time with whole seconds, or SET sql_mode to a literal and time_zone first",
 				ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(last), o.Name)
 		}
 		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
-			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s' (by the column's precision and the session's sql_mode), which %s holds",
-				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), all[owner[r]].Name))
+			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s'%s (by the column's type and precision, the session's sql_mode and time zone), which %s holds",
+				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), sk.utcNote(lo), all[owner[r]].Name))
 		}
 	}
 	var tables []metadata.Table
@@ -106,6 +115,16 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			coldTarget = true
 		} else {
 			hotTarget = true
+		}
+	}
+	switch r0.key {
+	case ShardKeyUnknown:
+		if err := anyTypeExact(ts.table, ec.clock.zone, tables, ""); err != nil {
+			return err
+		}
+	case ShardKeyTimestamp:
+		if err := t.stampTables(ts, in.Session, ec.clock, stampSplit{tables: tables, locs: locs}); err != nil {
+			return err
 		}
 	}
 	if coldTarget && !ts.table.AllowColdWrites {

@@ -19,13 +19,14 @@ type targetSet struct {
 	locs    []string            // the backend of each of tables
 	open    string              // the table whose span is open above (metadata.OpenAbove), "" if none
 	coldAll bool                // every sub-query is sent as cold (query level L3 declared)
+	key     ShardKeyType        // the shard key's column type, which the clamps are written in
 }
 
 // buildTargets renders the sub-queries of set: one per table for writes, one statement per
 // backend (UNION ALL of its tables' legs) for SELECT.
 func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) error {
 	args, clock, tables, locs, open, coldAll := set.args, set.clock, set.tables, set.locs, set.open, set.coldAll
-	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, clock: clock, lits: p.Statement.lits}
+	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, keyType: set.key, clock: clock, lits: p.Statement.lits}
 	names := make([]string, len(tables))
 	for i := range tables {
 		names[i] = tables[i].Name

@@ -613,6 +613,7 @@ func TestLongerLogicalNameOwnsItsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	declareDatetime(r, tables[0].Name, "stats_5min_202501")
 	cases := []struct {
 		sql    string
 		tables []string
