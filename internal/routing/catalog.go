@@ -127,6 +127,12 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	if len(views) == 0 {
 		return
 	}
+	for _, t := range st.Tables {
+		if rule, ok := r.routed[t]; ok {
+			st.catalogErr = errorf("%w: the statement reads information_schema.%s and %s, a table with a %s: the catalog is answered on one backend and %s is not there; read the catalog in a statement of its own", ErrCatalog, views[0], t, rule, t)
+			return
+		}
+	}
 	if st.Kind != KindSelect {
 		st.catalogErr = errorf("%w: a %s reading information_schema.%s is not answered for the logical tables; SELECT the catalog rows, then write them in a statement of its own", ErrCatalog, st.Kind, views[0])
 		return

@@ -191,6 +191,8 @@ func TestReadCatalog(t *testing.T) {
 		{"SELECT * FROM information_schema.TRIGGERS", 0, ErrCatalog},
 		{"INSERT INTO t SELECT TABLE_NAME FROM information_schema.TABLES", 0, ErrCatalog},
 		{"SELECT * FROM information_schema.SCHEMATA", 0, nil},
+		{"SELECT * FROM orders WHERE order_time > ? AND EXISTS (SELECT 1 FROM information_schema.TABLES)", 0, ErrCatalog},
+		{"SELECT a.note, t.TABLE_ROWS FROM audit_log a, information_schema.TABLES t", 0, ErrCatalog},
 		{"SHOW DATABASES", 0, nil},
 		{"SHOW CREATE VIEW v", 0, nil},
 	} {
@@ -242,4 +244,28 @@ func TestCatalogView(t *testing.T) {
 			t.Errorf("%s on %s: %q %d, want %q %d", tc.table, tc.backend, name, role, tc.name, tc.role)
 		}
 	}
+}
+
+// FuzzReadDDL: any text read as DDL names its tables where they are written.
+func FuzzReadDDL(f *testing.F) {
+	for _, s := range []string{"ALTER TABLE t ADD c INT", "CREATE OR REPLACE UNIQUE INDEX IF NOT EXISTS i USING BTREE ON db.t (a)",
+		"DROP INDEX IF EXISTS i ON `t` WAIT 5", "RENAME TABLES IF EXISTS t WAIT 2 TO u, v NOWAIT TO w", "OPTIMIZE LOCAL TABLE t, db.u",
+		"ALTER TABLE t RENAME TO u", "CREATE TABLE t (LIKE u)", "TRUNCATE t", "DROP TEMPORARY TABLE IF EXISTS t, u"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		toks, _ := lex(sql)
+		d := readDDL(toks, 0)
+		if d == nil {
+			return
+		}
+		for _, r := range append(append([]ddlRef(nil), d.acts...), d.others...) {
+			if r.from < 0 || r.to > len(sql) || r.from >= r.to {
+				t.Fatalf("%q: table %s at %d..%d", sql, r.name, r.from, r.to)
+			}
+			if w := strings.ToLower(sql[r.from:r.to]); !strings.Contains(w, r.name) && !strings.Contains(w, "`") {
+				t.Fatalf("%q: table %s written as %q", sql, r.name, w)
+			}
+		}
+	})
 }
