@@ -59,6 +59,10 @@ func TestCatalogAnswersAsOneServer(t *testing.T) {
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME LIKE 'orders%' AND TABLE_SCHEMA = DATABASE()",
 		"SELECT table_name, table_type, engine, table_collation, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name",
 		"SELECT TABLE_NAME, TABLE_ROWS >= 0 FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE' ORDER BY 1",
+		"SELECT COUNT(*) FROM `information_schema`.`tables` WHERE 1 = 1 AND `table_name` = ? AND `table_schema` = database()",
+		"SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'orders')",
+		"SELECT (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders') AS n, (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) t2, 1+1, ( SELECT MAX(TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() )",
+		"SELECT DISTINCT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES WHERE information_schema.TABLES.TABLE_SCHEMA = DATABASE() ORDER BY 1",
 		// GORM's Migrator: HasTable, ColumnTypes, HasColumn, HasIndex.
 		"SELECT count(*) FROM information_schema.tables WHERE table_schema = '{db}' AND table_name = 'orders' AND table_type = 'BASE TABLE'",
 		"SELECT column_name, column_default, is_nullable = 'YES', data_type, character_maximum_length, column_type, column_key, extra, column_comment, numeric_precision, numeric_scale, datetime_precision FROM information_schema.columns WHERE table_schema = '{db}' AND table_name = 'orders' ORDER BY ORDINAL_POSITION",
@@ -73,7 +77,11 @@ func TestCatalogAnswersAsOneServer(t *testing.T) {
 			var got, want [][]string
 			var gotCols, wantCols []string
 			for _, side := range []*sql.DB{f.db, f.one.DB} {
-				cols, rows := readText(t, side, strings.ReplaceAll(q, "{db}", dbs[side]))
+				var args []any
+				if strings.Contains(q, "?") {
+					args = append(args, "orders")
+				}
+				cols, rows := readText(t, side, strings.ReplaceAll(q, "{db}", dbs[side]), args...)
 				for i := range cols {
 					cols[i] = strings.ReplaceAll(cols[i], dbs[side], "{db}")
 				}
@@ -94,6 +102,13 @@ func TestCatalogAnswersAsOneServer(t *testing.T) {
 						r[6] = "" // Cardinality: the server's estimate
 					}
 				}
+			}
+			var args []any
+			if strings.Contains(q, "?") {
+				args = append(args, "orders")
+			}
+			if got, want := typesOf(t, f.db, strings.ReplaceAll(q, "{db}", dbs[f.db]), args...), typesOf(t, f.one.DB, strings.ReplaceAll(q, "{db}", dbs[f.one.DB]), args...); !reflect.DeepEqual(got, want) {
+				t.Errorf("column types %v, one server's %v", got, want)
 			}
 			if !reflect.DeepEqual(gotCols, wantCols) {
 				t.Errorf("columns %q, one server's %q", gotCols, wantCols)
@@ -177,4 +192,25 @@ func TestShowTablesCleanupAcrossBackends(t *testing.T) {
 			t.Errorf("tables left on %s: %v", b.Name, left)
 		}
 	}
+}
+
+// typesOf returns the database type, length and nullability of each column of query's result.
+func typesOf(t *testing.T, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ct := range cts {
+		n, _ := ct.Length()
+		null, _ := ct.Nullable()
+		out = append(out, fmt.Sprintf("%s(%d) null=%v", ct.DatabaseTypeName(), n, null))
+	}
+	return out
 }

@@ -328,8 +328,7 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		return q.listing("*", inner, "`Name`", lowerNames)
 	}
 	toks, _ := lex(q.sql)
-	var b strings.Builder
-	last := 0
+	var edits []catalogEdit
 	for i := 0; i+2 < len(toks); i++ {
 		if !isName(toks[i], "information_schema") || toks[i+1].kind != tokPunct || toks[i+1].text != "." {
 			continue
@@ -339,13 +338,13 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		if !ok {
 			continue
 		}
-		b.WriteString(q.sql[last:toks[i].pos])
-		last = toks[i+2].end
 		if i+3 < len(toks) && toks[i+3].kind == tokPunct && toks[i+3].text == "." {
-			b.WriteString(quoteName(nameOf(toks[i+2]))) // a column qualified by the table
+			// A column qualified by the table.
+			edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, quoteName(nameOf(toks[i+2])), true})
 			i += 2
 			continue
 		}
+		var b strings.Builder
 		schema := v.schemas[0]
 		b.WriteString("(select * from information_schema." + view + " where not (" + schema + " <=> database())")
 		if len(exclude) > 0 {
@@ -362,10 +361,94 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		if !hasAlias(toks, i+3) {
 			b.WriteString(" as " + quoteName(nameOf(toks[i+2])))
 		}
+		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
 		i += 2
+	}
+	edits = append(edits, itemNames(q.sql, toks, edits)...)
+	slices.SortStableFunc(edits, func(a, b catalogEdit) int { return a.from - b.from })
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		b.WriteString(q.sql[last:e.from])
+		b.WriteString(e.text)
+		last = e.to
 	}
 	b.WriteString(q.sql[last:])
 	return b.String()
+}
+
+// catalogEdit replaces sql[from:to] by text; qualifier: the qualifier of a column, which keeps
+// the name of a select item.
+type catalogEdit struct {
+	from, to  int
+	text      string
+	qualifier bool
+}
+
+// itemNames keeps the column names of the statement's select items that edits change: the
+// server names an item without an alias by its text as written, so such an item gets its
+// original text as alias. Only the first SELECT names the columns. An item whose text holds a
+// ? placeholder keeps its changed name (a driver interpolating arguments would read the ? in
+// the alias as one).
+func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
+	depth, i := 0, 0
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tokPunct && t.text == "(" {
+			depth++
+		} else if t.kind == tokPunct && t.text == ")" {
+			depth--
+		} else if depth == 0 && t.is("select") {
+			break
+		}
+	}
+	for i++; i < len(toks) && toks[i].kind == tokWord && selectOptions[strings.ToUpper(toks[i].text)]; i++ {
+	}
+	var out []catalogEdit
+	start := i
+	for depth = 0; i <= len(toks); i++ {
+		end := i == len(toks)
+		if !end {
+			t := toks[i]
+			switch {
+			case t.kind == tokPunct && t.text == "(":
+				depth++
+				continue
+			case t.kind == tokPunct && t.text == ")":
+				depth--
+				continue
+			case depth != 0:
+				continue
+			}
+			end = t.is("from") || t.is("into") || t.is("union") || t.is("where") || t.kind == tokPunct && t.text == ";"
+			if !end && !(t.kind == tokPunct && t.text == ",") {
+				continue
+			}
+		}
+		if i > start {
+			from, to := toks[start].pos, toks[i-1].end
+			text := sql[from:to]
+			changed := slices.ContainsFunc(edits, func(e catalogEdit) bool { return !e.qualifier && e.from >= from && e.to <= to })
+			if changed && !itemHasAlias(toks[start:i]) && !strings.Contains(text, "?") {
+				out = append(out, catalogEdit{to, to, " as " + quoteName(text), false})
+			}
+		}
+		if end {
+			break
+		}
+		start = i + 1
+	}
+	return out
+}
+
+// itemHasAlias reports whether a select item (its tokens) ends with an alias.
+func itemHasAlias(item []token) bool {
+	n := len(item)
+	if n < 2 {
+		return false
+	}
+	last, before := item[n-1], item[n-2]
+	return before.is("as") || (last.kind == tokIdent || last.kind == tokWord) && before.kind == tokPunct && before.text == ")"
 }
 
 // listing returns the SELECT of a SHOW listing: cols of the rows of inner, filtered by the
