@@ -364,11 +364,17 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
 		i += 2
 	}
-	edits = append(edits, itemNames(q.sql, toks, edits)...)
-	slices.SortStableFunc(edits, func(a, b catalogEdit) int { return a.from - b.from })
+	// Both lists are in text order; an alias goes after the items' edits.
+	names := itemNames(q.sql, toks, edits)
 	var b strings.Builder
 	last := 0
-	for _, e := range edits {
+	for len(edits) > 0 || len(names) > 0 {
+		var e catalogEdit
+		if len(names) == 0 || len(edits) > 0 && edits[0].from < names[0].from {
+			e, edits = edits[0], edits[1:]
+		} else {
+			e, names = names[0], names[1:]
+		}
 		b.WriteString(q.sql[last:e.from])
 		b.WriteString(e.text)
 		last = e.to
