@@ -214,3 +214,44 @@ func typesOf(t *testing.T, db *sql.DB, query string, args ...any) []string {
 	}
 	return out
 }
+
+// SHOW TABLE STATUS lists the logical tables with the columns one server gives; a time-sharded
+// table's row statistics are the sum of its physical tables'.
+func TestShowTableStatus(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, side := range []*sql.DB{f.db, f.one.DB, f.hot.DB, f.cold.DB} {
+		mustExec(t, side, "ANALYZE TABLE items")
+	}
+	for i, name := range f.months {
+		mustExec(t, f.backendOf(i).DB, "ANALYZE TABLE "+name)
+	}
+	gotCols, got := readText(t, f.db, "SHOW TABLE STATUS")
+	wantCols, want := readText(t, f.one.DB, "SHOW TABLE STATUS")
+	if !reflect.DeepEqual(gotCols, wantCols) {
+		t.Errorf("columns %v, one server's %v", gotCols, wantCols)
+	}
+	names := func(rows [][]string) (out []string) {
+		for _, r := range rows {
+			out = append(out, r[0]+" "+r[1]) // Name, Engine
+		}
+		return out
+	}
+	if !reflect.DeepEqual(names(got), names(want)) {
+		t.Errorf("tables %v, one server's %v", names(got), names(want))
+	}
+	var sum, rows int64
+	for i, name := range f.months {
+		var n int64
+		if err := f.backendOf(i).DB.QueryRow("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		sum += n
+	}
+	if err := f.db.QueryRow("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'").Scan(&rows); err != nil || rows != sum || sum == 0 {
+		t.Errorf("orders' TABLE_ROWS through obroute: %d (%v), the sum of its physical tables' %d", rows, err, sum)
+	}
+	_, like := readText(t, f.db, "SHOW TABLE STATUS LIKE 'orders'")
+	if len(like) != 1 || like[0][4] != fmt.Sprint(sum) {
+		t.Errorf("SHOW TABLE STATUS LIKE 'orders': %v, want one row with Rows %d", like, sum)
+	}
+}
