@@ -45,6 +45,9 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 	if db, lowerNames, err = catalogSession(ctx, s); err != nil {
 		return nil, nil, err
 	}
+	if strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") {
+		return nil, nil, errorf("%w: the client session's database is %s, where the logical tables' catalog cannot be kept; USE the application's database first", routing.ErrCatalog, db)
+	}
 	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
 		// No current database, or another one: not the logical tables'.
 		return cs.runTarget(ctx, plan, t, wantRows, prep)
@@ -298,4 +301,27 @@ func appendMissing(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// unqualifiedCatalog refuses a SELECT that names an information_schema table without its
+// database in a client session whose database is information_schema: it would read one
+// backend's physical tables, not the logical ones.
+func (cs *clientSession) unqualifiedCatalog(st *routing.Statement, shadow bool) error {
+	view := cs.c.router.UnqualifiedCatalog(st)
+	if view == "" {
+		return nil
+	}
+	db := cs.state.database
+	if shadow && cs.shadowState.database != "" {
+		db = cs.shadowState.database
+	}
+	if db == "" {
+		if b := cs.c.backends[cs.c.cfg.Default]; b != nil && b.mysql != nil {
+			db = b.mysql.DBName
+		}
+	}
+	if !strings.EqualFold(db, "information_schema") {
+		return nil
+	}
+	return errorf("%w: the client session's database is information_schema, and %s without it reads one backend's tables; write information_schema.%s, which obroute answers for the logical tables", routing.ErrCatalog, view, view)
 }

@@ -135,6 +135,22 @@ func TestCatalogRefusesWhatItCannotMap(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCatalog", q, err)
 		}
 	}
+	// information_schema's tables without their database, in a session whose database is
+	// information_schema, would be one backend's.
+	conn, err := f.db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "USE information_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.QueryContext(t.Context(), "SELECT TABLE_NAME FROM TABLES WHERE TABLE_SCHEMA = 'x'"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("TABLES unqualified in information_schema: %v, want ErrCatalog", err)
+	}
+	if _, err := conn.QueryContext(t.Context(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'x'"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("a catalog statement in a session of information_schema: %v, want ErrCatalog", err)
+	}
 	// A backend hint still reaches the physical tables.
 	_, rows := readText(t, f.db, "/*+ OBROUTE(backend=cold) */ SHOW TABLES")
 	if fmt.Sprint(rows) != "[[audit_log] [orders_202609] [orders_202610]]" {

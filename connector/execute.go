@@ -77,6 +77,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err == nil {
 		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 	}
+	if err == nil && plan.Catalog == nil {
+		err = cs.unqualifiedCatalog(st, plan.Shadow)
+	}
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err

@@ -107,8 +107,8 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 			}
 		}
 	}
-	if st.catalog != nil {
-		return
+	if st.catalog != nil || toks[0].is("explain") || toks[0].is("describe") || toks[0].is("desc") || toks[0].is("analyze") {
+		return // the plan of a catalog statement is the server's own
 	}
 	var views []string
 	for i := 0; i+2 < len(toks); i++ {
@@ -596,3 +596,20 @@ func (v *CatalogView) Table(backend, table string) (string, TableRole) {
 // ReadsCatalog reports whether the statement is a catalog statement answered for the logical
 // view of the tables, which reads the shard metadata.
 func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
+
+// UnqualifiedCatalog returns the information_schema table a SELECT names without its database
+// (TABLES, COLUMNS, …) when the logical view differs from the default backend's tables, ""
+// otherwise: in a client session whose database is information_schema, such a statement reads
+// the backend's physical tables, and the connector refuses it.
+func (r *Router) UnqualifiedCatalog(st *Statement) string {
+	if !r.hasLogicalView() || st.catalog != nil || st.Kind != KindSelect {
+		return ""
+	}
+	for _, t := range st.Tables {
+		name := strings.ToUpper(t)
+		if _, ok := catalogViews[name]; ok || catalogRefused[name] {
+			return name
+		}
+	}
+	return ""
+}

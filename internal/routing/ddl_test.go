@@ -191,6 +191,7 @@ func TestReadCatalog(t *testing.T) {
 		{"SELECT * FROM information_schema.TRIGGERS", 0, ErrCatalog},
 		{"INSERT INTO t SELECT TABLE_NAME FROM information_schema.TABLES", 0, ErrCatalog},
 		{"SELECT * FROM information_schema.SCHEMATA", 0, nil},
+		{"EXPLAIN SELECT * FROM information_schema.TABLES", 0, nil},
 		{"SELECT * FROM orders WHERE order_time > ? AND EXISTS (SELECT 1 FROM information_schema.TABLES)", 0, ErrCatalog},
 		{"SELECT a.note, t.TABLE_ROWS FROM audit_log a, information_schema.TABLES t", 0, ErrCatalog},
 		{"SHOW DATABASES", 0, nil},
