@@ -307,7 +307,7 @@ func appendMissing(list []string, s string) []string {
 // database in a client session whose database is information_schema: it would read one
 // backend's physical tables, not the logical ones.
 func (cs *clientSession) unqualifiedCatalog(st *routing.Statement, shadow bool) error {
-	view := cs.c.router.UnqualifiedCatalog(st)
+	view := st.UnqualifiedCatalog()
 	if view == "" {
 		return nil
 	}

@@ -125,6 +125,14 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 		}
 	}
 	if len(views) == 0 {
+		if st.Kind == KindSelect {
+			for _, t := range st.Tables {
+				name := strings.ToUpper(t)
+				if _, ok := catalogViews[name]; ok || catalogRefused[name] {
+					st.bareView = name
+				}
+			}
+		}
 		return
 	}
 	for _, t := range st.Tables {
@@ -600,16 +608,5 @@ func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
 // UnqualifiedCatalog returns the information_schema table a SELECT names without its database
 // (TABLES, COLUMNS, …) when the logical view differs from the default backend's tables, ""
 // otherwise: in a client session whose database is information_schema, such a statement reads
-// the backend's physical tables, and the connector refuses it.
-func (r *Router) UnqualifiedCatalog(st *Statement) string {
-	if !r.hasLogicalView() || st.catalog != nil || st.Kind != KindSelect {
-		return ""
-	}
-	for _, t := range st.Tables {
-		name := strings.ToUpper(t)
-		if _, ok := catalogViews[name]; ok || catalogRefused[name] {
-			return name
-		}
-	}
-	return ""
-}
+// the backend's physical tables, and the connector refuses it. It is read at analysis.
+func (st *Statement) UnqualifiedCatalog() string { return st.bareView }

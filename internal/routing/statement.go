@@ -129,6 +129,9 @@ type Statement struct {
 	// catalogErr refuses a catalog statement obroute cannot answer for the logical tables.
 	catalog    *catalogForm
 	catalogErr error
+	// bareView is an information_schema table a SELECT names without its database (see
+	// UnqualifiedCatalog).
+	bareView string
 	// explainOf is the statement a plain EXPLAIN or ANALYZE explains (see explain_plain.go), and
 	// explainAt where it starts in SQL.
 	explainOf *Statement
