@@ -99,8 +99,8 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 		if len(toks) > 1 && (toks[1].kind == tokWord || toks[1].kind == tokIdent) {
 			rd := ddlReader{toks: toks, i: 1, base: base}
 			var refs []ddlRef
-			if rd.table(&refs) && (rd.name() || rd.i < len(toks) && toks[rd.i].kind == tokString) {
-				rd.i = max(rd.i, rd.i+boolInt(rd.i < len(toks) && toks[rd.i].kind == tokString))
+			if rd.table(&refs) && !rd.name() && rd.i < len(toks) && toks[rd.i].kind == tokString {
+				rd.i++ // DESCRIBE t 'pattern' (a column name, read by name, is the other form)
 			}
 			if len(refs) == 1 && (rd.i == len(toks) || toks[rd.i].kind == tokPunct && toks[rd.i].text == ";") {
 				st.catalog = &catalogForm{kind: catalogDescribe, table: refs[0]}
@@ -212,13 +212,6 @@ func readShow(toks []token, base int, body string) *catalogForm {
 		return nil
 	}
 	return c
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // isName reports whether t is the name n, quoted or not, in any case.
