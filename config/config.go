@@ -25,7 +25,7 @@
 //	time_tables.TABLE.shard_key=COL           TABLE is time-sharded on column COL (DATETIME, DATE or TIMESTAMP)
 //	time_tables.TABLE.shard_key_type=TYPE     datetime, date or timestamp: declared, checked against the backends
 //	time_tables.TABLE.hot_window.days=N       hot window: the last N days (or hot_window.months=N: current month + N before)
-//	time_tables.TABLE.default_range=DUR, .require_cold_query=BOOL, .allow_cold_writes=BOOL, .budgets.l1=DUR …
+//	time_tables.TABLE.default_range=DUR, .allow_full_scan=BOOL, .require_cold_query=BOOL, .allow_cold_writes=BOOL, .budgets.l1=DUR …
 //	metadata.backend=NAME, metadata.table=T, metadata.refresh=DUR
 //	parse_cache_size=N                        statement-analysis cache entries (default 4096)
 //	timeouts.connect=DUR, timeouts.read=DUR, timeouts.write=DUR

@@ -33,6 +33,11 @@ type TimeTable struct {
 	// reads [now-DefaultRange, +inf) and EXPLAIN ROUTE says so. Zero refuses such statements,
 	// since an implicit range silently drops rows.
 	DefaultRange time.Duration `yaml:"default_range"`
+	// AllowFullScan lets a statement without a shard-key range read every physical table, hot
+	// and cold, with the exact merge. Such a statement counts as one that reaches the history
+	// store: a declared L1 refuses it and RequireColdQuery applies. It cannot be set with
+	// DefaultRange, which gives such statements a range instead.
+	AllowFullScan bool `yaml:"allow_full_scan"`
 	// RequireColdQuery refuses statements that read the history store unless they carry the
 	// cold_query hint.
 	RequireColdQuery bool `yaml:"require_cold_query"`

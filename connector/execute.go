@@ -77,6 +77,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err == nil {
 		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 	}
+	if err == nil && plan.Catalog == nil {
+		err = cs.unqualifiedCatalog(st, plan.Shadow)
+	}
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
@@ -89,6 +92,22 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		return cs.noRows(wantRows)
 	}
 	cs.c.stats.routes.add(cs.statsShard, plan.Class)
+	if plan.NoOp {
+		cs.c.routeDone(ctx, plan, nil, start)
+		return cs.noRows(wantRows)
+	}
+	if plan.FanOut != "" {
+		// Locked against obroute migrate and prepare, and routed again by fresh metadata.
+		release, next, err := cs.c.lockFanOut(ctx, plan, func() (*routing.Plan, error) {
+			return cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+		})
+		if err != nil {
+			cs.c.routeRefused(ctx, st, err, start)
+			return nil, nil, err
+		}
+		defer release()
+		plan = next
+	}
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
 	for retry := 0; errors.Is(err, errRetyped) || errors.Is(err, errOutdated); retry++ {
 		// A split SELECT read its column types: routed again, it is rendered for them. A plan
@@ -165,6 +184,9 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	opensImplicitTx := !cs.autocommitFor(plan.Shadow) && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
 	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
 	// binds it to one backend: it cannot span several.
+	if plan.FanOut != "" && (cs.tx.active || opensImplicitTx) {
+		return nil, nil, errorf("%w: it runs on each physical table, each committing on its own; run it outside the transaction (with autocommit on)", routing.ErrDDLInTransaction)
+	}
 	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
 		if backends := plan.Backends(); len(backends) > 1 {
 			return nil, nil, errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
@@ -178,11 +200,23 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	var res driver.Result
 	var rows driver.Rows
 	var err error
-	if len(plan.Targets) == 1 && plan.Merge != nil && wantRows {
+	if plan.FanOut != "" {
+		res, rows, err = cs.runFanOut(ctx, plan, wantRows)
+	} else if plan.Catalog != nil {
+		res, rows, err = cs.runCatalog(ctx, plan, wantRows, prep)
+	} else if plan.Concat {
+		if rows, err = cs.concatTargets(ctx, plan); err == nil && !wantRows {
+			rows.Close()
+			res, rows = driver.RowsAffected(0), nil
+		}
+	} else if len(plan.Targets) == 1 && plan.Merge != nil && wantRows {
 		// One backend, several tables: the legs of its UNION ALL still need merging.
 		rows, err = cs.queryUnion(ctx, plan, prep)
 	} else if len(plan.Targets) == 1 {
 		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		if rows != nil && plan.Rename[0] != "" {
+			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
+		}
 	} else if wantRows {
 		rows, err = cs.queryTargets(ctx, plan)
 	} else {

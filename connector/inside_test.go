@@ -172,7 +172,6 @@ func TestTimeShardedTableInsideOtherStatementsIsRefused(t *testing.T) {
 		{"CREATE VIEW orders_view AS SELECT * FROM orders WHERE order_time >= '2025-03-01'", connector.ErrNotMergeable, "CREATE VIEW over the time-sharded table orders"},
 		{"LOAD DATA LOCAL INFILE 'Reader::none' INTO TABLE orders", connector.ErrNotMergeable, "LOAD DATA into the time-sharded table orders"},
 		{"HANDLER orders OPEN", connector.ErrUnreadable, "time-sharded table orders"},
-		{"CHECK TABLE orders", connector.ErrUnreadable, "time-sharded table orders"},
 		{"SELECT * FROM orders WHERE order_time >= '2025-02-01' INTO OUTFILE '/nonexistent/orders.txt'", connector.ErrNotMergeable, "SELECT … INTO cannot be split"},
 		{"HANDLER audit_log OPEN AS a", connector.ErrUnreadable, "open it without an alias"},
 	} {

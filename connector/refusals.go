@@ -56,6 +56,14 @@ var (
 	ErrTimeShardedJoin = routing.ErrTimeShardedJoin
 	// ErrNotMergeable: a statement split across tables whose result cannot be merged exactly.
 	ErrNotMergeable = routing.ErrNotMergeable
+	// ErrLogicalTable: CREATE, DROP or RENAME of a time-sharded table, or the table named where
+	// a physical table must stand; the message says what to run instead.
+	ErrLogicalTable = routing.ErrLogicalTable
+	// ErrDDLInTransaction: DDL on a time-sharded table (run on each physical table) inside a
+	// transaction.
+	ErrDDLInTransaction = routing.ErrDDLInTransaction
+	// ErrCatalog: a catalog statement obroute cannot answer exactly for the logical tables.
+	ErrCatalog = routing.ErrCatalog
 	// ErrTooManyRows: a merge would hold more rows in memory than its bound.
 	ErrTooManyRows = merge.ErrTooManyRows
 	// ErrColumnsDiffer: the sub-queries of a split statement returned different columns (the

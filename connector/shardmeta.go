@@ -77,8 +77,12 @@ func (m *shardMetadata) snapshot() *metadata.Snapshot {
 	return nil
 }
 
-// needs reports whether routing st reads the shard metadata: it names a time-sharded table.
+// needs reports whether routing st reads the shard metadata: it names a time-sharded table, or
+// is a catalog statement.
 func (m *shardMetadata) needs(st *routing.Statement) bool {
+	if st.ReadsCatalog() {
+		return true // the logical view of the time-sharded tables
+	}
 	for _, t := range st.Tables {
 		if m.tables[t] {
 			return true

@@ -2,7 +2,7 @@
 # The test command of README.md: finds or starts the MariaDB the tests share (.ci/mariadb.sh, which
 # never changes an existing server), then runs every check, each step timed:
 #   gofmt and go vet; go test -race ./... (package by package as each finishes, through
-#   internal/testprogress); the test suites of go-sql-driver, sqlx and GORM through obroute; the
+#   internal/testprogress); GORM's Migrator on time-sharded tables (internal/gormtest); the test suites of go-sql-driver, sqlx and GORM through obroute; the
 #   overhead benchmarks in short mode.
 # Every step runs even when an earlier one failed; the summary lists each step's result and time,
 # and the command fails when any step failed. Tests that need a real MariaDB fail (not skip) here.
@@ -43,6 +43,9 @@ formatting() {
 unit_tests() {
   go test -race -count=1 -timeout 25m -json ./... | go run ./internal/testprogress
 }
+gorm_migrator() { # a module of its own, so that GORM stays out of obroute's go.mod
+  (cd internal/gormtest && go vet ./... && go test -race -count=1 ./...)
+}
 benchmarks() { # a few iterations: they must run, figures are not judged
   go run ./internal/bench/cmd/report -short && go test -run '^$' -bench . -benchtime 20x -benchmem ./internal/bench/
 }
@@ -54,6 +57,7 @@ if [ "$failed" -ne 0 ]; then
 fi
 step "gofmt, go vet" formatting
 step "go test -race ./..." unit_tests
+step "GORM's Migrator on time-sharded tables (internal/gormtest)" gorm_migrator
 step "go-sql-driver's suite through obroute (scripts/mysql-parity.sh)" bash scripts/mysql-parity.sh
 step "sqlx's suite through obroute (scripts/sqlx-parity.sh)" bash scripts/sqlx-parity.sh
 step "GORM's suite through obroute (scripts/gorm-parity.sh)" bash scripts/gorm-parity.sh

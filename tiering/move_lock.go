@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"hash/crc32"
+	"time"
+
+	"github.com/obroute/obroute/metadata"
 )
 
 // lockMove takes the named lock of the table's move on the metadata backend, on a connection
@@ -31,6 +33,17 @@ func (s *Store) lockMove(ctx context.Context, table string) (*sql.Conn, error) {
 	return conn, nil
 }
 
+// unlockMove releases the lock of the table's move and closes its connection: closing a
+// *sql.Conn alone returns the connection to the pool, which would keep the lock.
+func (s *Store) unlockMove(conn *sql.Conn, table string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if name, err := s.lockName(ctx, conn, table); err == nil {
+		conn.ExecContext(ctx, "DO RELEASE_LOCK(?)", name)
+	}
+	conn.Close()
+}
+
 // holdsLock fails when the lock's connection was lost: another process may have taken over.
 func (m *mover) holdsLock(ctx context.Context) error {
 	name, err := m.s.lockName(ctx, m.lock, m.st.table)
@@ -44,16 +57,45 @@ func (m *mover) holdsLock(ctx context.Context) error {
 	return nil
 }
 
-// lockName is the name of the lock of a table's move: named locks are server-wide, so it
-// names the database of the shard metadata too, within the 64 characters MySQL allows.
+// lockName is the name of the lock of a table's move (metadata.MoveLockName).
 func (s *Store) lockName(ctx context.Context, conn *sql.Conn, table string) (string, error) {
 	var db sql.NullString
 	if err := conn.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
 		return "", err
 	}
-	name := "obroute_migrate." + db.String + "." + table
-	if len(name) > 64 {
-		name = fmt.Sprintf("obroute_migrate.%08x", crc32.ChecksumIEEE([]byte(db.String+"."+table)))
+	return metadata.MoveLockName(db.String, table), nil
+}
+
+// lockDDL takes the DDL lock of the time-sharded table logical (metadata.DDLLockName) on a
+// connection of its own, waiting while DDL on it runs through obroute; release releases it.
+func (s *Store) lockDDL(ctx context.Context, logical string) (release func(), err error) {
+	conn, err := s.meta.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return name, nil
+	var db sql.NullString
+	if err := conn.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	name := metadata.DDLLockName(db.String, logical)
+	for {
+		var got sql.NullInt64
+		err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 1)", name).Scan(&got)
+		if err == nil && got.Int64 == 1 {
+			return func() {
+				// Closing a *sql.Conn returns its connection to the pool, which keeps the lock.
+				conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", name)
+				conn.Close()
+			}, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			conn.Close()
+			return nil, fmt.Errorf("waiting for DDL on %s to end (lock %s on %s): %w", logical, name, s.meta.Name, cerr)
+		}
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("take the lock %s: %w", name, err)
+		}
+	}
 }

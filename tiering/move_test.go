@@ -14,6 +14,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/rowscan"
+	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 	"github.com/obroute/obroute/tiering"
 )
@@ -203,6 +204,16 @@ func TestMove(t *testing.T) {
 	again, err := st.s.Move(ctx, "orders_202501", opts)
 	if err != nil || again.Resume != tiering.StepDone {
 		t.Errorf("second move: %+v, %v; want done at once", again, err)
+	}
+	// The move's lock is released when Move returns (closing its *sql.Conn alone would leave it
+	// held by a pooled connection, and DDL through obroute refused).
+	var schema string
+	var holder sql.NullInt64
+	if err := st.hot.DB.QueryRow("SELECT DATABASE()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.hot.DB.QueryRow("SELECT IS_USED_LOCK(?)", metadata.MoveLockName(schema, "orders_202501")).Scan(&holder); err != nil || holder.Valid {
+		t.Errorf("the move's lock is still held after Move returned (connection %d, %v)", holder.Int64, err)
 	}
 }
 

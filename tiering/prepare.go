@@ -70,8 +70,15 @@ func (s *Store) Prepare(ctx context.Context, now time.Time, logical string) ([]P
 	return out, nil
 }
 
-// prepareTable creates the coming tables of one logical table.
+// prepareTable creates the coming tables of one logical table, holding its DDL lock: a table
+// created LIKE the newest one while DDL on the logical table runs through obroute would miss
+// the DDL, or be missed by it.
 func (s *Store) prepareTable(ctx context.Context, tt *config.TimeTable, hot *Backend, withLocation bool, now time.Time) ([]Prepared, error) {
+	release, err := s.lockDDL(ctx, tt.Table)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)
+	}
+	defer release()
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)

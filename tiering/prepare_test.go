@@ -11,6 +11,7 @@ import (
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/metadata"
 )
 
 // openObroute opens obroute over the store's configuration with the clock fixed at now.
@@ -124,4 +125,52 @@ func tableOn(st *store, name string) (bool, error) {
 	var n int
 	err := st.hot.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n)
 	return n > 0, err
+}
+
+// TestPrepareWaitsForDDL: prepare creates a table LIKE the newest one only while no DDL on the
+// logical table runs through obroute (it holds the table's DDL lock meanwhile): it waits, and a
+// DDL run through obroute while prepare holds the lock is refused; once the DDL has ended the
+// new table has its definition.
+func TestPrepareWaitsForDDL(t *testing.T) {
+	ctx := context.Background()
+	now := at(t, "2026-11-30 12:00:00")
+	st := newStore(t, month{"2026-10", "cold", nil}, month{"2026-11", "hot", nil})
+	_, db := openObroute(t, st, now)
+	var schema string
+	if err := st.hot.DB.QueryRow("SELECT DATABASE()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := st.hot.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	name := metadata.DDLLockName(schema, "orders")
+	if _, err := lock.ExecContext(ctx, "DO GET_LOCK(?, 0)", name); err != nil { // as a DDL through obroute holds it
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	_, err = st.s.Prepare(short, now, "orders")
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "waiting for DDL on orders") || count(t, st.hot, "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders_202612'") != 0 {
+		t.Fatalf("prepare while DDL runs: %v; want it to wait and create nothing", err)
+	}
+	st.hot.Exec(t, "ALTER TABLE orders_202611 ADD COLUMN extra INT") // the DDL, on the newest table
+	if _, err := lock.ExecContext(ctx, "DO RELEASE_LOCK(?)", name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.s.Prepare(ctx, now, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := st.hot.DB.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders_202612' AND COLUMN_NAME = 'extra'").Scan(&n); err != nil || n != 1 {
+		t.Errorf("the prepared table lacks the column the DDL added: %d %v", n, err)
+	}
+	// DDL through obroute while prepare holds the lock is refused.
+	if _, err := lock.ExecContext(ctx, "DO GET_LOCK(?, 0)", name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ALTER TABLE orders ADD COLUMN more INT"); !errors.Is(err, connector.ErrDDLBusy) {
+		t.Errorf("DDL while the lock is held: %v, want ErrDDLBusy", err)
+	}
 }

@@ -42,7 +42,7 @@ func (s *Store) Move(ctx context.Context, table string, opts MoveOptions) (*Move
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
+	defer s.unlockMove(lock, table)
 	if err := s.createState(ctx); err != nil {
 		return nil, fmt.Errorf("tiering: move %s: %w", table, err)
 	}
@@ -50,6 +50,14 @@ func (s *Store) Move(ctx context.Context, table string, opts MoveOptions) (*Move
 	if err != nil {
 		return nil, err
 	}
+	// DDL on the logical table run through obroute meanwhile would change the source after its
+	// definition is copied: wait for one that runs; one that starts now sees the move's lock and
+	// is refused.
+	release, err := s.lockDDL(ctx, p.Logical)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: move %s: %w", table, err)
+	}
+	release()
 	if st == nil {
 		st = &moveState{table: table, source: p.Source, target: p.Target, step: StepGuard, fence: p.Fence}
 		if err := s.insertState(ctx, st); err != nil {
@@ -118,7 +126,7 @@ func (s *Store) AbortMove(ctx context.Context, table string) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
+	defer s.unlockMove(lock, table)
 	st, err := s.loadState(ctx, table)
 	if err != nil {
 		return fmt.Errorf("tiering: abort the move of %s: %w", table, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -41,6 +42,11 @@ const (
 	FindingNotCovered FindingKind = "not_covered"
 	// FindingNoTables: a configured time table has no physical table in the metadata.
 	FindingNoTables FindingKind = "no_tables"
+	// FindingDefinition: a physical table's definition (SHOW CREATE TABLE, its name and
+	// AUTO_INCREMENT counter aside) differs from the newest physical table's, which the catalog
+	// shows as the logical table's: a DDL run on the logical table did not reach it, or was run
+	// on one physical table alone.
+	FindingDefinition FindingKind = "definition"
 )
 
 // Finding is one thing Verify found. A fault means a row would be hidden or counted twice,
@@ -131,8 +137,74 @@ func (s *Store) Verify(ctx context.Context, now time.Time) (*Report, error) {
 			r.Tables++
 			r.Findings = append(r.Findings, fs...)
 		}
+		fs, err := s.checkDefinitions(ctx, tt, tables)
+		if err != nil {
+			return nil, err
+		}
+		r.Findings = append(r.Findings, fs...)
 	}
 	return r, nil
+}
+
+// checkDefinitions compares the definition of each physical table of tt with the newest one's
+// (the last of tables, in Min order): SHOW CREATE TABLE on its backend, without its name and its
+// AUTO_INCREMENT counter. A table missing or on no backend is reported by checkTable.
+func (s *Store) checkDefinitions(ctx context.Context, tt *config.TimeTable, tables []metadata.Table) ([]Finding, error) {
+	defs := make([]string, len(tables))
+	where := make([]string, len(tables))
+	for i, t := range tables {
+		b, err := s.locate(t)
+		if err != nil {
+			continue
+		}
+		def, err := showCreate(ctx, b, t.Name)
+		switch {
+		case isServerError(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("tiering: verify the definition: %w", err)
+		}
+		defs[i], where[i] = normalizedDefinition(def, t.Name), b.Name
+	}
+	newest := len(tables) - 1
+	if defs[newest] == "" {
+		return nil, nil
+	}
+	var out []Finding
+	for i, t := range tables[:newest] {
+		if defs[i] == "" || defs[i] == defs[newest] {
+			continue
+		}
+		out = append(out, Finding{Kind: FindingDefinition, Fault: true, Logical: tt.Table, Table: t.Name, Other: tables[newest].Name, Backend: where[i],
+			Message: fmt.Sprintf("%s on %s is defined otherwise than the newest table %s on %s, which is what %s shows (%s); a statement over both reads different columns or indexes: run the DDL again on %s (in its IF [NOT] EXISTS form)",
+				t.Name, where[i], tables[newest].Name, where[newest], tt.Table, firstDifference(defs[i], defs[newest]), tt.Table)})
+	}
+	return out, nil
+}
+
+// normalizedDefinition is a SHOW CREATE TABLE text without the table's name and its
+// AUTO_INCREMENT counter.
+func normalizedDefinition(def, name string) string {
+	def = strings.Replace(def, "CREATE TABLE "+quoteIdent(name), "CREATE TABLE", 1)
+	return autoIncrement.ReplaceAllString(def, "")
+}
+
+// firstDifference quotes the first line where a and b differ.
+func firstDifference(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(la), len(lb)) {
+		x, y := "", ""
+		if i < len(la) {
+			x = strings.TrimSpace(la[i])
+		}
+		if i < len(lb) {
+			y = strings.TrimSpace(lb[i])
+		}
+		if x != y {
+			return fmt.Sprintf("%q where the newest has %q", x, y)
+		}
+	}
+	return "they differ"
 }
 
 // end is the first time after a table's span: its max_time's whole second is the table's.

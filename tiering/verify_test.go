@@ -68,6 +68,15 @@ func TestVerify(t *testing.T) {
 				st.hot.Exec(t, "INSERT INTO orders_202503 (id, order_time) VALUES (100, '2025-04-01 00:00:00')")
 			},
 			says: "read while it is the newest table, hidden once a later one exists"},
+		{name: "a table defined otherwise than the newest", kinds: []tiering.FindingKind{tiering.FindingDefinition},
+			inject: func(t *testing.T, st *store) {
+				// An ALTER that reached the newest tables and not orders_202412 (a partial DDL fan-out).
+				for _, m := range []string{"orders_202501", "orders_202502", "orders_202503"} {
+					st.hot.Exec(t, "ALTER TABLE "+m+" ADD COLUMN extra VARCHAR(20) NULL")
+				}
+				st.cold.Exec(t, "ALTER TABLE orders_202411 ADD COLUMN extra VARCHAR(20) NULL")
+			},
+			says: "orders_202412 on cold is defined otherwise than the newest table orders_202503 on hot, which is what orders shows"},
 		{name: "the current time not covered", kinds: []tiering.FindingKind{tiering.FindingNotCovered}, ok: true,
 			inject: func(t *testing.T, st *store) {
 				st.hot.Exec(t, "UPDATE shard_metadata SET max_time = '2025-03-14 23:59:59' WHERE table_name = 'orders_202503'")

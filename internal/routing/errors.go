@@ -72,6 +72,16 @@ var (
 	ErrNoShardTable = errors.New("obroute: no physical table")
 	// ErrTimeShardedJoin: a statement joins two time-sharded tables (or one with itself).
 	ErrTimeShardedJoin = errors.New("obroute: join of time-sharded tables")
+	// ErrLogicalTable: a statement would create, drop or rename a time-sharded table as if it
+	// were one table, or names it where a physical table must stand (CREATE TABLE … LIKE it);
+	// the message says what to run instead.
+	ErrLogicalTable = errors.New("obroute: statement treats a time-sharded table as one physical table")
+	// ErrDDLInTransaction: DDL on a time-sharded table runs on each of its physical tables, each
+	// statement committing on its own: it is refused inside a transaction.
+	ErrDDLInTransaction = errors.New("obroute: DDL on a time-sharded table inside a transaction")
+	// ErrCatalog: a catalog statement (information_schema, SHOW) that obroute cannot answer
+	// exactly for the logical view of the tables; the message says how to ask instead.
+	ErrCatalog = errors.New("obroute: catalog statement not answerable for the logical tables")
 	// ErrNotMergeable: a statement on a time-sharded table would be split into sub-queries whose
 	// rows cannot be merged into the right answer (or the statement's shape cannot be split at
 	// all). obroute refuses rather than answer wrongly. It is merge.ErrNotExact, which the merge

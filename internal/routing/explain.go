@@ -272,6 +272,9 @@ var refusalReasons = []struct {
 	{ErrNoShadowBackend, "no_shadow_backend"},
 	{ErrUnreadable, "unreadable"},
 	{ErrMultiStatement, "multi_statement"},
+	{ErrLogicalTable, "logical_table"},
+	{ErrDDLInTransaction, "ddl_in_transaction"},
+	{ErrCatalog, "catalog"},
 }
 
 // RefusalReasonOther names a refusal by none of the package's sentinels.

@@ -95,6 +95,8 @@ func multiProblem(piece *Statement) string {
 		return "assigns user variables, which obroute reads back only after a statement of its own"
 	case piece.SessionDependent:
 		return "reads the previous statement's session (FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS)"
+	case piece.catalog != nil:
+		return "reads the catalog (information_schema), which obroute answers for the logical tables only in a statement of its own"
 	}
 	return ""
 }

@@ -102,6 +102,24 @@ type Plan struct {
 	Prompts []string
 	// Budget is the time budget of the query level, zero when none is configured.
 	Budget time.Duration
+	// FanOut names the time-sharded table of a DDL statement run on each of its physical
+	// tables: the targets, one per physical table, run one after the other outside any
+	// transaction, each on its own, and the first failure stops them (the connector reports
+	// which tables were changed and which not). "" for other statements.
+	FanOut string
+	// NoOp marks a statement that does nothing on the logical view of the tables (CREATE TABLE
+	// IF NOT EXISTS of a time-sharded table that has physical tables): it has no target and
+	// succeeds as one server would.
+	NoOp bool
+	// Concat marks a statement whose targets' rows are returned one target after the other, in
+	// target order (plain EXPLAIN of a split statement); Merge is nil.
+	Concat bool
+	// Catalog is set for a catalog statement answered for the logical view of the tables (see
+	// CatalogQuery): the one target is where the answer is computed.
+	Catalog *CatalogQuery
+	// Rename maps, for a statement describing a time-sharded table (DESCRIBE, SHOW CREATE TABLE
+	// …), the physical table it was sent to to the logical name its answer shows; empty otherwise.
+	Rename [2]string
 
 	explain bool      // Input.Explain: fill Prompts
 	one     [1]Target // backing array of Targets for a single-target plan

@@ -266,6 +266,26 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 		}
 		return false, nil
 	}
+	if st.catalogErr != nil {
+		return false, st.catalogErr
+	}
+	if st.explainOf != nil {
+		return r.explainPlainRoute(p, in, sess)
+	}
+	if st.catalog != nil {
+		if pinned, done, err := r.catalogRoute(p, st, in); done || err != nil {
+			return pinned, err
+		}
+	}
+	if st.ddl != nil && r.time != nil {
+		for _, name := range st.ddl.tableNames() {
+			if tt, ok := r.time.tables[name]; ok {
+				if done, err := r.time.routeDDL(p, st, in, tt); done || err != nil {
+					return true, err
+				}
+			}
+		}
+	}
 	if st.RouteErr != nil {
 		return false, st.RouteErr
 	}

@@ -93,6 +93,12 @@ func (r *Router) scanTables(st *Statement, toks []token, lexed bool) {
 		}
 		return
 	}
+	st.mentions = r.mentions(toks, tables)
+}
+
+// mentions returns the routed tables toks name that are not among tables.
+func (r *Router) mentions(toks []token, tables []string) []string {
+	var out []string
 	for _, t := range toks {
 		name := ""
 		switch t.kind {
@@ -102,9 +108,10 @@ func (r *Router) scanTables(st *Statement, toks []token, lexed bool) {
 			name = strings.ToLower(t.val)
 		}
 		if _, ok := r.routed[name]; ok && !slices.Contains(tables, name) {
-			st.mentions = appendNew(st.mentions, name)
+			out = appendNew(out, name)
 		}
 	}
+	return out
 }
 
 // showsTable reports whether the IN at toks[i] names a table: SHOW … COLUMNS IN t (or FIELDS,

@@ -123,6 +123,19 @@ type Statement struct {
 	// algorithm (see shadow.go).
 	shadowCols []columnValue
 	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
+	ddl *ddlForm
+	// catalog is the catalog statement read (see catalog.go), nil for other statements;
+	// catalogErr refuses a catalog statement obroute cannot answer for the logical tables.
+	catalog    *catalogForm
+	catalogErr error
+	// bareView is an information_schema table a SELECT names without its database (see
+	// UnqualifiedCatalog).
+	bareView string
+	// explainOf is the statement a plain EXPLAIN or ANALYZE explains (see explain_plain.go), and
+	// explainAt where it starts in SQL.
+	explainOf *Statement
+	explainAt int
 	// pieces are the statements of a text of several, each analysed alone (see multi.go); the
 	// text's own Kind is then KindOther.
 	pieces []*Statement
@@ -152,6 +165,13 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		return st
 	}
 	st.Params = countParams(toks)
+	if at := plainExplainAt(toks, lexed); at >= 0 && r.time != nil {
+		if inner := r.analyzeText(strings.TrimSpace(body[at:])); inner.time != nil || inner.namesTimeTable(r) {
+			st.explainOf, st.explainAt = inner, hint.StatementStart(sql)+at
+			st.Tables, st.UserVars = inner.Tables, inner.UserVars
+			return st
+		}
+	}
 	pieces := statementPieces(body, toks, lexed)
 	if pieces != nil && len(r.roles) > 1 {
 		st.pieces = make([]*Statement, len(pieces))
@@ -189,6 +209,13 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.RouteErr = r.handlerAlias(st, toks)
 	} else {
 		r.classify(st, p.ast, toks, lexed)
+	}
+	if lexed {
+		start := hint.StatementStart(sql)
+		if d := readDDL(toks, start); d != nil {
+			r.useDDL(st, d, toks)
+		}
+		r.readCatalog(st, toks, start, body)
 	}
 	switch st.Kind {
 	case KindShow:

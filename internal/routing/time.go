@@ -227,11 +227,13 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return err
 		}
 	}
-	defaulted := false
+	defaulted, fullScan := false, false
 	if span.unbounded() && ts.oneTable != nil {
 		return ts.oneTable // some use reads every time: no default range makes it one table's
 	}
-	if span.unbounded() {
+	if span.unbounded() && ts.table.AllowFullScan {
+		fullScan = true // every table: the unbounded range reaches the history store and the hot window
+	} else if span.unbounded() {
 		// default_range narrows reads only: a write narrowed to it would leave the rows outside
 		// it unchanged, silently.
 		if ts.table.DefaultRange <= 0 || ts.kind != KindSelect {
@@ -340,7 +342,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		p.Class = ClassHotOnly
 	}
 	coldAll := hints.Level == hint.L3
-	if (coldTarget || coldAll) && ts.table.RequireColdQuery && !hints.ColdQuery {
+	if (coldTarget || coldAll || fullScan) && ts.table.RequireColdQuery && !hints.ColdQuery {
 		return errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
 			ErrColdQueryRequired, ts.table.Table, span, formatTime(boundary))
 	}
@@ -379,7 +381,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		return err
 	}
 	if in.Explain {
-		t.explain(p, ts, routeSummary{span: span, boundary: boundary, locs: locs, empty: emptyRange, defaulted: defaulted, hotOnly: allHot && !coldTarget, instants: stamp})
+		t.explain(p, ts, routeSummary{span: span, boundary: boundary, locs: locs, empty: emptyRange, defaulted: defaulted, fullScan: fullScan, hotOnly: allHot && !coldTarget, instants: stamp})
 		explainFolding(p, ts, &ec)
 	}
 	return nil

@@ -71,6 +71,8 @@ func (c *TimeConfig) Validate() error {
 			return errorf("%w: %s: shard_key %q must be a plain column name, e.g. order_time", ErrTimeConfig, where, t.ShardKey)
 		case seen[strings.ToLower(t.Table)]:
 			return errorf("%w: %s is configured twice; keep one entry", ErrTimeConfig, where)
+		case t.DefaultRange > 0 && t.AllowFullScan:
+			return errorf("%w: %s: default_range and allow_full_scan both say what a statement without a range reads; keep one", ErrTimeConfig, where)
 		case t.DefaultRange < 0:
 			return errorf("%w: %s: default_range %s is negative; use 0 to refuse statements without a range", ErrTimeConfig, where, t.DefaultRange)
 		case t.Budgets.L1 < 0 || t.Budgets.L2 < 0 || t.Budgets.L3 < 0:

@@ -81,6 +81,7 @@ type routeSummary struct {
 	locs      []string
 	empty     bool // no table holds the range
 	defaulted bool // the configured default range was applied
+	fullScan  bool // no range, and allow_full_scan reads every table
 	hotOnly   bool // the history store was not read
 	instants  bool // the range is of UTC instants (a TIMESTAMP key), read from the session's zone
 }
@@ -95,6 +96,12 @@ func (t *timeRouter) explain(p *Plan, ts *timeStatement, r routeSummary) {
 		b = append(b, ": applied the configured default range ("...)
 		b = append(b, ts.table.DefaultRange.String()...)
 		b = append(b, " back from now); "...)
+	}
+	if r.fullScan {
+		b = append(b, "no range on "...)
+		b = append(b, ts.table.ShardKey...)
+		b = append(b, ": full scan of every physical table, hot and cold (allow_full_scan), counted as reaching the history store; "...)
+		hotOnly = false
 	}
 	b = append(b, "range "...)
 	b = appendInterval(b, span)

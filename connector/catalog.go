@@ -1,0 +1,327 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/obroute/obroute/internal/routing"
+)
+
+// The catalog of the logical tables (see routing's catalog.go for what is answered): a catalog
+// statement reads the rows of the information_schema tables it needs on every backend of the
+// logical view, maps them (routed tables from their backend, each time-sharded table under its
+// logical name with its newest physical table's definition and the sum of its physical tables'
+// row statistics, other tables from the default backend), keeps them in temporary tables of the
+// server session that answers, and runs there with information_schema's tables standing for
+// that server's rows of the other databases and the logical rows of the current one. The
+// temporary tables are dropped once the answer is read.
+
+// catalogTempPrefix names the temporary tables holding the logical rows of information_schema.
+const catalogTempPrefix = "obroute_catalog_"
+
+// catalogInsertRows bounds the rows of one INSERT into a catalog temporary table.
+const catalogInsertRows = 200
+
+// runCatalog answers a catalog statement (plan.Catalog) for the logical view of the tables.
+func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
+	if plan.Shadow {
+		return nil, nil, errorf("%w: a catalog statement of shadow traffic is not answered for the logical tables; send it to a shadow backend with a backend hint", routing.ErrCatalog)
+	}
+	q := plan.Catalog
+	t := plan.Targets[0]
+	s, err := cs.server(ctx, t.Backend)
+	if err == nil {
+		err = cs.sync(ctx, s)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var db string
+	var lowerNames bool
+	if db, lowerNames, err = catalogSession(ctx, s); err != nil {
+		return nil, nil, err
+	}
+	if strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") {
+		return nil, nil, errorf("%w: the client session's database is %s, where the logical tables' catalog cannot be kept; USE the application's database first", routing.ErrCatalog, db)
+	}
+	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
+		// No current database, or another one: not the logical tables'.
+		return cs.runTarget(ctx, plan, t, wantRows, prep)
+	}
+	view, err := cs.c.router.CatalogView()
+	if err != nil {
+		return nil, nil, err
+	}
+	temps := map[string]string{}
+	var exclude []string
+	for _, v := range q.Views() {
+		rows, cols, ex, err := cs.logicalRows(ctx, view, v, db, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, x := range ex {
+			exclude = appendMissing(exclude, x)
+		}
+		name := catalogTempPrefix + strings.ToLower(v)
+		if err := fillTemp(ctx, s, name, v, cols, rows); err != nil {
+			dropTemps(s, temps)
+			return nil, nil, err
+		}
+		temps[v] = name
+	}
+	t.SQL = q.SQL(temps, db, exclude, lowerNames)
+	res, rows, err := cs.runOn(ctx, s, targetRun{plan: plan, target: t, wantRows: wantRows, prep: prep})
+	if err != nil || rows == nil {
+		dropTemps(s, temps)
+		return res, rows, err
+	}
+	return res, wrapRows(rows, func() error { dropTemps(s, temps); return nil }), nil
+}
+
+// catalogSession reads the current database of s ("" when none) and whether its server compares
+// table names in any case (lower_case_table_names != 0).
+func catalogSession(ctx context.Context, s *serverSession) (string, bool, error) {
+	rows, err := s.query(ctx, "SELECT DATABASE(), @@lower_case_table_names", nil, false)
+	if err != nil {
+		return "", false, err
+	}
+	dest := make([]driver.Value, 2)
+	err = rows.Next(dest)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return text(dest[0]), text(dest[1]) != "0", nil
+}
+
+// logicalRows reads information_schema.view on every backend of the logical view and returns its
+// rows for the current database, mapped to the logical tables, with the columns' names; exclude
+// are the databases of the other backends on the same server as s.
+func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogView, view, db string, s *serverSession) (out [][]driver.Value, cols []string, exclude []string, err error) {
+	schemas, tables := routing.ViewColumns(view)
+	byLogical := map[string]int{} // logical table → its row in out (TABLES: statistics are summed)
+	var parts [][]driver.Value    // TABLES rows of other physical tables, summed at the end
+	var partNames []string
+	for _, b := range lv.Sources() {
+		src, err := cs.server(ctx, b)
+		if err == nil {
+			err = cs.sync(ctx, src)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rows, err := src.query(ctx, "SELECT DATABASE(), t.* FROM information_schema."+view+" t WHERE t."+schemas[0]+" = DATABASE()", nil, false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var buf bufferedRows
+		if err := buf.add(rows); err != nil {
+			return nil, nil, nil, err
+		}
+		cols = buf.columns[1:]
+		index := func(name string) int {
+			for i, c := range cols {
+				if strings.EqualFold(c, name) {
+					return i
+				}
+			}
+			return -1
+		}
+		srcDB := ""
+		for _, r := range buf.values {
+			srcDB = text(r[0])
+			row := r[1:]
+			name, role := lv.Table(b, text(row[index(tables[0])]))
+			switch role {
+			case routing.TableHidden:
+				continue
+			case routing.TablePart:
+				if view == "TABLES" {
+					parts, partNames = append(parts, row), append(partNames, name)
+				}
+				continue
+			}
+			row[index(tables[0])] = []byte(name)
+			for _, c := range tables[1:] {
+				if i := index(c); i >= 0 && row[i] != nil {
+					if n, role := lv.Table(b, text(row[i])); role != routing.TableHidden {
+						row[i] = []byte(n)
+					}
+				}
+			}
+			for _, c := range schemas {
+				if i := index(c); i >= 0 && row[i] != nil && text(row[i]) == srcDB {
+					row[i] = []byte(db)
+				}
+			}
+			if role == routing.TableDefinition && view == "TABLES" {
+				byLogical[name] = len(out)
+			}
+			out = append(out, row)
+		}
+		if src != s && src.backend.addr == s.backend.addr && srcDB != "" && srcDB != db {
+			exclude = append(exclude, srcDB)
+		}
+		if srcDB == "" && src != s && src.backend.addr == s.backend.addr {
+			if d, _, err := catalogSession(ctx, src); err == nil && d != "" && d != db {
+				exclude = append(exclude, d)
+			}
+		}
+	}
+	if view == "TABLES" {
+		idx := func(name string) int {
+			for i, c := range cols {
+				if c == name {
+					return i
+				}
+			}
+			return -1
+		}
+		for k, part := range parts {
+			at, ok := byLogical[partNames[k]]
+			if !ok {
+				continue
+			}
+			row := out[at]
+			for _, c := range []string{"TABLE_ROWS", "DATA_LENGTH", "INDEX_LENGTH", "DATA_FREE"} {
+				if i := idx(c); i >= 0 {
+					row[i] = addNumbers(row[i], part[i])
+				}
+			}
+			if i := idx("CREATE_TIME"); i >= 0 && part[i] != nil && (row[i] == nil || text(part[i]) < text(row[i])) {
+				row[i] = part[i]
+			}
+			if i := idx("UPDATE_TIME"); i >= 0 && part[i] != nil && (row[i] == nil || text(part[i]) > text(row[i])) {
+				row[i] = part[i]
+			}
+		}
+	}
+	return out, cols, exclude, nil
+}
+
+// fillTemp creates the temporary table name with the columns of information_schema.view on s
+// and inserts rows into it.
+func fillTemp(ctx context.Context, s *serverSession, name, view string, cols []string, rows [][]driver.Value) error {
+	if _, err := s.exec(ctx, "DROP TEMPORARY TABLE IF EXISTS "+name, nil, false); err != nil {
+		return err
+	}
+	if _, err := s.exec(ctx, "CREATE TEMPORARY TABLE "+name+" AS SELECT * FROM information_schema."+view+" LIMIT 0", nil, false); err != nil {
+		return err
+	}
+	marks := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	for from := 0; from < len(rows); from += catalogInsertRows {
+		batch := rows[from:min(from+catalogInsertRows, len(rows))]
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + name + " VALUES ")
+		args := make([]driver.NamedValue, 0, len(batch)*len(cols))
+		for i, r := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(marks)
+			for _, v := range r {
+				args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+			}
+		}
+		if _, err := s.exec(ctx, b.String(), args, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropTemps drops the catalog's temporary tables on s; a failure leaves them to the next catalog
+// statement, which replaces them.
+func dropTemps(s *serverSession, temps map[string]string) {
+	if len(temps) == 0 || s.broken {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	names := make([]string, 0, len(temps))
+	for _, n := range temps {
+		names = append(names, n)
+	}
+	s.exec(ctx, "DROP TEMPORARY TABLE IF EXISTS "+strings.Join(names, ", "), nil, false)
+}
+
+// text returns a catalog value as text.
+func text(v driver.Value) string {
+	switch v := v.(type) {
+	case []byte:
+		return string(v)
+	case string:
+		return v
+	case nil:
+		return ""
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case time.Time:
+		return v.Format("2006-01-02 15:04:05.999999")
+	}
+	return ""
+}
+
+// addNumbers adds two unsigned integer values of information_schema (NULL counts nothing).
+func addNumbers(a, b driver.Value) driver.Value {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		return b
+	}
+	x, err1 := strconv.ParseUint(string(bytes.TrimSpace([]byte(text(a)))), 10, 64)
+	y, err2 := strconv.ParseUint(string(bytes.TrimSpace([]byte(text(b)))), 10, 64)
+	if err1 != nil || err2 != nil {
+		return a
+	}
+	return []byte(strconv.FormatUint(x+y, 10))
+}
+
+// sameName compares two database names as the server does.
+func sameName(a, b string, anyCase bool) bool {
+	if anyCase {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+func appendMissing(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// unqualifiedCatalog refuses a SELECT that names an information_schema table without its
+// database in a client session whose database is information_schema: it would read one
+// backend's physical tables, not the logical ones.
+func (cs *clientSession) unqualifiedCatalog(st *routing.Statement, shadow bool) error {
+	view := st.UnqualifiedCatalog()
+	if view == "" {
+		return nil
+	}
+	db := cs.state.database
+	if shadow && cs.shadowState.database != "" {
+		db = cs.shadowState.database
+	}
+	if db == "" {
+		if b := cs.c.backends[cs.c.cfg.Default]; b != nil && b.mysql != nil {
+			db = b.mysql.DBName
+		}
+	}
+	if !strings.EqualFold(db, "information_schema") {
+		return nil
+	}
+	return errorf("%w: the client session's database is information_schema, and %s without it reads one backend's tables; write information_schema.%s, which obroute answers for the logical tables", routing.ErrCatalog, view, view)
+}

@@ -1,0 +1,273 @@
+package connector_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/sqltest"
+)
+
+// database returns db's current database.
+func database(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var name string
+	if err := db.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// The catalog statements of the issue's table, and those GORM's, goose's and bun's migrators and
+// admin tools send, answer through obroute what one server holding every table under its
+// logical name answers: the database's name aside (it is the default backend's through obroute).
+func TestCatalogAnswersAsOneServer(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	if dbs[f.db] != database(t, f.hot.DB) {
+		t.Fatalf("DATABASE() through obroute is %s, want the default backend's %s", dbs[f.db], database(t, f.hot.DB))
+	}
+	for _, q := range []string{
+		"SHOW TABLES",
+		"SHOW FULL TABLES",
+		"SHOW TABLES LIKE 'o%'",
+		"SHOW TABLES LIKE 'ORD%'", // names compare in their case (lower_case_table_names=0)
+		"SHOW FULL TABLES LIKE '%i%'",
+		"SHOW TABLES WHERE `Tables_in_{db}` LIKE 'A%'",
+		"SHOW FULL TABLES WHERE Table_type = 'VIEW'",
+		"SHOW TABLES FROM `{db}`",
+		"SHOW TABLES IN `{db}` LIKE 'audit\\_%'",
+		"DESCRIBE orders",
+		"DESC orders order_time",
+		"EXPLAIN orders",
+		"SHOW COLUMNS FROM orders",
+		"SHOW FULL COLUMNS FROM orders",
+		"SHOW COLUMNS FROM orders FROM `{db}` LIKE 'order%'",
+		"SHOW FIELDS IN orders WHERE `Key` = 'PRI'",
+		"SHOW INDEX FROM orders",
+		"SHOW KEYS FROM orders WHERE Key_name = 'ix_time'",
+		"SHOW CREATE TABLE orders",
+		"SHOW CREATE TABLE audit_log",
+		"DESCRIBE audit_log",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'audit_log' AND TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'orders' AND TABLE_SCHEMA = '{db}'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME LIKE 'orders%' AND TABLE_SCHEMA = DATABASE()",
+		"SELECT table_name, table_type, engine, table_collation, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name",
+		"SELECT TABLE_NAME, TABLE_ROWS >= 0 FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE' ORDER BY 1",
+		"SELECT COUNT(*) FROM `information_schema`.`tables` WHERE 1 = 1 AND `table_name` = ? AND `table_schema` = database()",
+		"SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'orders')",
+		"SELECT (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders') AS n, (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) t2, 1+1, ( SELECT MAX(TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() )",
+		"SELECT DISTINCT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES WHERE information_schema.TABLES.TABLE_SCHEMA = DATABASE() ORDER BY 1",
+		// GORM's Migrator: HasTable, ColumnTypes, HasColumn, HasIndex.
+		"SELECT count(*) FROM information_schema.tables WHERE table_schema = '{db}' AND table_name = 'orders' AND table_type = 'BASE TABLE'",
+		"SELECT column_name, column_default, is_nullable = 'YES', data_type, character_maximum_length, column_type, column_key, extra, column_comment, numeric_precision, numeric_scale, datetime_precision FROM information_schema.columns WHERE table_schema = '{db}' AND table_name = 'orders' ORDER BY ORDINAL_POSITION",
+		"SELECT count(*) FROM INFORMATION_SCHEMA.columns WHERE table_schema = '{db}' AND table_name = 'orders' AND column_name = 'amount'",
+		"SELECT count(*) FROM information_schema.statistics WHERE table_schema = '{db}' AND table_name = 'orders' AND index_name = 'ix_time'",
+		"SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, INDEX_TYPE FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1, 2, 3",
+		"SELECT c.TABLE_NAME, c.COLUMN_NAME FROM information_schema.COLUMNS c JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME WHERE c.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE' ORDER BY 1, c.ORDINAL_POSITION",
+		"SELECT CONSTRAINT_NAME, TABLE_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 2, 1",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'id') ORDER BY 1",
+	} {
+		t.Run(q, func(t *testing.T) {
+			var got, want [][]string
+			var gotCols, wantCols []string
+			for _, side := range []*sql.DB{f.db, f.one.DB} {
+				var args []any
+				if strings.Contains(q, "?") {
+					args = append(args, "orders")
+				}
+				cols, rows := readText(t, side, strings.ReplaceAll(q, "{db}", dbs[side]), args...)
+				for i := range cols {
+					cols[i] = strings.ReplaceAll(cols[i], dbs[side], "{db}")
+				}
+				for _, r := range rows {
+					for i := range r {
+						r[i] = strings.ReplaceAll(r[i], dbs[side], "{db}")
+					}
+				}
+				if side == f.db {
+					got, gotCols = rows, cols
+				} else {
+					want, wantCols = rows, cols
+				}
+			}
+			if strings.HasPrefix(q, "SHOW INDEX") || strings.HasPrefix(q, "SHOW KEYS") {
+				for _, rs := range [][][]string{got, want} {
+					for _, r := range rs {
+						r[6] = "" // Cardinality: the server's estimate
+					}
+				}
+			}
+			var args []any
+			if strings.Contains(q, "?") {
+				args = append(args, "orders")
+			}
+			if got, want := typesOf(t, f.db, strings.ReplaceAll(q, "{db}", dbs[f.db]), args...), typesOf(t, f.one.DB, strings.ReplaceAll(q, "{db}", dbs[f.one.DB]), args...); !reflect.DeepEqual(got, want) {
+				t.Errorf("column types %v, one server's %v", got, want)
+			}
+			if !reflect.DeepEqual(gotCols, wantCols) {
+				t.Errorf("columns %q, one server's %q", gotCols, wantCols)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("rows through obroute:\n%q\none server:\n%q", got, want)
+			}
+			if len(want) == 0 && !strings.Contains(q, "'ORD%'") {
+				t.Errorf("the reference answers no row: the case shows nothing")
+			}
+		})
+	}
+}
+
+// information_schema tables that name tables and that obroute does not map are refused.
+func TestCatalogRefusesWhatItCannotMap(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, q := range []string{
+		"SELECT * FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()",
+		"CREATE TABLE copy_of_tables AS SELECT TABLE_NAME FROM information_schema.TABLES",
+	} {
+		_, err := f.db.Exec(q)
+		if !errors.Is(err, connector.ErrCatalog) {
+			t.Errorf("%s: %v, want ErrCatalog", q, err)
+		}
+	}
+	// information_schema's tables without their database, in a session whose database is
+	// information_schema, would be one backend's.
+	conn, err := f.db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "USE information_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.QueryContext(t.Context(), "SELECT TABLE_NAME FROM TABLES WHERE TABLE_SCHEMA = 'x'"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("TABLES unqualified in information_schema: %v, want ErrCatalog", err)
+	}
+	if _, err := conn.QueryContext(t.Context(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'x'"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("a catalog statement in a session of information_schema: %v, want ErrCatalog", err)
+	}
+	// A backend hint still reaches the physical tables.
+	_, rows := readText(t, f.db, "/*+ OBROUTE(backend=cold) */ SHOW TABLES")
+	if fmt.Sprint(rows) != "[[audit_log] [orders_202609] [orders_202610]]" {
+		t.Errorf("SHOW TABLES on cold by a backend hint: %v", rows)
+	}
+}
+
+// go-sql-test's clean-up, through a DSN that routes its tables to a second backend: SHOW TABLES,
+// then DROP TABLE of each listed table with the suite's prefix, leaves no table behind on any
+// backend, as with one server.
+func TestShowTablesCleanupAcrossBackends(t *testing.T) {
+	bs := sqltest.Shared(t, "hot", "cold")
+	hot, cold := bs[0], bs[1]
+	const prefix = "gosqltest_"
+	c, err := connector.New(&config.Config{
+		Backends: []config.Backend{{Name: "hot", Role: "hot", DSN: hot.DSN}, {Name: "cold", Role: "cold", DSN: cold.DSN}},
+		Routes:   map[string]string{prefix + "foo": "cold", prefix + "bar": "cold"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	for _, name := range []string{"foo", "bar", "baz"} { // baz: on the default backend
+		mustExec(t, db, "create table "+prefix+name+" (id integer primary key, name varchar(50))")
+	}
+	mustExec(t, hot.DB, "CREATE TABLE other (id INT)")
+	mustExec(t, cold.DB, "CREATE TABLE cold_only (id INT)") // not routed: not in the logical view
+	_, listed := readText(t, db, "SHOW TABLES")
+	if fmt.Sprint(listed) != "[[gosqltest_bar] [gosqltest_baz] [gosqltest_foo] [other]]" {
+		t.Fatalf("SHOW TABLES: %v", listed)
+	}
+	rows, err := db.Query("SHOW TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drop []string
+	for rows.Next() {
+		var table string
+		if rows.Scan(&table) == nil && strings.HasPrefix(strings.ToLower(table), prefix) {
+			drop = append(drop, table)
+		}
+	}
+	rows.Close()
+	for _, table := range drop {
+		mustExec(t, db, "DROP TABLE "+table)
+	}
+	_, listed = readText(t, db, "SHOW TABLES")
+	if fmt.Sprint(listed) != "[[other]]" {
+		t.Errorf("SHOW TABLES after the clean-up: %v", listed)
+	}
+	for _, b := range []*sqltest.Backend{hot, cold} {
+		_, left := readText(t, b.DB, "SHOW TABLES LIKE 'gosqltest\\_%'")
+		if len(left) != 0 {
+			t.Errorf("tables left on %s: %v", b.Name, left)
+		}
+	}
+}
+
+// typesOf returns the database type, length and nullability of each column of query's result.
+func typesOf(t *testing.T, db *sql.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ct := range cts {
+		n, _ := ct.Length()
+		null, _ := ct.Nullable()
+		out = append(out, fmt.Sprintf("%s(%d) null=%v", ct.DatabaseTypeName(), n, null))
+	}
+	return out
+}
+
+// SHOW TABLE STATUS lists the logical tables with the columns one server gives; a time-sharded
+// table's row statistics are the sum of its physical tables'.
+func TestShowTableStatus(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, side := range []*sql.DB{f.db, f.one.DB, f.hot.DB, f.cold.DB} {
+		mustExec(t, side, "ANALYZE TABLE items")
+	}
+	for i, name := range f.months {
+		mustExec(t, f.backendOf(i).DB, "ANALYZE TABLE "+name)
+	}
+	gotCols, got := readText(t, f.db, "SHOW TABLE STATUS")
+	wantCols, want := readText(t, f.one.DB, "SHOW TABLE STATUS")
+	if !reflect.DeepEqual(gotCols, wantCols) {
+		t.Errorf("columns %v, one server's %v", gotCols, wantCols)
+	}
+	names := func(rows [][]string) (out []string) {
+		for _, r := range rows {
+			out = append(out, r[0]+" "+r[1]) // Name, Engine
+		}
+		return out
+	}
+	if !reflect.DeepEqual(names(got), names(want)) {
+		t.Errorf("tables %v, one server's %v", names(got), names(want))
+	}
+	var sum, rows int64
+	for i, name := range f.months {
+		var n int64
+		if err := f.backendOf(i).DB.QueryRow("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		sum += n
+	}
+	if err := f.db.QueryRow("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'").Scan(&rows); err != nil || rows != sum || sum == 0 {
+		t.Errorf("orders' TABLE_ROWS through obroute: %d (%v), the sum of its physical tables' %d", rows, err, sum)
+	}
+	_, like := readText(t, f.db, "SHOW TABLE STATUS LIKE 'orders'")
+	if len(like) != 1 || like[0][4] != fmt.Sprint(sum) {
+		t.Errorf("SHOW TABLE STATUS LIKE 'orders': %v, want one row with Rows %d", like, sum)
+	}
+}

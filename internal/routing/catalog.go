@@ -1,0 +1,605 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The catalog answers for the logical view of the tables: what one server holding every table
+// would answer. In that view each statically routed table is its backend's, each time-sharded
+// table is one table under its logical name (its definition that of its newest physical table,
+// its row statistics the sum of its physical tables'), and every other table is the default
+// backend's; the physical tables of a time-sharded table, and the tables of a backend no rule
+// routes to, are not in it (a backend hint still reaches them).
+//
+// Read here (routing decides; the connector reads the backends and runs the answer):
+//   - SELECT … FROM information_schema.T for the tables T of catalogViews: every production
+//     backend's rows of T for its current database are read, mapped to the logical view and put
+//     in a temporary table on the server session that answers, and the statement runs there with
+//     information_schema.T standing for that server's own rows of the other databases and the
+//     logical rows of the current one. The other information_schema tables that name tables
+//     (catalogRefused) are refused: obroute cannot map them exactly.
+//   - SHOW [FULL] TABLES [FROM db] [LIKE p | WHERE c] and SHOW TABLE STATUS …: answered from the
+//     logical rows of information_schema.TABLES.
+//   - DESCRIBE t, SHOW [FULL] COLUMNS|FIELDS FROM t, SHOW INDEX|INDEXES|KEYS FROM t, SHOW CREATE
+//     TABLE t of a time-sharded table t: sent to its newest physical table, whose name in the
+//     answer becomes t.
+
+// catalogKind is the kind of a catalog statement.
+type catalogKind uint8
+
+const (
+	catalogSelect      catalogKind = iota + 1 // reads information_schema tables
+	catalogShowTables                         // SHOW [FULL] TABLES
+	catalogTableStatus                        // SHOW TABLE STATUS
+	catalogDescribe                           // DESCRIBE, SHOW COLUMNS / INDEX / CREATE TABLE of one table
+)
+
+// catalogForm is a catalog statement as read from its words.
+type catalogForm struct {
+	kind  catalogKind
+	views []string // catalogSelect: the information_schema tables read, upper case
+	full  bool
+	db    string // FROM db of SHOW TABLES / TABLE STATUS, "" when none
+	// like is the LIKE pattern's value and likeText the literal as written; where is the text of
+	// the WHERE condition.
+	like, likeText, where string
+	hasLike               bool
+	table                 ddlRef // catalogDescribe: the table described
+	cut                   [2]int // catalogDescribe: a FROM db clause to leave out, zero when none
+}
+
+// catalogView says, for an information_schema table obroute answers for the logical view, the
+// columns holding a database name and those holding a table name; the first of each selects the
+// rows (the table's own schema and name).
+type catalogView struct {
+	schemas, tables []string
+}
+
+// catalogViews are the information_schema tables answered for the logical view.
+var catalogViews = map[string]catalogView{
+	"TABLES":                  {schemas: []string{"TABLE_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+	"COLUMNS":                 {schemas: []string{"TABLE_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+	"STATISTICS":              {schemas: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+	"KEY_COLUMN_USAGE":        {schemas: []string{"TABLE_SCHEMA", "CONSTRAINT_SCHEMA", "REFERENCED_TABLE_SCHEMA"}, tables: []string{"TABLE_NAME", "REFERENCED_TABLE_NAME"}},
+	"TABLE_CONSTRAINTS":       {schemas: []string{"TABLE_SCHEMA", "CONSTRAINT_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+	"REFERENTIAL_CONSTRAINTS": {schemas: []string{"CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_SCHEMA"}, tables: []string{"TABLE_NAME", "REFERENCED_TABLE_NAME"}},
+	"CHECK_CONSTRAINTS":       {schemas: []string{"CONSTRAINT_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+	"PARTITIONS":              {schemas: []string{"TABLE_SCHEMA"}, tables: []string{"TABLE_NAME"}},
+}
+
+// catalogRefused are the information_schema tables that name tables and that obroute does not
+// map to the logical view: a statement reading them is refused rather than answered with the
+// default backend's physical tables only.
+var catalogRefused = map[string]bool{
+	"TRIGGERS": true, "COLUMN_PRIVILEGES": true, "TABLE_PRIVILEGES": true, "TABLE_STATISTICS": true,
+	"INDEX_STATISTICS": true, "INNODB_SYS_TABLES": true, "INNODB_SYS_INDEXES": true, "INNODB_SYS_COLUMNS": true,
+	"INNODB_SYS_FIELDS": true, "INNODB_SYS_FOREIGN": true, "INNODB_SYS_FOREIGN_COLS": true,
+	"INNODB_SYS_TABLESTATS": true, "INNODB_SYS_VIRTUAL": true, "COLUMNS_EXTENDED": true,
+}
+
+// hasLogicalView reports whether the logical view differs from the default backend's tables:
+// some table is routed elsewhere or time-sharded.
+func (r *Router) hasLogicalView() bool {
+	return len(r.cfg.Settings.Routes) > 0 || r.time != nil
+}
+
+// readCatalog reads a catalog statement (see above) from toks, the tokens of the statement's
+// text after its leading comments, which starts at base in the statement. It sets st.catalog,
+// or st.catalogErr for a catalog statement that cannot be answered.
+func (r *Router) readCatalog(st *Statement, toks []token, base int, body string) {
+	if len(toks) == 0 || !r.hasLogicalView() {
+		return
+	}
+	switch {
+	case toks[0].is("show"):
+		st.catalog = readShow(toks, base, body)
+	case toks[0].is("describe") || toks[0].is("desc") || toks[0].is("explain"):
+		if len(toks) > 1 && (toks[1].kind == tokWord || toks[1].kind == tokIdent) {
+			rd := ddlReader{toks: toks, i: 1, base: base}
+			var refs []ddlRef
+			if rd.table(&refs) && !rd.name() && rd.i < len(toks) && toks[rd.i].kind == tokString {
+				rd.i++ // DESCRIBE t 'pattern' (a column name, read by name, is the other form)
+			}
+			if len(refs) == 1 && (rd.i == len(toks) || toks[rd.i].kind == tokPunct && toks[rd.i].text == ";") {
+				st.catalog = &catalogForm{kind: catalogDescribe, table: refs[0]}
+			}
+		}
+	}
+	if st.catalog != nil || toks[0].is("explain") || toks[0].is("describe") || toks[0].is("desc") || toks[0].is("analyze") {
+		return // the plan of a catalog statement is the server's own
+	}
+	var views []string
+	for i := 0; i+2 < len(toks); i++ {
+		if !isName(toks[i], "information_schema") || toks[i+1].kind != tokPunct || toks[i+1].text != "." {
+			continue
+		}
+		view := strings.ToUpper(nameOf(toks[i+2]))
+		if catalogRefused[view] {
+			st.catalogErr = errorf("%w: information_schema.%s names the tables of each backend, which obroute does not map to the logical tables (time-sharded and routed); read it on one backend with a backend hint", ErrCatalog, view)
+			return
+		}
+		if _, ok := catalogViews[view]; ok && !slices.Contains(views, view) {
+			views = append(views, view)
+		}
+	}
+	if len(views) == 0 {
+		if st.Kind == KindSelect {
+			for _, t := range st.Tables {
+				name := strings.ToUpper(t)
+				if _, ok := catalogViews[name]; ok || catalogRefused[name] {
+					st.bareView = name
+				}
+			}
+		}
+		return
+	}
+	for _, t := range st.Tables {
+		if rule, ok := r.routed[t]; ok {
+			st.catalogErr = errorf("%w: the statement reads information_schema.%s and %s, a table with a %s: the catalog is answered on one backend and %s is not there; read the catalog in a statement of its own", ErrCatalog, views[0], t, rule, t)
+			return
+		}
+	}
+	if st.Kind != KindSelect {
+		st.catalogErr = errorf("%w: a %s reading information_schema.%s is not answered for the logical tables; SELECT the catalog rows, then write them in a statement of its own", ErrCatalog, st.Kind, views[0])
+		return
+	}
+	st.catalog = &catalogForm{kind: catalogSelect, views: views}
+}
+
+// readShow reads SHOW [FULL] TABLES, SHOW TABLE STATUS, SHOW [FULL] COLUMNS|FIELDS, SHOW
+// INDEX|INDEXES|KEYS and SHOW CREATE TABLE; nil for other SHOW statements.
+func readShow(toks []token, base int, body string) *catalogForm {
+	r := ddlReader{toks: toks, i: 1, base: base}
+	c := &catalogForm{}
+	c.full = r.word("full")
+	switch {
+	case r.word("tables"):
+		c.kind = catalogShowTables
+	case !c.full && r.words("table", "status"):
+		c.kind = catalogTableStatus
+	case r.word("columns") || r.word("fields") || !c.full && (r.word("index") || r.word("indexes") || r.word("keys")):
+		c.kind = catalogDescribe
+		var refs []ddlRef
+		if !(r.word("from") || r.word("in")) || !r.table(&refs) {
+			return nil
+		}
+		c.table = refs[0]
+		if at := r.i; r.word("from") || r.word("in") {
+			if !r.name() {
+				return nil
+			}
+			c.cut = [2]int{base + toks[at].pos, base + toks[r.i-1].end}
+		}
+		return c
+	case !c.full && r.words("create", "table"):
+		var refs []ddlRef
+		if !r.table(&refs) {
+			return nil
+		}
+		c.kind, c.table = catalogDescribe, refs[0]
+		return c
+	default:
+		return nil
+	}
+	if r.word("from") || r.word("in") {
+		if r.i >= len(toks) || (toks[r.i].kind != tokWord && toks[r.i].kind != tokIdent) {
+			return nil
+		}
+		c.db = nameOf(toks[r.i])
+		r.i++
+	}
+	switch {
+	case r.word("like"):
+		if r.i >= len(toks) || toks[r.i].kind != tokString {
+			return nil
+		}
+		c.hasLike, c.like, c.likeText = true, toks[r.i].val, toks[r.i].text
+		r.i++
+	case r.word("where"):
+		end := len(toks)
+		if toks[end-1].kind == tokPunct && toks[end-1].text == ";" {
+			end--
+		}
+		if r.i >= end {
+			return nil
+		}
+		c.where = body[toks[r.i].pos:toks[end-1].end]
+		r.i = end
+	}
+	if r.i < len(toks) && !(toks[r.i].kind == tokPunct && toks[r.i].text == ";") {
+		return nil
+	}
+	return c
+}
+
+// isName reports whether t is the name n, quoted or not, in any case.
+func isName(t token, n string) bool {
+	return (t.kind == tokWord && strings.EqualFold(t.text, n)) || (t.kind == tokIdent && strings.EqualFold(t.val, n))
+}
+
+// nameOf returns the name a word or quoted identifier stands for.
+func nameOf(t token) string {
+	if t.kind == tokIdent {
+		return t.val
+	}
+	return t.text
+}
+
+// catalogRoute routes a catalog statement: a description of a time-sharded table to its newest
+// physical table, the others to the default backend, where the connector answers them for the
+// logical view. It reports false for a statement left to the other rules (a description of a
+// table that is not time-sharded).
+func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bool, err error) {
+	c := st.catalog
+	if c.kind == catalogDescribe {
+		if r.time == nil {
+			return false, false, nil
+		}
+		tt, ok := r.time.tables[c.table.name]
+		if !ok {
+			return false, false, nil
+		}
+		snap := r.time.cfg.Snapshot()
+		if snap == nil {
+			return true, true, errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before describing %s", ErrNoShardTable, tt.Table)
+		}
+		all := r.time.own(tt, snap.Logical(tt.Table))
+		if len(all) == 0 {
+			return true, true, errorf("%w: the shard metadata lists no table named %s_<digits>…, so the time-sharded table %s has no definition yet; add its physical tables to shard_metadata", ErrNoShardTable, tt.Table, tt.Table)
+		}
+		newest := &all[len(all)-1]
+		b, err := r.time.location(newest)
+		if err != nil {
+			return true, true, err
+		}
+		sql := st.SQL[:c.table.from] + "`" + newest.Name + "`"
+		if c.cut[1] > 0 {
+			sql += st.SQL[c.table.to:c.cut[0]] + st.SQL[c.cut[1]:]
+		} else {
+			sql += st.SQL[c.table.to:]
+		}
+		p.single(UsePartitionLocationLookup, ClassDefault, b, sql, in.Args)
+		p.Targets[0].Tables = []string{newest.Name}
+		p.Rename = [2]string{newest.Name, tt.Table}
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("%s is time-sharded: described by its newest physical table %s on %s, shown as %s", tt.Table, newest.Name, b, tt.Table))
+		}
+		return true, true, nil
+	}
+	p.single(UseRoutePolicy, ClassDefault, r.cfg.Settings.Default, st.SQL, in.Args)
+	p.Catalog = &CatalogQuery{form: c, sql: st.SQL}
+	if in.Explain {
+		p.Prompts = append(p.Prompts, "Catalog statement: answered for the logical tables (routed tables from their backends, each time-sharded table under its logical name) on backend "+r.cfg.Settings.Default)
+	}
+	return false, true, nil
+}
+
+// CatalogQuery is a catalog statement the connector answers for the logical view of the tables
+// (see Plan.Catalog): it reads the rows of Views on every backend of CatalogView.Sources, maps
+// them with CatalogView.Table, keeps them in temporary tables on the server session of the
+// plan's target, and runs the statement SQL returns there.
+type CatalogQuery struct {
+	form *catalogForm
+	sql  string
+}
+
+// Views are the information_schema tables whose logical rows the answer reads.
+func (q *CatalogQuery) Views() []string {
+	if q.form.kind == catalogSelect {
+		return q.form.views
+	}
+	return []string{"TABLES"}
+}
+
+// ViewColumns returns the columns of information_schema table view holding database names and
+// those holding table names; the first of each names the row's own table.
+func ViewColumns(view string) (schemas, tables []string) {
+	v := catalogViews[view]
+	return v.schemas, v.tables
+}
+
+// Database is the database a SHOW TABLES or SHOW TABLE STATUS names with FROM, "" when none:
+// the answer is the logical view only for the current database.
+func (q *CatalogQuery) Database() string { return q.form.db }
+
+// SQL returns the statement that answers q on the server session holding, for each view V of
+// Views, the logical rows of the current database in the temporary table temp[V]. db is that
+// session's current database; exclude are the databases of the other backends on the same
+// server, which one server holding every table would not have; lowerNames is the server's
+// lower_case_table_names != 0 (SHOW TABLES LIKE then compares names in any case).
+func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, lowerNames bool) string {
+	c := q.form
+	switch c.kind {
+	case catalogShowTables:
+		col := "Tables_in_" + db
+		if c.hasLike {
+			col += " (" + c.like + ")"
+		}
+		cols := quoteName(col) + ", " + quoteName("Table_type")
+		inner := "select TABLE_NAME as " + quoteName(col) + ", TABLE_TYPE as " + quoteName("Table_type") + " from " + temp["TABLES"]
+		if !c.full {
+			cols = quoteName(col)
+			inner = "select TABLE_NAME as " + quoteName(col) + " from " + temp["TABLES"]
+		}
+		return q.listing(cols, inner, quoteName(col), lowerNames)
+	case catalogTableStatus:
+		inner := "select " + tableStatusColumns + " from " + temp["TABLES"]
+		return q.listing("*", inner, "`Name`", lowerNames)
+	}
+	toks, _ := lex(q.sql)
+	var edits []catalogEdit
+	for i := 0; i+2 < len(toks); i++ {
+		if !isName(toks[i], "information_schema") || toks[i+1].kind != tokPunct || toks[i+1].text != "." {
+			continue
+		}
+		view := strings.ToUpper(nameOf(toks[i+2]))
+		v, ok := catalogViews[view]
+		if !ok {
+			continue
+		}
+		if i+3 < len(toks) && toks[i+3].kind == tokPunct && toks[i+3].text == "." {
+			// A column qualified by the table.
+			edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, quoteName(nameOf(toks[i+2])), true})
+			i += 2
+			continue
+		}
+		var b strings.Builder
+		schema := v.schemas[0]
+		b.WriteString("(select * from information_schema." + view + " where not (" + schema + " <=> database())")
+		if len(exclude) > 0 {
+			b.WriteString(" and " + schema + " not in (")
+			for k, x := range exclude {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(quoteString(x))
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(" union all select * from " + temp[view] + ")")
+		if !hasAlias(toks, i+3) {
+			b.WriteString(" as " + quoteName(nameOf(toks[i+2])))
+		}
+		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
+		i += 2
+	}
+	// Both lists are in text order; an alias goes after the items' edits.
+	names := itemNames(q.sql, toks, edits)
+	var b strings.Builder
+	last := 0
+	for len(edits) > 0 || len(names) > 0 {
+		var e catalogEdit
+		if len(names) == 0 || len(edits) > 0 && edits[0].from < names[0].from {
+			e, edits = edits[0], edits[1:]
+		} else {
+			e, names = names[0], names[1:]
+		}
+		b.WriteString(q.sql[last:e.from])
+		b.WriteString(e.text)
+		last = e.to
+	}
+	b.WriteString(q.sql[last:])
+	return b.String()
+}
+
+// catalogEdit replaces sql[from:to] by text; qualifier: the qualifier of a column, which keeps
+// the name of a select item.
+type catalogEdit struct {
+	from, to  int
+	text      string
+	qualifier bool
+}
+
+// itemNames keeps the column names of the statement's select items that edits change: the
+// server names an item without an alias by its text as written, so such an item gets its
+// original text as alias. Only the first SELECT names the columns. An item whose text holds a
+// ? placeholder keeps its changed name (a driver interpolating arguments would read the ? in
+// the alias as one).
+func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
+	depth, i := 0, 0
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tokPunct && t.text == "(" {
+			depth++
+		} else if t.kind == tokPunct && t.text == ")" {
+			depth--
+		} else if depth == 0 && t.is("select") {
+			break
+		}
+	}
+	for i++; i < len(toks) && toks[i].kind == tokWord && selectOptions[strings.ToUpper(toks[i].text)]; i++ {
+	}
+	var out []catalogEdit
+	start := i
+	for depth = 0; i <= len(toks); i++ {
+		end := i == len(toks)
+		if !end {
+			t := toks[i]
+			switch {
+			case t.kind == tokPunct && t.text == "(":
+				depth++
+				continue
+			case t.kind == tokPunct && t.text == ")":
+				depth--
+				continue
+			case depth != 0:
+				continue
+			}
+			end = t.is("from") || t.is("into") || t.is("union") || t.is("where") || t.kind == tokPunct && t.text == ";"
+			if !end && !(t.kind == tokPunct && t.text == ",") {
+				continue
+			}
+		}
+		if i > start {
+			from, to := toks[start].pos, toks[i-1].end
+			text := sql[from:to]
+			changed := slices.ContainsFunc(edits, func(e catalogEdit) bool { return !e.qualifier && e.from >= from && e.to <= to })
+			if changed && !itemHasAlias(toks[start:i]) && !strings.Contains(text, "?") {
+				out = append(out, catalogEdit{to, to, " as " + quoteName(text), false})
+			}
+		}
+		if end {
+			break
+		}
+		start = i + 1
+	}
+	return out
+}
+
+// itemHasAlias reports whether a select item (its tokens) ends with an alias.
+func itemHasAlias(item []token) bool {
+	n := len(item)
+	if n < 2 {
+		return false
+	}
+	last, before := item[n-1], item[n-2]
+	return before.is("as") || (last.kind == tokIdent || last.kind == tokWord) && before.kind == tokPunct && before.text == ")"
+}
+
+// listing returns the SELECT of a SHOW listing: cols of the rows of inner, filtered by the
+// statement's LIKE (on the table name, case-sensitive unless lowerNames) or WHERE, in the order of
+// the names' bytes, as SHOW lists them.
+func (q *CatalogQuery) listing(cols, inner, name string, lowerNames bool) string {
+	c := q.form
+	s := "select " + cols + " from (" + inner + ") as t"
+	switch {
+	case c.hasLike && lowerNames:
+		s += " where " + name + " like " + c.likeText
+	case c.hasLike:
+		s += " where convert(" + name + " using utf8mb4) collate utf8mb4_bin like " + c.likeText
+	case c.where != "":
+		s += " where " + c.where
+	}
+	return s + " order by convert(" + name + " using utf8mb4) collate utf8mb4_bin"
+}
+
+// tableStatusColumns are SHOW TABLE STATUS's columns over information_schema.TABLES.
+const tableStatusColumns = "TABLE_NAME as `Name`, ENGINE as `Engine`, VERSION as `Version`, ROW_FORMAT as `Row_format`, " +
+	"TABLE_ROWS as `Rows`, AVG_ROW_LENGTH as `Avg_row_length`, DATA_LENGTH as `Data_length`, MAX_DATA_LENGTH as `Max_data_length`, " +
+	"INDEX_LENGTH as `Index_length`, DATA_FREE as `Data_free`, AUTO_INCREMENT as `Auto_increment`, CREATE_TIME as `Create_time`, " +
+	"UPDATE_TIME as `Update_time`, CHECK_TIME as `Check_time`, TABLE_COLLATION as `Collation`, CHECKSUM as `Checksum`, " +
+	"CREATE_OPTIONS as `Create_options`, TABLE_COMMENT as `Comment`, MAX_INDEX_LENGTH as `Max_index_length`, TEMPORARY as `Temporary`"
+
+// hasAlias reports whether an alias follows the table reference ending before toks[i].
+func hasAlias(toks []token, i int) bool {
+	if i >= len(toks) {
+		return false
+	}
+	t := toks[i]
+	if t.kind == tokIdent {
+		return true
+	}
+	return t.kind == tokWord && (t.is("as") || !notNames[strings.ToLower(t.text)] && !t.is("ignore") && !t.is("natural"))
+}
+
+func quoteName(n string) string { return "`" + strings.ReplaceAll(n, "`", "``") + "`" }
+
+func quoteString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// CatalogView is the logical view of the tables at one moment (see above): which table of which
+// backend shows as which table.
+type CatalogView struct {
+	def      string
+	routes   map[string]string
+	logical  map[string]bool       // time-sharded tables, lower case
+	physical map[string]physicalOf // physical tables of time-sharded tables, lower case
+	sources  []string
+}
+
+// physicalOf is a physical table of a time-sharded table.
+type physicalOf struct {
+	logical, backend string
+	newest           bool
+}
+
+// TableRole says what a backend's table is in the logical view.
+type TableRole uint8
+
+// Table roles.
+const (
+	// TableHidden: not in the logical view (another backend's table, a physical table of a
+	// time-sharded table on a backend that does not hold it).
+	TableHidden TableRole = iota
+	// TablePlain: in the view under its own name.
+	TablePlain
+	// TableDefinition: the newest physical table of a time-sharded table, which stands for it.
+	TableDefinition
+	// TablePart: another physical table of a time-sharded table: its row statistics count in
+	// the logical table's.
+	TablePart
+)
+
+// CatalogView returns the logical view of the tables under the current shard metadata.
+func (r *Router) CatalogView() (*CatalogView, error) {
+	v := &CatalogView{def: r.cfg.Settings.Default, routes: r.cfg.Settings.Routes, logical: map[string]bool{}, physical: map[string]physicalOf{}}
+	v.sources = []string{v.def}
+	for _, b := range r.cfg.Settings.Routes {
+		v.sources = appendNew(v.sources, b)
+	}
+	if r.time != nil {
+		snap := r.time.cfg.Snapshot()
+		if snap == nil {
+			return nil, errorf("%w: no shard metadata snapshot is loaded yet; the logical view of the time-sharded tables needs it", ErrNoShardTable)
+		}
+		for name, tt := range r.time.tables {
+			all := r.time.own(tt, snap.Logical(tt.Table))
+			if len(all) == 0 {
+				continue // no physical table: the logical table does not exist yet
+			}
+			v.logical[name] = true
+			for i := range all {
+				b, err := r.time.location(&all[i])
+				if err != nil {
+					return nil, err
+				}
+				v.physical[strings.ToLower(all[i].Name)] = physicalOf{logical: tt.Table, backend: b, newest: i == len(all)-1}
+				v.sources = appendNew(v.sources, b)
+			}
+		}
+	}
+	return v, nil
+}
+
+// Sources are the backends whose tables are in the view.
+func (v *CatalogView) Sources() []string { return v.sources }
+
+// Table returns the name under which table of backend shows in the view, and its role there.
+func (v *CatalogView) Table(backend, table string) (string, TableRole) {
+	lower := strings.ToLower(table)
+	if p, ok := v.physical[lower]; ok {
+		switch {
+		case p.backend != backend:
+			return "", TableHidden
+		case p.newest:
+			return p.logical, TableDefinition
+		}
+		return p.logical, TablePart
+	}
+	if v.logical[lower] {
+		return "", TableHidden // a physical table named as a time-sharded table: the logical one wins
+	}
+	if b, ok := v.routes[lower]; ok {
+		if b == backend {
+			return table, TablePlain
+		}
+		return "", TableHidden
+	}
+	if backend == v.def {
+		return table, TablePlain
+	}
+	return "", TableHidden
+}
+
+// ReadsCatalog reports whether the statement is a catalog statement answered for the logical
+// view of the tables, which reads the shard metadata.
+func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
+
+// UnqualifiedCatalog returns the information_schema table a SELECT names without its database
+// (TABLES, COLUMNS, …) when the logical view differs from the default backend's tables, ""
+// otherwise: in a client session whose database is information_schema, such a statement reads
+// the backend's physical tables, and the connector refuses it. It is read at analysis.
+func (st *Statement) UnqualifiedCatalog() string { return st.bareView }

@@ -1,0 +1,460 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/metadata"
+)
+
+// DDL on tables is read from its words, not from the parser's tree: the parser does not know
+// MariaDB's forms (IF [NOT] EXISTS on CREATE/DROP INDEX and ALTER TABLE, CREATE OR REPLACE,
+// WAIT n / NOWAIT, ALGORITHM= and LOCK= clauses, OPTIMIZE/ANALYZE/REPAIR/CHECK TABLE),
+// and routing needs only the tables a DDL statement names and where the table it acts on is
+// written. The forms read are MariaDB's:
+//
+//	ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t [WAIT n | NOWAIT] spec, … (RENAME [TO|AS] u,
+//	    REFERENCES u, EXCHANGE PARTITION p WITH TABLE u, CONVERT PARTITION p TO TABLE u and
+//	    CONVERT TABLE u TO PARTITION p name other tables)
+//	CREATE [OR REPLACE] [UNIQUE|FULLTEXT|SPATIAL] INDEX [IF NOT EXISTS] i [USING …] ON t …
+//	DROP INDEX [IF EXISTS] i ON t …
+//	CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t … (LIKE u, REFERENCES u)
+//	DROP [TEMPORARY] TABLE [IF EXISTS] t [, t …] …
+//	RENAME TABLE[S] [IF EXISTS] t [WAIT n | NOWAIT] TO u [, …]
+//	TRUNCATE [TABLE] t …
+//	OPTIMIZE | ANALYZE | REPAIR [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t …] …
+//	CHECK TABLE t [, …] …
+//
+// A statement of one of these forms is routed by the tables it names (static routes) even when
+// the parser cannot read it; one on a time-sharded table runs on every physical table (ALTER,
+// CREATE/DROP INDEX, TRUNCATE and the maintenance statements) or is refused (CREATE, DROP,
+// RENAME of the logical table).
+
+// ddlAction is what a DDL statement does to the table it acts on.
+type ddlAction uint8
+
+const (
+	ddlAlter ddlAction = iota + 1
+	ddlCreateIndex
+	ddlDropIndex
+	ddlTruncate
+	ddlMaintain // OPTIMIZE, ANALYZE, REPAIR, CHECK TABLE: a result set per table
+	ddlCreateTable
+	ddlDropTable
+	ddlRename
+)
+
+// ddlRef is one table a DDL statement names: its name in lower case and where it is written in
+// the statement's text (qualifier included).
+type ddlRef struct {
+	name     string
+	from, to int
+}
+
+// ddlForm is a DDL statement as read from its words.
+type ddlForm struct {
+	action ddlAction
+	verb   string   // the statement's leading words in upper case, for messages: "ALTER TABLE"
+	acts   []ddlRef // the tables it acts on
+	others []ddlRef // tables named otherwise: RENAME TO, LIKE, REFERENCES, EXCHANGE … WITH TABLE
+	// renames: an ALTER TABLE … RENAME TO; temporary: CREATE/DROP TEMPORARY TABLE.
+	renames, temporary bool
+	ifNotExists        bool
+	orReplace          bool
+}
+
+// fanOut reports whether the form runs on each physical table of a time-sharded table it acts on.
+func (d *ddlForm) fanOut() bool {
+	switch d.action {
+	case ddlAlter:
+		return !d.renames
+	case ddlCreateIndex, ddlDropIndex, ddlTruncate, ddlMaintain:
+		return true
+	}
+	return false
+}
+
+// tableNames returns the names of every table the form names, without duplicates.
+func (d *ddlForm) tableNames() []string {
+	var names []string
+	for _, r := range d.acts {
+		names = appendNew(names, r.name)
+	}
+	for _, r := range d.others {
+		names = appendNew(names, r.name)
+	}
+	return names
+}
+
+// readDDL reads toks (the tokens of a statement's text after its leading comments; base is
+// where that text starts in the statement) as one of the DDL forms above; nil when it is none.
+func readDDL(toks []token, base int) *ddlForm {
+	if len(toks) < 2 || toks[0].kind != tokWord {
+		return nil
+	}
+	r := ddlReader{toks: toks, base: base}
+	d := &ddlForm{}
+	first := strings.ToLower(toks[0].text)
+	r.i = 1
+	switch first {
+	case "alter":
+		r.skip("online", "offline")
+		r.skip("ignore")
+		if !r.word("table") {
+			return nil
+		}
+		d.action, d.verb = ddlAlter, "ALTER TABLE"
+		r.words("if", "exists")
+		if !r.table(&d.acts) {
+			return nil
+		}
+	case "create":
+		if r.words("or", "replace") {
+			d.orReplace = true
+		}
+		if r.word("temporary") {
+			d.temporary = true
+		}
+		switch {
+		case r.word("table"):
+			d.action, d.verb = ddlCreateTable, "CREATE TABLE"
+			d.ifNotExists = r.words("if", "not", "exists")
+			if !r.table(&d.acts) {
+				return nil
+			}
+		case !d.temporary && (r.word("index") || (r.skip("unique", "fulltext", "spatial") && r.word("index"))):
+			d.action, d.verb = ddlCreateIndex, "CREATE INDEX"
+			d.ifNotExists = r.words("if", "not", "exists")
+			if !r.name() {
+				return nil
+			}
+			if r.word("using") && !r.name() {
+				return nil
+			}
+			if !r.word("on") || !r.table(&d.acts) {
+				return nil
+			}
+		default:
+			return nil
+		}
+	case "drop":
+		if r.word("temporary") {
+			d.temporary = true
+		}
+		switch {
+		case r.word("table"):
+			d.action, d.verb = ddlDropTable, "DROP TABLE"
+			r.words("if", "exists")
+			if !r.tableList(&d.acts) {
+				return nil
+			}
+		case !d.temporary && r.word("index"):
+			d.action, d.verb = ddlDropIndex, "DROP INDEX"
+			r.words("if", "exists")
+			if !r.name() || !r.word("on") || !r.table(&d.acts) {
+				return nil
+			}
+		default:
+			return nil
+		}
+	case "rename":
+		if !r.word("table") && !r.word("tables") {
+			return nil
+		}
+		d.action, d.verb = ddlRename, "RENAME TABLE"
+		r.words("if", "exists")
+		for {
+			if !r.table(&d.acts) {
+				return nil
+			}
+			r.wait()
+			if !r.word("to") || !r.table(&d.others) {
+				return nil
+			}
+			if !r.punct(",") {
+				break
+			}
+		}
+	case "truncate":
+		r.word("table")
+		d.action, d.verb = ddlTruncate, "TRUNCATE TABLE"
+		if !r.table(&d.acts) {
+			return nil
+		}
+	case "optimize", "analyze", "repair", "check":
+		if first != "check" {
+			r.skip("no_write_to_binlog", "local")
+		}
+		if !r.word("table") {
+			return nil
+		}
+		d.action, d.verb = ddlMaintain, strings.ToUpper(first)+" TABLE"
+		if !r.tableList(&d.acts) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	r.rest(d)
+	return d
+}
+
+// ddlReader walks the tokens of a DDL statement.
+type ddlReader struct {
+	toks []token
+	i    int
+	base int
+}
+
+// word moves past the word w when it stands next.
+func (r *ddlReader) word(w string) bool {
+	if r.i < len(r.toks) && r.toks[r.i].is(w) {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// words moves past the words ws when they all stand next, in order.
+func (r *ddlReader) words(ws ...string) bool {
+	if r.i+len(ws) > len(r.toks) {
+		return false
+	}
+	for k, w := range ws {
+		if !r.toks[r.i+k].is(w) {
+			return false
+		}
+	}
+	r.i += len(ws)
+	return true
+}
+
+// skip moves past one of the words ws when it stands next; it reports whether one did.
+func (r *ddlReader) skip(ws ...string) bool {
+	for _, w := range ws {
+		if r.word(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *ddlReader) punct(p string) bool {
+	if r.i < len(r.toks) && r.toks[r.i].kind == tokPunct && r.toks[r.i].text == p {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// name moves past a name (an index name, an index type).
+func (r *ddlReader) name() bool {
+	if r.i < len(r.toks) && (r.toks[r.i].kind == tokWord || r.toks[r.i].kind == tokIdent) {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// wait moves past WAIT n or NOWAIT.
+func (r *ddlReader) wait() {
+	if r.word("nowait") {
+		return
+	}
+	if r.i+1 < len(r.toks) && r.toks[r.i].is("wait") && r.toks[r.i+1].kind == tokNumber {
+		r.i += 2
+	}
+}
+
+// table reads a table name, qualified or not, into refs.
+func (r *ddlReader) table(refs *[]ddlRef) bool {
+	toks := r.toks
+	if r.i >= len(toks) || (toks[r.i].kind != tokWord && toks[r.i].kind != tokIdent) {
+		return false
+	}
+	from := toks[r.i].pos
+	name, end := toks[r.i], toks[r.i].end
+	r.i++
+	if r.i+1 < len(toks) && toks[r.i].kind == tokPunct && toks[r.i].text == "." && (toks[r.i+1].kind == tokWord || toks[r.i+1].kind == tokIdent) {
+		name, end = toks[r.i+1], toks[r.i+1].end
+		r.i += 2
+	}
+	n := name.text
+	if name.kind == tokIdent {
+		n = name.val
+	}
+	*refs = append(*refs, ddlRef{name: strings.ToLower(n), from: r.base + from, to: r.base + end})
+	return true
+}
+
+// tableList reads t [, t …].
+func (r *ddlReader) tableList(refs *[]ddlRef) bool {
+	for {
+		if !r.table(refs) {
+			return false
+		}
+		if !r.punct(",") {
+			return true
+		}
+	}
+}
+
+// rest reads the tables named in the rest of the statement: RENAME [TO|AS] u of ALTER TABLE,
+// LIKE u, REFERENCES u, EXCHANGE PARTITION … WITH TABLE u, CONVERT PARTITION … TO TABLE u,
+// CONVERT TABLE u TO PARTITION ….
+func (r *ddlReader) rest(d *ddlForm) {
+	depth := 0
+	for r.i < len(r.toks) {
+		t := r.toks[r.i]
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			depth--
+		case d.action == ddlAlter && depth == 0 && t.is("rename"):
+			r.i++
+			if r.skip("column", "index", "key", "constraint") {
+				continue
+			}
+			r.skip("to", "as")
+			if r.table(&d.others) {
+				d.renames = true
+			}
+			continue
+		case t.is("references"), d.action == ddlCreateTable && t.is("like"):
+			r.i++
+			r.table(&d.others)
+			continue
+		case d.action == ddlAlter && (t.is("with") || t.is("to") || t.is("convert")) && r.i+1 < len(r.toks) && r.toks[r.i+1].is("table"):
+			// EXCHANGE PARTITION p WITH TABLE u, CONVERT PARTITION p TO TABLE u, CONVERT TABLE u TO PARTITION p
+			r.i += 2
+			r.table(&d.others)
+			continue
+		}
+		r.i++
+	}
+}
+
+// routeDDL routes a DDL statement read by readDDL that names the time-sharded table tt: on each
+// of its physical tables, or refused. It fills p and says so with true; false leaves a statement
+// that does not act on tt (a temporary table of that name) to the other rules.
+func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeTable) (bool, error) {
+	d := st.ddl
+	if d.temporary {
+		return false, nil
+	}
+	logical := strings.ToLower(tt.Table)
+	snap := t.cfg.Snapshot()
+	if snap == nil {
+		return true, errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, tt.Table)
+	}
+	all := t.own(tt, snap.Logical(tt.Table))
+	acts := false
+	for _, r := range d.acts {
+		acts = acts || r.name == logical
+	}
+	switch {
+	case d.action == ddlCreateTable && acts && d.ifNotExists && !d.orReplace && len(all) > 0:
+		// One server holding every table would find it and do nothing.
+		p.Type, p.Class, p.NoOp = UsePartitionLocationLookup, ClassDefault, true
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("%s is a time-sharded table with %d physical tables: CREATE TABLE IF NOT EXISTS does nothing", tt.Table, len(all)))
+		}
+		return true, nil
+	case d.action == ddlCreateTable && acts:
+		return true, errorf("%w: %s is a time-sharded table: its physical tables %s_<period> are created by obroute metadata prepare (CREATE TABLE … LIKE the newest); to create one yourself, send CREATE TABLE %s_<period> … with a backend hint and add its row to the shard metadata",
+			ErrLogicalTable, tt.Table, tt.Table, tt.Table)
+	case d.action == ddlDropTable:
+		return true, errorf("%w: DROP TABLE of the time-sharded table %s would drop its %d physical tables (%s); drop each with a backend hint (/*+ OBROUTE(backend=…) */ DROP TABLE %s_<period>), delete its row from the shard metadata, and remove time_tables.%s from the configuration when none is left",
+			ErrLogicalTable, tt.Table, len(all), physicalList(t, all), tt.Table, tt.Table)
+	case d.action == ddlRename || d.renames:
+		return true, errorf("%w: %s of the time-sharded table %s would rename one table, not its %d physical tables; rename each physical table with a backend hint, update the shard metadata's table_name, and change time_tables.%s in the configuration",
+			ErrLogicalTable, d.verb, tt.Table, len(all), tt.Table)
+	case !acts || !d.fanOut():
+		return true, errorf("%w: %s names the time-sharded table %s other than as the table it acts on (LIKE, REFERENCES, WITH TABLE); name one of its physical tables with a backend hint instead",
+			ErrLogicalTable, d.verb, tt.Table)
+	case len(d.acts) > 1:
+		return true, errorf("%w: %s of the time-sharded table %s with other tables; run it on %s alone", ErrLogicalTable, d.verb, tt.Table, tt.Table)
+	}
+	for _, r := range d.others {
+		if r.name == logical {
+			return true, errorf("%w: %s on %s names %s again (REFERENCES, WITH TABLE): each physical table would name the logical table; name a physical table instead", ErrLogicalTable, d.verb, tt.Table, tt.Table)
+		}
+	}
+	if in.Session != nil && in.Session.InTransaction {
+		return true, errorf("%w: %s on the time-sharded table %s runs on each of its %d physical tables, each committing on its own; run it outside the transaction", ErrDDLInTransaction, d.verb, tt.Table, len(all))
+	}
+	if len(all) == 0 {
+		return true, errorf("%w: the shard metadata lists no table named %s_<digits>… for %s on %s; add its physical tables to shard_metadata", ErrNoShardTable, tt.Table, d.verb, tt.Table)
+	}
+	ref := d.acts[0]
+	p.Type, p.FanOut = UsePartitionLocationLookup, tt.Table
+	p.Targets = make([]Target, len(all))
+	hot, cold := 0, 0
+	for i := range all {
+		b, err := t.location(&all[i])
+		if err != nil {
+			return true, err
+		}
+		if t.router.roles[b] == config.RoleCold {
+			cold++
+		} else {
+			hot++
+		}
+		sql := st.SQL[:ref.from] + "`" + all[i].Name + "`" + st.SQL[ref.to:]
+		p.Targets[i] = Target{Backend: b, SQL: sql, Args: in.Args, Tables: []string{all[i].Name}}
+	}
+	switch {
+	case hot > 0 && cold > 0:
+		p.Class = ClassSplit
+	case cold > 0:
+		p.Class = ClassColdOnly
+	default:
+		p.Class = ClassHotOnly
+	}
+	if in.Explain {
+		p.Prompts = append(p.Prompts, fmt.Sprintf("%s on the time-sharded table %s: run on each of its %d physical tables (%d hot, %d cold), oldest first, one after the other; a failure stops it and names the tables changed and not", d.verb, tt.Table, len(all), hot, cold))
+	}
+	return true, nil
+}
+
+// physicalList names the physical tables with their backends, for messages.
+func physicalList(t *timeRouter, tables []metadata.Table) string {
+	var b strings.Builder
+	for i := range tables {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		loc, _ := t.location(&tables[i])
+		b.WriteString(tables[i].Name + " on " + loc)
+	}
+	return b.String()
+}
+
+// useDDL makes d the reading of st: its kind is DDL and its tables include those d names. A
+// statement whose tables were read from its words (the parser could not read it) has d's tables
+// only, and a routed table it names elsewhere is a mention, which refuses it.
+func (r *Router) useDDL(st *Statement, d *ddlForm, toks []token) {
+	st.ddl, st.Kind = d, KindDDL
+	names := d.tableNames()
+	if d.temporary && len(d.acts) > 0 {
+		switch d.action {
+		case ddlCreateTable:
+			if st.TempTableCreated == "" {
+				st.TempTableCreated = d.acts[0].name
+			}
+		case ddlDropTable:
+			if st.TempTablesDropped == nil {
+				st.TempTablesDropped = names
+			}
+		}
+	}
+	if !st.scanned {
+		for _, n := range names {
+			st.Tables = appendNew(st.Tables, n)
+		}
+		return
+	}
+	st.Tables, st.mentions = names, r.mentions(toks, names)
+}
