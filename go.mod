@@ -9,7 +9,7 @@ require (
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/sirupsen/logrus v1.10.2
 	go.uber.org/goleak v1.3.0
-	google.golang.org/genproto v0.0.0-20261026165753-2ffab32bce7e
+	google.golang.org/genproto v0.0.0-20230525234025-438c736192d0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

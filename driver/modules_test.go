@@ -122,6 +122,20 @@ func TestImportNextToCurrentGRPC(t *testing.T) {
 	}
 }
 
+// TestImportNextToOldGenproto: a module that requires the 2023 genproto monolith and uses
+// packages later monoliths dropped (testdata/oldgenprotouser: monitoring/v3, pubsub/v1) adds
+// obroute's driver: go mod tidy and go build succeed, and the program runs. With the newest
+// monolith in obroute's go.mod, tidy failed: the selected monolith no longer holds them.
+func TestImportNextToOldGenproto(t *testing.T) {
+	dir := throwawayModule(t, "oldgenprotouser", "google.golang.org/genproto v0.0.0-20230110181048-76db0878b65f", "google.golang.org/grpc v1.56.3")
+	exe := filepath.Join(t.TempDir(), "oldgenprotouser")
+	goTool(t, dir, nil, "build", "-o", exe, ".")
+	out, err := exec.Command(exe).CombinedOutput()
+	if want := "true true [mysql obroute]\n"; err != nil || string(out) != want {
+		t.Errorf("the program printed %q (%v), want %q", out, err, want)
+	}
+}
+
 // TestGooseThroughObroute: an application whose tests import pressly/goose v3 and obroute's
 // driver (testdata/gooseuser) tidies and builds, and its tests pass: goose's status, up and
 // down through obroute with a plain and a routed DSN, SQL migrations in and out of
@@ -143,8 +157,9 @@ func TestGooseThroughObroute(t *testing.T) {
 }
 
 // TestModuleRequirements: go mod tidy leaves obroute's go.mod and go.sum as they are, and
-// obroute requires a genproto monolith from after the split of googleapis/rpc (kept by the
-// import of field_mask above), so that no module importing obroute selects an older one:
+// obroute requires exactly the first genproto monolith from after the split of googleapis/rpc
+// (kept by the import of field_mask above; a newer one drops packages that modules still use:
+// TestImportNextToOldGenproto), so that no module importing obroute selects an older one:
 // dolthub's vitess, go-mysql-server and go-kit, in their newest versions, still require
 // monoliths from 2019 to 2023, and so may anything old in an importing module's graph (GORM's
 // test module has one: scripts/gorm-parity.sh failed with "ambiguous import" without it).
@@ -159,8 +174,8 @@ func TestModuleRequirements(t *testing.T) {
 			}
 		}
 	}
-	if required < splitGenproto {
-		t.Errorf("go mod graph: obroute requires google.golang.org/genproto %q, want a version from the split of googleapis/rpc on (%s)", required, splitGenproto)
+	if required != splitGenproto {
+		t.Errorf("go mod graph: obroute requires google.golang.org/genproto %q, want %s, the first version without googleapis/rpc (an older one holds it; a newer one lacks packages modules still import)", required, splitGenproto)
 	}
 	checkGenproto(t, root)
 }

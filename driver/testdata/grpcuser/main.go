@@ -1,5 +1,5 @@
 // Command grpcuser is a gRPC service's main package that adds obroute's driver, as a new user
-// does: TestImportNextToCurrentDependencies builds it in a module of its own that requires the
+// does: TestImportNextToCurrentGRPC builds it in a module of its own that requires the
 // newest google.golang.org/grpc (its go.mod is written by the test).
 package main
 
