@@ -87,6 +87,7 @@ type Cache struct {
 
 	mu       sync.Mutex
 	inflight *flight // the load in progress, shared by concurrent Refresh calls
+	loads    uint64  // flights started, numbering them
 	stats    Stats
 	lastErr  error
 	closed   bool
@@ -94,10 +95,11 @@ type Cache struct {
 	stopped  chan struct{}      // closed when the background goroutine ends
 }
 
-// flight is one load, awaited by every Refresh call that arrived during it.
+// flight is one load, awaited by every Refresh call that arrived after it began.
 type flight struct {
 	done chan struct{}
 	err  error
+	seq  uint64 // the flight's number, from 1
 }
 
 // New loads src once, synchronously, and returns a Cache holding the
@@ -134,27 +136,40 @@ func New(src metadata.Source, opts Options) (*Cache, error) {
 // Snapshot returns the current snapshot. It never blocks and never returns nil.
 func (c *Cache) Snapshot() *metadata.Snapshot { return c.snap.Load() }
 
-// Refresh loads the source now and, on success, replaces the snapshot. A
-// call made while a load is in progress waits for that load and returns its
-// result instead of starting another; it stops waiting when its own ctx
-// ends. The load runs under the ctx of the call that started it. After
-// Close, Refresh returns ErrClosed.
+// Refresh loads the source now and, on success, replaces the snapshot: what
+// the source held when Refresh was called is in the snapshot when it returns
+// nil. A call made while a load that started after it is in progress waits
+// for that load and returns its result instead of starting another; a load
+// in progress that started before the call (a background refresh, which may
+// have read the source before a change the caller made) is waited for, and
+// then one more load is started, shared by every call that waited for it.
+// A call stops waiting when its own ctx ends. The load runs under the ctx of
+// the call that started it. After Close, Refresh returns ErrClosed.
 func (c *Cache) Refresh(ctx context.Context) error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	if f := c.inflight; f != nil {
+	after := c.loads // a flight numbered above after began after this call
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		f := c.inflight
+		if f == nil {
+			break
+		}
 		c.mu.Unlock()
 		select {
 		case <-f.done:
-			return f.err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if f.seq > after {
+			return f.err
+		}
+		c.mu.Lock()
 	}
-	f := &flight{done: make(chan struct{})}
+	c.loads++
+	f := &flight{done: make(chan struct{}), seq: c.loads}
 	c.inflight = f
 	c.mu.Unlock()
 

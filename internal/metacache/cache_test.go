@@ -57,6 +57,40 @@ func (s *blockingSource) Load(ctx context.Context) ([]metadata.Table, error) {
 	}
 }
 
+// gatedSource answers each load with the tables it held when the load began, once the test
+// closes the channel the load sent on started.
+type gatedSource struct {
+	mu      sync.Mutex
+	tables  []metadata.Table
+	started chan chan struct{}
+	loads   atomic.Int64
+}
+
+func newGatedSource(tables []metadata.Table) *gatedSource {
+	return &gatedSource{tables: tables, started: make(chan chan struct{}, 16)}
+}
+
+func (s *gatedSource) set(tables []metadata.Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tables = tables
+}
+
+func (s *gatedSource) Load(ctx context.Context) ([]metadata.Table, error) {
+	s.loads.Add(1)
+	s.mu.Lock()
+	tables := slices.Clone(s.tables)
+	s.mu.Unlock()
+	gate := make(chan struct{})
+	s.started <- gate
+	select {
+	case <-gate:
+		return tables, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 var errSourceDown = errors.New("metadata server unreachable")
 
 // logBuffer returns a logger writing text records at debug level and up.
@@ -189,22 +223,18 @@ func TestCacheRefreshFollowsMigration(t *testing.T) {
 }
 
 func TestCacheConcurrentRefreshSharesOneLoad(t *testing.T) {
-	// Room for every load to report, so that a cache that does not share
-	// loads fails by its count instead of hanging.
-	src := &blockingSource{started: make(chan struct{}, 16), release: make(chan struct{}), tables: ordersTables(t)}
-	close(src.release) // the first load, in NewCache, must not block
+	src := newGatedSource(ordersTables(t))
+	go func() { close(<-src.started) }() // the first load, in New
 	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	<-src.started
-	src.release = make(chan struct{})
 
 	const callers = 8
 	errs := make(chan error, callers)
 	go func() { errs <- c.Refresh(context.Background()) }()
-	<-src.started // the leader's load is running
+	leader := <-src.started // the leader's load is running
 	for range callers - 1 {
 		go func() { errs <- c.Refresh(context.Background()) }()
 	}
@@ -215,17 +245,68 @@ func TestCacheConcurrentRefreshSharesOneLoad(t *testing.T) {
 		t.Fatalf("Refresh with a cancelled context while a load runs = %v", err)
 	}
 	time.Sleep(100 * time.Millisecond) // let the followers reach the wait
-	close(src.release)
+	close(leader)
+	// The followers arrived during the leader's load, which may have read the source before
+	// they called: they share one load after it.
+	var followers chan struct{}
+	select {
+	case followers = <-src.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no load began after the leader's: the followers returned the leader's result")
+	}
+	time.Sleep(100 * time.Millisecond) // let every follower join it
+	close(followers)
 	for range callers {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := src.loads.Load(); n != 2 {
-		t.Fatalf("%d loads for 1 initial load and %d concurrent callers, want 2", n, callers)
+	if n := src.loads.Load(); n != 3 {
+		t.Fatalf("%d loads for 1 initial load, a leader and %d followers, want 3", n, callers-1)
 	}
 	if n := c.Stats().Refreshes; n != uint64(src.loads.Load()) {
 		t.Fatalf("Stats.Refreshes = %d, source saw %d loads", n, src.loads.Load())
+	}
+}
+
+// TestCacheRefreshAfterAChangeSeesIt: a Refresh called while a load that began before it is in
+// progress (a background refresh that read the source before the caller changed it: obroute
+// metadata prepare, then RefreshMetadata) returns only once a load that began after the call has
+// replaced the snapshot. tiering's TestPrepareAcrossThePeriodBoundary failed now and then under
+// load: its INSERTs after RefreshMetadata still saw the snapshot from before prepare.
+func TestCacheRefreshAfterAChangeSeesIt(t *testing.T) {
+	old := ordersTables(t)
+	src := newGatedSource(old)
+	go func() { close(<-src.started) }()
+	c, err := New(src, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	background := make(chan error, 1)
+	go func() { background <- c.Refresh(context.Background()) }()
+	first := <-src.started // the background load runs: it read old
+
+	changed := old[:1] // what the caller wrote to the source meanwhile
+	src.set(changed)
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- c.Refresh(context.Background()) }()
+	time.Sleep(50 * time.Millisecond) // let it reach the wait
+	close(first)
+	if err := <-background; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case own := <-src.started: // the caller's own load, which reads changed
+		close(own)
+	case err := <-refreshed:
+		t.Fatalf("Refresh returned (%v) with the load that began before it, whose snapshot holds %d tables; want a load of its own", err, c.Snapshot().Len())
+	}
+	if err := <-refreshed; err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Snapshot().Len(); got != len(changed) {
+		t.Fatalf("after Refresh the snapshot holds %d tables, want the %d the source held when it was called", got, len(changed))
 	}
 }
 
