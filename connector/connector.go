@@ -31,6 +31,7 @@ type Connector struct {
 	backends map[string]*backend
 	router   *routing.Router
 	meta     *shardMetadata // nil without time-sharded tables
+	defs     shadowDefs     // handles reading the definitions of shadow tables (shadowdefs.go)
 	logger   *slog.Logger
 	events   *events // state changes: logged and reported to the observer
 	// autocommit is the autocommit a server session of the default backend starts with: off
@@ -235,6 +236,7 @@ func (c *Connector) Close() error {
 		if c.meta != nil {
 			c.closeErr = c.meta.close()
 		}
+		c.closeErr = errors.Join(c.closeErr, c.defs.close())
 	})
 	return c.closeErr
 }

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"time"
 
@@ -31,7 +32,7 @@ func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, arg
 	}
 	var plan *routing.Plan
 	if err == nil {
-		plan, err = cs.route(st, hints, args, true)
+		plan, err = cs.routeReading(ctx, st, hints, args, true)
 	}
 	lines := cs.c.explainLines(st, plan, err)
 	values := make([][]driver.Value, len(lines))
@@ -96,8 +97,16 @@ func (c *Connector) explain(ctx context.Context, query string, args []any) (*rou
 	if err := c.loadMetadata(ctx, st); err != nil {
 		return st, nil, err
 	}
-	plan, err := c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
-	return st, plan, err
+	for reads := 0; ; reads++ {
+		plan, err := c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
+		var need *routing.ColumnsNeeded
+		if reads == maxDefinitionReads || !errors.As(err, &need) {
+			return st, plan, err
+		}
+		if err := c.readDefinition(ctx, need); err != nil {
+			return st, nil, err
+		}
+	}
 }
 
 // Plan is a statement's route, as Explain returns it and an Observer sees it: the rule that

@@ -50,6 +50,10 @@ type SessionState struct {
 	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
 	// tells how a fraction of a second in an INSERT is stored.
 	SQLMode SessionSQLMode
+	// Databases are the current databases of production traffic (0) and of shadow traffic (1)
+	// as the client session set them with USE; "" for the backend DSN's own. The definitions
+	// of shadow tables are read in them.
+	Databases [2]string
 }
 
 // Input is one statement to route.
@@ -77,6 +81,7 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
+	defs               tableDefs // definitions of those tables, per backend (see shadow.go)
 	time               *timeRouter
 }
 
@@ -130,6 +135,9 @@ func New(cfg Config) (*Router, error) {
 			return nil, err
 		}
 		for name := range r.time.tables {
+			if r.shadowColumnTables[name] {
+				return nil, errorf("%w: the time-sharded table %s is a shadow table with a value_match or regex_match algorithm; a statement on it is routed by the shard metadata of the side it goes to, which its column values cannot choose before it is routed: give the table a hint algorithm", ErrTimeConfig, name)
+			}
 			r.routed[name] = "time-sharded table"
 		}
 	}

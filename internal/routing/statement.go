@@ -119,10 +119,10 @@ type Statement struct {
 	// mentions are the routed tables it names elsewhere than where a table stands.
 	scanned  bool
 	mentions []string
-	// shadowCols are the column values the shadow rule reads, when a shadow table has a column
-	// algorithm (see shadow.go).
-	shadowCols []columnValue
-	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// shadowReads are what the statement says of the column values of the shadow tables with
+	// column algorithms it names (see shadow_read.go).
+	shadowReads []*tableRead
+	time        *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
 	ddl *ddlForm
 	// catalog is the catalog statement read (see catalog.go), nil for other statements;
@@ -233,7 +233,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.time, st.RouteErr = r.time.analyze(st, p)
 	}
 	if r.shadowColumnTables != nil {
-		st.shadowCols = r.shadowColumns(st, p)
+		st.shadowReads = r.shadowReads(st, p)
 	}
 	return st
 }
