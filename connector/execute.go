@@ -71,7 +71,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
-		err = cs.c.loadMetadata(ctx, st)
+		err = cs.c.loadMetadata(ctx, st, cs.shadowByHints(st, hints))
 	}
 	var plan *routing.Plan
 	if err == nil {

@@ -28,7 +28,7 @@ import (
 func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, args []driver.NamedValue) (driver.Rows, error) {
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
-		err = cs.c.loadMetadata(ctx, st)
+		err = cs.c.loadMetadata(ctx, st, cs.shadowByHints(st, hints))
 	}
 	var plan *routing.Plan
 	if err == nil {
@@ -94,7 +94,9 @@ func (c *Connector) explain(ctx context.Context, query string, args []any) (*rou
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
-	if err := c.loadMetadata(ctx, st); err != nil {
+	h := hint.FromContext(ctx)
+	shadow := h.Shadow == hint.ShadowOn || st.Hints.Shadow == hint.ShadowOn && h.Shadow != hint.ShadowOff
+	if err := c.loadMetadata(ctx, st, shadow); err != nil {
 		return st, nil, err
 	}
 	for reads := 0; ; reads++ {

@@ -208,6 +208,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 		return r.routeMulti(in, hints, sess)
 	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
+	if r.time != nil && r.cfg.Shadow != nil && r.time.names(st) {
+		r.shadowTimeSide(p, st, hints, sess)
+	}
 	// pinned: the route names where the data is, so a transaction cannot override it.
 	// The statement's literals replaced in its cache key are read as arguments; the targets
 	// keep the application's arguments.
@@ -288,7 +291,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.ddl != nil && r.time != nil {
 		for _, name := range st.ddl.tableNames() {
 			if tt, ok := r.time.tables[name]; ok {
-				if done, err := r.time.routeDDL(p, st, in, tt); done || err != nil {
+				t := r.time.forPlan(p)
+				if t == nil {
+					return true, noShadowSide(tt.Table)
+				}
+				if done, err := t.routeDDL(p, st, in, tt); done || err != nil {
 					return true, err
 				}
 			}
@@ -303,7 +310,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.time != nil {
 		tin := in
 		tin.Args = rargs
-		if err := r.time.route(p, st, hints, tin); err != nil {
+		t := r.time.forPlan(p)
+		if t == nil {
+			return true, noShadowSide(st.time.table.Table)
+		}
+		if err := t.route(p, st, hints, tin); err != nil {
 			return true, err
 		}
 		if st.time.returning && len(p.Targets) > 1 {

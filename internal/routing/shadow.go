@@ -123,8 +123,14 @@ func operationOf(k Kind) shadow.Operation {
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
-	if st.shadowReads == nil || c.Operation == "" || len(p.Targets) != 1 {
+	if st.shadowReads == nil || c.Operation == "" || len(p.Targets) != 1 || st.time != nil {
+		if st.shadowReads != nil && c.Operation != "" {
+			c.Read = splitRead // a value table joined with a time-sharded one
+		}
 		d := r.cfg.Shadow.Decide(c)
+		if d.Refused != "" {
+			return d, errorf("%w: %s", ErrUnreadable, d.Refused)
+		}
 		if !d.Shadow && txShadow {
 			d = shadow.Decision{Shadow: true, Mappings: r.allMappings(), Reason: "the transaction is shadow traffic"}
 		}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
+	"github.com/obroute/obroute/metadata"
 )
 
 // intColumn, decimalColumn, binColumn, … are the definitions of test tables' columns, as
@@ -318,5 +320,83 @@ func TestShadowDefinitionsAreAskedForSideBySide(t *testing.T) {
 	r.SetTableDefinition("shadow_hot", "other", "t_int", TableColumns{})
 	if err := route("INSERT INTO other.t_int (id, user_id) VALUES (1, 0)"); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "has no table t_int in database other") {
 		t.Fatalf("missing table: %v, want refused", err)
+	}
+}
+
+// Shadow traffic on a time-sharded table is routed by the shadow side's shard metadata, and the
+// sub-queries of a split read that reach one shadow backend (hot and cold mapped to it) are one
+// UNION ALL, as production's of one backend.
+func TestShadowTimeRoutingUsesTheShadowSide(t *testing.T) {
+	now := day("2025-03-15 12:00:00")
+	prodSnap, err := metadata.NewSnapshot(monthlyTables("2024-07-01", "2025-03-01", "2025-01-01"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shadow copy holds only the last six months.
+	shadowSnap, err := metadata.NewSnapshot(monthlyTables("2024-10-01", "2025-03-01", "2025-01-01"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{
+		Settings: &config.Config{
+			Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}, {Name: "shadow", Role: config.RoleShadow}},
+			Default:  "hot",
+		},
+		Shadow: &shadow.Rule{Shadow: config.Shadow{
+			Mappings:         []shadow.Mapping{{Production: "hot", Shadow: "shadow"}, {Production: "cold", Shadow: "shadow"}},
+			Algorithms:       []shadow.Algorithm{{Name: "h", Kind: shadow.KindHint}},
+			DefaultAlgorithm: "h",
+		}},
+		Time: &TimeConfig{
+			Tables:         []config.TimeTable{ordersTable()},
+			Snapshot:       func() *metadata.Snapshot { return prodSnap },
+			ShadowSnapshot: func() *metadata.Snapshot { return shadowSnap },
+			Clock:          func() time.Time { return now },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each side's shard-key columns, as the connector reads them from its backends.
+	cols := map[string]ShardKeyColumn{}
+	for _, tb := range monthlyTables("2024-07-01", "2025-03-01", "2025-01-01") {
+		cols[tb.Name] = ShardKeyColumn{Type: ShardKeyDatetime, DataType: "datetime"}
+	}
+	r.SetShardKeyColumns(cols)
+	const q = "SELECT id FROM orders WHERE order_time >= '2024-08-15' ORDER BY id"
+	// What was read of production's backends does not route shadow traffic.
+	if _, err := r.Route(Input{Statement: r.Analyze(q), Hints: hint.Set{Shadow: hint.ShadowOn}, Session: &SessionState{}}); !errors.Is(err, ErrShardKeyType) {
+		t.Fatalf("shadow route with only production's columns read: %v, want ErrShardKeyType", err)
+	}
+	r.TimeFacts(true).SetShardKeyColumns(cols)
+	route := func(h hint.Set, sess *SessionState) *Plan {
+		t.Helper()
+		p, err := r.Route(Input{Statement: r.Analyze(q), Hints: h, Session: sess})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := route(hint.Set{}, &SessionState{})
+	if len(p.Targets) != 2 || p.Targets[0].Backend != "cold" || p.Targets[1].Backend != "hot" || !strings.Contains(p.Targets[0].SQL, "orders_202408") {
+		t.Fatalf("production plan %+v, want hot and cold sub-queries over production's tables", p.Targets)
+	}
+	for _, sess := range []*SessionState{{}, {InTransaction: true, TxBackend: "shadow", TxShadow: true}} {
+		h := hint.Set{Shadow: hint.ShadowOn}
+		if sess.InTransaction {
+			h = hint.Set{}
+		}
+		p = route(h, sess)
+		if !p.Shadow || len(p.Targets) != 1 || p.Targets[0].Backend != "shadow" {
+			t.Fatalf("shadow plan %+v, want one statement on shadow", p.Targets)
+		}
+		sql := p.Targets[0].SQL
+		if strings.Contains(sql, "orders_202408") || strings.Count(sql, "union all") != 5 || strings.HasPrefix(sql, coldPrefix) {
+			t.Errorf("shadow statement %q: want one UNION ALL of the shadow side's six tables, without the cold tag (it reads hot tables too)", sql)
+		}
+	}
+	// An INSERT of shadow traffic goes to the table of the shadow side.
+	if _, err := r.Route(Input{Statement: r.Analyze("INSERT INTO orders (id, order_time) VALUES (1, '2024-08-20')"), Hints: hint.Set{Shadow: hint.ShadowOn}, Session: &SessionState{}}); !errors.Is(err, ErrNoShardTable) {
+		t.Errorf("shadow INSERT before the shadow side's first table: %v, want ErrNoShardTable", err)
 	}
 }
