@@ -112,7 +112,6 @@ var shadowValueStatements = []string{
 	"INSERT INTO %[1]s (note, user_id, id) VALUES ('val-%[2]d', ' 0', %[2]d)",
 	"INSERT INTO %[1]s (id, user_id, note) VALUES (%[2]d, 0, 'val-%[2]d'), (%[2]d + 100000, '0', 'val-%[2]d')",
 	"INSERT INTO %[1]s (id, user_id, note) SELECT %[2]d, 0, 'val-%[2]d'",
-	"INSERT INTO %[1]s (id, user_id, note) SELECT %[2]d, 0, 'val-%[2]d' UNION ALL SELECT %[2]d + 100000, 0e0, 'val-%[2]d'",
 	"REPLACE INTO %[1]s VALUES (%[2]d, 0, 'val-%[2]d')",
 	"INSERT INTO %[1]s (id, user_id, note) VALUES (%[2]d, 0, 'val-%[2]d') ON DUPLICATE KEY UPDATE note = 'val-%[2]d', user_id = VALUES(user_id)",
 	"UPDATE %[1]s SET note = 'val-%[2]d' WHERE 0 = user_id AND id = %[2]d",
@@ -132,7 +131,7 @@ var mixedValueStatements = []struct {
 	err error
 }{
 	{"INSERT INTO %[1]s (id, user_id, note) VALUES (%[2]d, 0, 'val-%[2]d'), (%[2]d + 100000, 7, 'val-%[2]d')", connector.ErrMixedShadow},
-	{"INSERT INTO %[1]s (id, user_id, note) SELECT %[2]d, 0, 'val-%[2]d' UNION ALL SELECT %[2]d + 100000, 7, 'val-%[2]d'", connector.ErrMixedShadow},
+	{"INSERT INTO %[1]s (id, user_id, note) SELECT %[2]d, 0, 'val-%[2]d' UNION ALL SELECT %[2]d + 100000, 0e0, 'val-%[2]d'", connector.ErrUnreadable},
 	{"INSERT INTO %[1]s (id, user_id, note) VALUES (%[2]d, 7, 'val-%[2]d') ON DUPLICATE KEY UPDATE user_id = 0", connector.ErrMixedShadow},
 	{"UPDATE %[1]s SET note = 'val-%[2]d' WHERE user_id = 0 OR id = %[2]d", connector.ErrMixedShadow},
 	{"UPDATE %[1]s SET note = 'val-%[2]d' WHERE user_id IN (0, 7)", connector.ErrMixedShadow},

@@ -33,8 +33,11 @@ type shadowDefs struct {
 func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
 	for reads := 0; ; reads++ {
 		plan, err := cs.route(st, hints, args, explain)
-		var need *routing.ColumnsNeeded
-		if reads == maxDefinitionReads || !errors.As(err, &need) {
+		if err == nil || reads == maxDefinitionReads {
+			return plan, err
+		}
+		var need *routing.ColumnsNeeded // declared here: it escapes, and only a refusal pays for it
+		if !errors.As(err, &need) {
 			return plan, err
 		}
 		if err := cs.c.readDefinition(ctx, need); err != nil {

@@ -184,7 +184,12 @@ func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 			}
 		} else {
 			c.alone = false // a column in the SELECT is not the inserted row's
-			tr.rows = c.selectRows(n.Rows, tr.rows)
+			row, why := c.selectRow(n.Rows)
+			if why != "" {
+				tr.why = why
+				return tr
+			}
+			tr.rows = append(tr.rows, row)
 		}
 		c.alone = true
 		for _, a := range n.OnDup {
@@ -303,25 +308,27 @@ func (c *readCompiler) withJoins(where sqlparser.Expr) sqlparser.Expr {
 	return where
 }
 
-// selectRows appends the rows of INSERT … SELECT: one per branch of a UNION, its select list.
-func (c *readCompiler) selectRows(rows sqlparser.InsertRows, out [][]*sval) [][]*sval {
+// selectRow compiles the row of INSERT … SELECT: its select list; why says why its values
+// cannot be read.
+func (c *readCompiler) selectRow(rows sqlparser.InsertRows) (row []*sval, why string) {
 	switch x := rows.(type) {
 	case *sqlparser.ParenSelect:
-		return c.selectRows(x.Select, out)
+		return c.selectRow(x.Select)
 	case *sqlparser.SetOp:
-		return c.selectRows(x.Right, c.selectRows(x.Left, out))
+		// The server gives each column of a UNION one type for all its branches: 0x30 in a
+		// branch beside 5 is the string '0', 0.5 beside 1e0 the double rint rounds to 0.
+		return nil, "INSERT … SELECT of a UNION, whose branches the server converts to one type per column"
 	case *sqlparser.Select:
-		row := make([]*sval, 0, len(x.SelectExprs))
 		for _, se := range x.SelectExprs {
 			ae, ok := se.(*sqlparser.AliasedExpr)
 			if !ok {
-				return append(out, []*sval{{op: svUnread, why: "SELECT * inserts the values of rows obroute does not read"}})
+				return nil, "INSERT … SELECT * inserts the values of rows obroute does not read"
 			}
 			row = append(row, c.value(ae.Expr))
 		}
-		return append(out, row)
+		return row, ""
 	}
-	return append(out, []*sval{{op: svUnread, why: "the rows of " + nodeText(rows)}})
+	return nil, "the rows of " + nodeText(rows)
 }
 
 // assignment compiles column = value of UPDATE … SET or ON DUPLICATE KEY UPDATE.

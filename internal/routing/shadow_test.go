@@ -162,7 +162,9 @@ func TestShadowColumnValues(t *testing.T) {
 		{sql: "INSERT INTO t_def0 (id, note) VALUES (1, 'x')", want: "shadow"},
 		{sql: "INSERT INTO t_int (id, user_id) SELECT 1, 0", want: "shadow"},
 		{sql: "INSERT INTO t_int (id, user_id) SELECT id, 0 FROM items", want: "shadow"},
-		{sql: "INSERT INTO t_int (id, user_id) SELECT 1, 0 UNION ALL SELECT 2, 7", want: "mixed"},
+		{sql: "INSERT INTO t_int (id, user_id) SELECT 1, 0 UNION ALL SELECT 2, 7", want: "unread"},
+		{sql: "INSERT INTO t_int (id, user_id) SELECT 1, 0x30 UNION ALL SELECT 2, 5", want: "unread"}, // the server stores 0: '0'
+		{sql: "INSERT INTO t_int (id, user_id) SELECT 1, 0x30", want: "production"},                   // 48
 		{sql: "INSERT INTO t_int (id, user_id) SELECT id, user_id FROM items", want: "unread"},
 		{sql: "INSERT INTO t_int SELECT * FROM items", want: "unread"},
 		{sql: "INSERT INTO items SELECT * FROM t_int WHERE user_id = 0", want: "unread"},
@@ -398,5 +400,22 @@ func TestShadowTimeRoutingUsesTheShadowSide(t *testing.T) {
 	// An INSERT of shadow traffic goes to the table of the shadow side.
 	if _, err := r.Route(Input{Statement: r.Analyze("INSERT INTO orders (id, order_time) VALUES (1, '2024-08-20')"), Hints: hint.Set{Shadow: hint.ShadowOn}, Session: &SessionState{}}); !errors.Is(err, ErrNoShardTable) {
 		t.Errorf("shadow INSERT before the shadow side's first table: %v, want ErrNoShardTable", err)
+	}
+}
+
+// A column algorithm on a time-sharded table is refused with the configuration: the side whose
+// shard metadata routes a statement must be known before it is routed.
+func TestShadowColumnAlgorithmOnTimeTableIsRefused(t *testing.T) {
+	_, err := New(Config{
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "shadow_hot", Role: config.RoleShadow}}, Default: "hot"},
+		Shadow: &shadow.Rule{Shadow: config.Shadow{
+			Mappings:   []shadow.Mapping{{Production: "hot", Shadow: "shadow_hot"}},
+			Algorithms: []shadow.Algorithm{{Name: "v", Kind: shadow.KindValueMatch, Column: "user_id", Operation: shadow.OpInsert, Values: []string{"0"}}},
+			Tables:     []shadow.Table{{Name: "orders", Algorithms: []string{"v"}}},
+		}},
+		Time: &TimeConfig{Tables: []config.TimeTable{ordersTable()}, Snapshot: func() *metadata.Snapshot { return nil }},
+	})
+	if !errors.Is(err, ErrTimeConfig) || !strings.Contains(err.Error(), "give the table a hint algorithm") {
+		t.Fatalf("New = %v, want ErrTimeConfig saying to use a hint algorithm", err)
 	}
 }
