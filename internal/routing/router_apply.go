@@ -55,6 +55,9 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 		return errorf("%w: the statement is hinted as shadow traffic but no shadow rule is configured; configure shadow mappings", ErrNoShadowBackend)
 	}
 	if !d.Shadow {
+		if t, ok := r.readsShadowColumns(st); ok && st.loadsRows && hints.Shadow == hint.ShadowUnset {
+			return errorf("%w: LOAD DATA into the shadow table %s, whose shadow rule reads column values, writes rows obroute does not read; hint it as shadow or production traffic", ErrUnreadable, t)
+		}
 		if t, ok := r.readsShadowColumns(st); ok && (st.ParseErr != nil || st.scanned) && st.Kind.IsDML() && hints.Shadow != hint.ShadowOff {
 			return errorf("%w: the statement names the shadow table %s, whose shadow rule reads column values, and obroute cannot read them from this statement; write it in syntax obroute reads, or hint it as shadow or production traffic", ErrUnreadable, t)
 		}

@@ -427,8 +427,9 @@ func (rd *columnReader) eval(v *sval) (svalue, string, bool) {
 		}
 		return svalue{kind: svExact, num: x.num.mul(y.num)}, "", true
 	}
-	if v.why == "" {
-		return svalue{}, "a column's value", false
+	switch v.op {
+	case svSelf, svInserted:
+		return svalue{}, "the value of column " + v.why, false
 	}
 	return svalue{}, v.why, false
 }
