@@ -31,8 +31,12 @@ type Connector struct {
 	backends map[string]*backend
 	router   *routing.Router
 	meta     *shardMetadata // nil without time-sharded tables
-	logger   *slog.Logger
-	events   *events // state changes: logged and reported to the observer
+	// shadowMeta is the shadow side's shard metadata, read from the shadow backend of the
+	// metadata backend, which routes shadow traffic; nil without one.
+	shadowMeta *shardMetadata
+	defs       shadowDefs // handles reading the definitions of shadow tables (shadowdefs.go)
+	logger     *slog.Logger
+	events     *events // state changes: logged and reported to the observer
 	// autocommit is the autocommit a server session of the default backend starts with: off
 	// when its DSN sets autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect).
 	autocommit bool
@@ -138,8 +142,12 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 			c.Close()
 			return nil, err
 		}
-		c.meta = c.newShardMetadata(&o)
+		c.meta = c.newShardMetadata(&o, cfg.Metadata.Backend)
 		rc.Time = &routing.TimeConfig{Tables: timeTables, Snapshot: c.meta.snapshot, Clock: o.clock, Location: loc, LoadZone: time.LoadLocation}
+		if s, ok := c.shadowBackendOf(cfg.Metadata.Backend); ok {
+			c.shadowMeta = c.newShardMetadata(&o, s)
+			rc.Time.ShadowSnapshot = c.shadowMeta.snapshot
+		}
 	}
 	router, err := routing.New(rc)
 	if err != nil {
@@ -157,6 +165,21 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 		}
 		c.meta.facts = newStoreFacts(router, cfg, metaDB, open)
 		c.meta.facts.ownMeta = c.meta.db == nil
+	}
+	if c.shadowMeta != nil && !o.noReadBack {
+		// Read on the shadow backends, kept under the production backends they stand for.
+		open := func(b string) *sql.DB {
+			if s, ok := c.shadowBackendOf(b); ok {
+				return sql.OpenDB(c.backends[s].connect)
+			}
+			return nil // a backend without a shadow: never read for shadow traffic
+		}
+		metaDB := c.shadowMeta.db
+		if metaDB == nil {
+			metaDB = open(cfg.Metadata.Backend)
+		}
+		c.shadowMeta.facts = newStoreFacts(router.TimeFacts(true), cfg, metaDB, open)
+		c.shadowMeta.facts.ownMeta = c.shadowMeta.db == nil
 	}
 	return c, nil
 }
@@ -235,6 +258,10 @@ func (c *Connector) Close() error {
 		if c.meta != nil {
 			c.closeErr = c.meta.close()
 		}
+		if c.shadowMeta != nil {
+			c.closeErr = errors.Join(c.closeErr, c.shadowMeta.close())
+		}
+		c.closeErr = errors.Join(c.closeErr, c.defs.close())
 	})
 	return c.closeErr
 }
@@ -248,13 +275,40 @@ func (c *Connector) RefreshMetadata(ctx context.Context) error {
 	if c.meta == nil {
 		return nil
 	}
-	return c.meta.refresh(ctx)
+	err := c.meta.refresh(ctx)
+	if c.shadowMeta != nil && c.shadowMeta.cache.Load() != nil {
+		err = errors.Join(err, c.shadowMeta.refresh(ctx))
+	}
+	return err
 }
 
-// loadMetadata loads the shard metadata, within ctx, if st needs it and it never was loaded.
-func (c *Connector) loadMetadata(ctx context.Context, st *routing.Statement) error {
-	if c.meta == nil || !c.meta.needs(st) {
+// loadMetadata loads the shard metadata of shadow traffic's side (shadow) or production's,
+// within ctx, if st needs it and it never was loaded. Shadow traffic without a shadow side
+// loads nothing: the router refuses it.
+func (c *Connector) loadMetadata(ctx context.Context, st *routing.Statement, shadow bool) error {
+	m := c.meta
+	if shadow {
+		m = c.shadowMeta
+	}
+	if m == nil || !m.needs(st) {
 		return nil
 	}
-	return c.meta.ensure(ctx)
+	return m.ensure(ctx)
+}
+
+// shadowBackendOf returns the shadow backend of backend: its mapping's, or backend itself when
+// it is the shadow side of one.
+func (c *Connector) shadowBackendOf(backend string) (string, bool) {
+	if c.cfg.Shadow == nil {
+		return "", false
+	}
+	for _, m := range c.cfg.Shadow.Mappings {
+		if m.Production == backend {
+			return m.Shadow, true
+		}
+		if m.Shadow == backend {
+			return backend, true
+		}
+	}
+	return "", false
 }

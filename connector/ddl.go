@@ -139,11 +139,17 @@ var ErrDDLBusy = errors.New("obroute: a move or prepare of the time-sharded tabl
 // recorded unfinished, and routes the statement again by the metadata read afresh, so that a
 // table prepare has just added is changed too. release ends the lock once the DDL has run. With
 // a metadata source of the application's own (WithMetadataSource) there is nothing to lock.
+// Shadow traffic's DDL does all this on the shadow side: the shadow backend of the metadata
+// backend, its shard metadata.
 func (c *Connector) lockFanOut(ctx context.Context, plan *routing.Plan, reroute func() (*routing.Plan, error)) (release func(), next *routing.Plan, err error) {
-	if c.meta == nil || c.meta.db == nil {
+	m := c.meta
+	if plan.Shadow {
+		m = c.shadowMeta
+	}
+	if m == nil || m.db == nil {
 		return func() {}, plan, nil
 	}
-	conn, err := c.meta.db.Conn(ctx)
+	conn, err := m.db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,9 +174,9 @@ func (c *Connector) lockFanOut(ctx context.Context, plan *routing.Plan, reroute 
 	}()
 	if got.Int64 != 1 {
 		return nil, nil, errorf("%w: obroute metadata prepare, or other DDL on %s, is running (it holds the lock %s on backend %s); run the statement again once it has ended",
-			ErrDDLBusy, plan.FanOut, name, c.cfg.Metadata.Backend)
+			ErrDDLBusy, plan.FanOut, name, m.backend)
 	}
-	if err := c.RefreshMetadata(ctx); err != nil {
+	if err := m.refresh(ctx); err != nil {
 		return nil, nil, err
 	}
 	if next, err = reroute(); err != nil {

@@ -71,11 +71,11 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
-		err = cs.c.loadMetadata(ctx, st)
+		err = cs.c.loadMetadata(ctx, st, cs.shadowByHints(st, hints))
 	}
 	var plan *routing.Plan
 	if err == nil {
-		plan, err = cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+		plan, err = cs.routeReading(ctx, st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 	}
 	if err == nil && plan.Catalog == nil {
 		err = cs.unqualifiedCatalog(st, plan.Shadow)
@@ -120,7 +120,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 			err = errorf("%w: the column types of the statement's sub-queries changed at each of its last runs; run it again", routing.ErrNotMergeable)
 			break
 		}
-		next, rerr := cs.route(st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+		next, rerr := cs.routeReading(ctx, st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 		if rerr != nil {
 			// Refused on the second routing (the shard metadata changed meanwhile): there is
 			// no plan to report as done.
@@ -130,6 +130,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		plan = next
 		res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
 	}
+	cs.c.forgetDefinitions(st, plan)
 	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err
@@ -170,6 +171,10 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	rs.TempTables = cs.tempTablesOf(shadow)
 	rs.TimeZone = cs.timeZone(shadow)
 	rs.SQLMode = cs.sqlMode(shadow)
+	rs.Databases = [2]string{cs.state.database, cs.state.database}
+	if cs.shadowState.database != "" {
+		rs.Databases[1] = cs.shadowState.database
+	}
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"time"
 
@@ -27,11 +28,11 @@ import (
 func (cs *clientSession) explain(ctx context.Context, st *routing.Statement, args []driver.NamedValue) (driver.Rows, error) {
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
-		err = cs.c.loadMetadata(ctx, st)
+		err = cs.c.loadMetadata(ctx, st, cs.shadowByHints(st, hints))
 	}
 	var plan *routing.Plan
 	if err == nil {
-		plan, err = cs.route(st, hints, args, true)
+		plan, err = cs.routeReading(ctx, st, hints, args, true)
 	}
 	lines := cs.c.explainLines(st, plan, err)
 	values := make([][]driver.Value, len(lines))
@@ -93,11 +94,21 @@ func (c *Connector) explain(ctx context.Context, query string, args []any) (*rou
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
-	if err := c.loadMetadata(ctx, st); err != nil {
+	h := hint.FromContext(ctx)
+	shadow := h.Shadow == hint.ShadowOn || st.Hints.Shadow == hint.ShadowOn && h.Shadow != hint.ShadowOff
+	if err := c.loadMetadata(ctx, st, shadow); err != nil {
 		return st, nil, err
 	}
-	plan, err := c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
-	return st, plan, err
+	for reads := 0; ; reads++ {
+		plan, err := c.router.Route(routing.Input{Statement: st, Hints: hint.FromContext(ctx), Args: named, Session: &routing.SessionState{}, Explain: true})
+		var need *routing.ColumnsNeeded
+		if reads == maxDefinitionReads || !errors.As(err, &need) {
+			return st, plan, err
+		}
+		if err := c.readDefinition(ctx, need); err != nil {
+			return st, nil, err
+		}
+	}
 }
 
 // Plan is a statement's route, as Explain returns it and an Observer sees it: the rule that

@@ -33,10 +33,22 @@ import (
 // backend's server changed.
 const factsTimeout = 10 * time.Second
 
+// timeFacts is where storeFacts gives the router what it read: *routing.Router for
+// production's backends, routing.TimeFacts of the shadow side for the shadow backends.
+type timeFacts interface {
+	UnknownKeyColumns(snap *metadata.Snapshot) []routing.KeyColumn
+	KeyColumnsOn(snap *metadata.Snapshot, backend string) []routing.KeyColumn
+	SetDefaultTimeZone(name string, system *time.Location)
+	SetBackendServer(backend string, flavor routing.Flavor, sqlMode, timeZone string)
+	ForgetBackendServer(backend string)
+	SetShardKeyColumns(cols map[string]routing.ShardKeyColumn)
+	SetUniqueKeys(keys map[string]string)
+}
+
 // storeFacts reads the backends' servers and the shard-key columns for the router.
 type storeFacts struct {
-	router *routing.Router
-	open   func(backend string) *sql.DB // a handle on backend, opening nothing yet
+	router timeFacts
+	open   func(backend string) *sql.DB // a handle on backend, opening nothing yet; nil: not read
 	meta   string                       // the metadata backend, whose default time zone is read
 	// ownMeta: the metadata backend's handle was opened here (the metadata come from a source
 	// of the application's) and is closed with the others.
@@ -56,7 +68,7 @@ type storeFacts struct {
 	stale map[string]bool
 }
 
-func newStoreFacts(router *routing.Router, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
+func newStoreFacts(router timeFacts, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
 	meta := cfg.Metadata.Backend
 	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{},
 		runs: map[string]uint64{}, stale: map[string]bool{}}
@@ -144,9 +156,13 @@ func (f *storeFacts) readLocked(ctx context.Context, cols map[string][]routing.K
 	outs := make([]outcome, 0, len(cols))
 	for b := range cols {
 		if f.dbs[b] == nil {
-			f.dbs[b] = f.open(b)
+			if db := f.open(b); db != nil {
+				f.dbs[b] = db
+			}
 		}
-		outs = append(outs, outcome{backend: b, db: f.dbs[b]})
+		if f.dbs[b] != nil {
+			outs = append(outs, outcome{backend: b, db: f.dbs[b]})
+		}
 	}
 	var wg sync.WaitGroup
 	for i := range outs {
@@ -185,12 +201,25 @@ func (c *Connector) serverChanged(ctx context.Context, be *backend, run uint64) 
 		return
 	}
 	snap := c.meta.snapshot()
-	if snap == nil {
+	if snap == nil && c.shadowMeta == nil {
 		return // nothing was read yet: the first load reads it
 	}
 	c.events.state(ctx, StateServerChanged, slog.LevelInfo, "backend's server changed",
 		slog.String("backend", be.name), slog.String("addr", be.addr))
-	c.meta.facts.serverChanged(ctx, be.name, run, snap)
+	if snap != nil && !c.isShadowBackend(be.name) {
+		c.meta.facts.serverChanged(ctx, be.name, run, snap)
+	}
+	// The shadow side's facts of a shadow backend are kept under the production backends it
+	// stands for.
+	if m := c.shadowMeta; m != nil && m.facts != nil && c.isShadowBackend(be.name) {
+		if snap := m.snapshot(); snap != nil {
+			for _, mp := range c.cfg.Shadow.Mappings {
+				if mp.Shadow == be.name {
+					m.facts.serverChanged(ctx, mp.Production, run, snap)
+				}
+			}
+		}
+	}
 }
 
 // close stops reading and closes the handles opened here (not the metadata backend's).

@@ -62,6 +62,13 @@ func passKind(query string) (routing.Kind, bool) {
 		return 0, false // a longer name, not a keyword
 	}
 	word := query[i:j]
+	k := j
+	for k < len(query) && isSpaceByte(query[k]) {
+		k++
+	}
+	if k+1 < len(query) && query[k] == '/' && query[k+1] == '*' {
+		return 0, false // a comment right after the first word: a hint there is refused
+	}
 	for _, p := range passKinds {
 		if equalFoldASCII(word, p.word) {
 			return p.kind, true

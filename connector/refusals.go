@@ -26,6 +26,10 @@ var (
 	ErrShardKeyFunction = routing.ErrShardKeyFunction
 	// ErrNoShadowBackend: shadow traffic has no shadow backend to go to.
 	ErrNoShadowBackend = routing.ErrNoShadowBackend
+	// ErrMixedShadow: a statement on a shadow table whose rule reads column values would write
+	// or read rows of both shadow and production traffic (a multi-row INSERT of both, a WHERE
+	// that reaches both, an assignment moving a row to the other's values).
+	ErrMixedShadow = routing.ErrMixedShadow
 	// ErrBadTimeValue: a shard-key value cannot be read as a time.
 	ErrBadTimeValue = routing.ErrBadTimeValue
 	// ErrShardKeyType: the shard key's column type is not DATETIME, DATE or TIMESTAMP, differs

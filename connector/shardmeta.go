@@ -19,10 +19,11 @@ import (
 // the first statement that names a time-sharded table loads it, within that statement's
 // context; after that first load it is refreshed in the background and readers never wait.
 type shardMetadata struct {
-	src   metadata.Source
-	opts  metacache.Options
-	where string // backend.table, for errors
-	db    *sql.DB
+	src     metadata.Source
+	opts    metacache.Options
+	backend string // the backend it is read from
+	where   string // backend.table, for errors
+	db      *sql.DB
 	// tables are the time-sharded logical tables, lower case: the statements that need it.
 	tables map[string]bool
 	// facts, when set, are read after the first successful load, within the same statement's
@@ -37,16 +38,18 @@ type shardMetadata struct {
 	closed bool
 }
 
-// newShardMetadata prepares the metadata of c; it does no I/O.
-func (c *Connector) newShardMetadata(o *options) *shardMetadata {
+// newShardMetadata prepares the metadata of c read from backend (the metadata backend, or its
+// shadow backend for shadow traffic); it does no I/O.
+func (c *Connector) newShardMetadata(o *options, backend string) *shardMetadata {
 	m := &shardMetadata{
-		src:    o.metaSource,
-		where:  c.cfg.Metadata.Backend + "." + c.cfg.Metadata.Table,
-		tables: map[string]bool{},
-		turn:   make(chan struct{}, 1),
+		src:     o.metaSource,
+		backend: backend,
+		where:   backend + "." + c.cfg.Metadata.Table,
+		tables:  map[string]bool{},
+		turn:    make(chan struct{}, 1),
 	}
 	if m.src == nil {
-		m.db = sql.OpenDB(c.backends[c.cfg.Metadata.Backend].connect) // opens nothing yet
+		m.db = sql.OpenDB(c.backends[backend].connect) // opens nothing yet
 		m.src = metadata.NewSQLSource(m.db, c.cfg.Metadata.Table)
 	}
 	for _, t := range c.cfg.TimeTables {

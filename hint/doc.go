@@ -11,8 +11,9 @@
 //
 // # Comment forms
 //
-// Only block comments that lead the statement, before its first keyword, can
-// carry hints. Keywords and keys are case-insensitive.
+// Only comments that lead the statement, before its first keyword, can carry
+// hints. Keywords and keys are case-insensitive, and whitespace (spaces, tabs,
+// newlines) may stand around every word and punctuation mark.
 //
 //	/* shadow */                      Shadow = ShadowOn
 //	/* cold_query */                  ColdQuery = true
@@ -21,33 +22,49 @@
 //
 // OBROUTE keys: shadow (true or false; false declares production traffic),
 // cold_query (true or false), query_level (L1, L2 or L3), backend (a backend
-// name). OBROUTE(...) must be alone in its /*+ */ comment. The ShardingSphere
-// form is accepted so that teams moving from ShardingSphere keep their
-// comments: SHADOW maps to Shadow, DATA_SOURCE_NAME to Backend; any other
-// ShardingSphere key (WRITE_ROUTE_ONLY, SHARDING_DATABASE_VALUE, …) is
-// ErrUnknownHint, because silently ignoring it would route differently from
+// name). The ShardingSphere form is accepted so that teams moving from
+// ShardingSphere keep their comments, with its aliases too ("ShardingSphere
+// hint:", dataSourceName): SHADOW maps to Shadow, DATA_SOURCE_NAME to Backend;
+// any other ShardingSphere key (WRITE_ROUTE_ONLY, SHARDING_DATABASE_VALUE, …)
+// is ErrUnknownHint, because silently ignoring it would route differently from
 // what its author expects.
+//
+// An optimizer-hint comment (/*+ … */) is read by MariaDB's optimizer-hint
+// grammar: hints separated by whitespace, each a name and its parenthesised
+// arguments (MAX_EXECUTION_TIME(1000), NO_INDEX(t1 idx), QB_NAME(q)). OBROUTE(…)
+// may stand anywhere among the server's hints, and several times: each is
+// applied and removed from the comment, which keeps the server's hints for the
+// server (the comment goes when only OBROUTE hints were in it).
 //
 // Everything else is not a hint and is left for the server:
 //   - other block comments (/* request_id=42 */, sqlcommenter comments) and
-//     optimizer-hint comments that are not OBROUTE (/*+ MAX_EXECUTION_TIME(9) */)
+//     optimizer-hint comments without OBROUTE (/*+ MAX_EXECUTION_TIME(9) */)
 //     are skipped and scanning continues, so a shadow hint is never lost
 //     because a tool put another comment in front of it;
 //   - line comments (-- note, # note) are skipped and never carry hints;
 //   - a MySQL executable comment (/*! … */, /*M! … */) or an unterminated
 //     comment is statement text: scanning stops there;
-//   - text inside string literals or in comments after the first keyword is
-//     data, never a hint.
+//   - text inside string literals, and comments further into the statement
+//     than right after its first word, are data, never hints.
 //
-// A comment that looks like a misspelt hint (/* shadow: true */, an
-// OBROUTE(...) that is not first in its /*+ */ comment, a bad value or an
-// unknown OBROUTE key) is ErrMalformedHint or ErrUnknownHint rather than being
-// ignored: a lost shadow hint would send load-test traffic to production.
+// A comment that looks like a hint and cannot be read is an error, never
+// ignored: a lost shadow hint would send load-test traffic to production. So
+// are: a malformed value or an unknown OBROUTE key; an optimizer-hint comment
+// that names OBROUTE, SHARDINGSPHERE_HINT, shadow or cold_query and does not
+// follow the grammar (hints separated by commas, OBROUTE without parentheses,
+// nested parentheses, an unclosed quote); an optimizer hint whose name is one
+// of obroute's words but not OBROUTE (OBROUTER(…), SHADOW(…)); a block comment
+// whose first word is shadow or cold_query and that holds more
+// (/* shadow: true */, /* shadow traffic */) or whose first word is OBROUTE
+// (the + forgotten); a leading line comment that names a hint; and a hint
+// comment right after the statement's first word (SELECT /*+ OBROUTE(…) */ …,
+// where MariaDB reads optimizer hints: obroute reads none there).
 //
 // # What ParseLeading returns as rest
 //
 // rest is the statement with the consumed hint comments (and the whitespace
-// that follows each) removed and leading whitespace trimmed; every other
+// that follows each) removed, OBROUTE(…) removed from an optimizer-hint
+// comment that holds other hints, and leading whitespace trimmed; every other
 // comment stays, byte for byte and in order, so the server still sees its
 // optimizer hints and sqlcommenter comments. rest is therefore a subsequence
 // of the input, and a suffix of it (no copy) whenever no kept comment

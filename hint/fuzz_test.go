@@ -21,13 +21,18 @@ func FuzzParseLeading(f *testing.F) {
 		}
 
 		// Hints come only from the leading comments: the statement text
-		// cannot add, remove or break one.
+		// cannot add, remove or break one. It can only be refused for a hint
+		// comment right after its first word.
 		prefixHints, _, prefixErr := ParseLeading(sql[:start])
-		if prefixHints != hints || (prefixErr == nil) != (err == nil) {
-			t.Fatalf("leading comments alone give (%v, %v), whole statement (%v, %v)", prefixHints, prefixErr, hints, err)
+		textHints, textRest, textErr := ParseLeading(sql[start:])
+		if !textHints.IsZero() || textErr == nil && textRest != sql[start:] {
+			t.Fatalf("statement text %q yields hints %v, rest %q, error %v", sql[start:], textHints, textRest, textErr)
 		}
-		if h, r, e := ParseLeading(sql[start:]); !h.IsZero() || e != nil || r != sql[start:] {
-			t.Fatalf("statement text %q yields hints %v, rest %q, error %v", sql[start:], h, r, e)
+		if prefixErr == nil && err != nil && textErr == nil || prefixErr != nil && err == nil {
+			t.Fatalf("leading comments alone give (%v, %v), the text %v, the whole statement (%v, %v)", prefixHints, prefixErr, textErr, hints, err)
+		}
+		if err == nil && prefixHints != hints {
+			t.Fatalf("leading comments alone give %v, whole statement %v", prefixHints, hints)
 		}
 
 		if err != nil {
@@ -38,8 +43,8 @@ func FuzzParseLeading(f *testing.F) {
 			if !errors.Is(err, ErrMalformedHint) && !errors.Is(err, ErrUnknownHint) && !errors.Is(err, ErrHintConflict) {
 				t.Fatalf("error %v wraps no sentinel", err)
 			}
-			if he.Offset < 0 || he.Offset >= start || !strings.HasPrefix(sql[he.Offset:], he.Hint) {
-				t.Fatalf("error %v: Hint %q is not at byte %d of the leading comments", err, he.Hint, he.Offset)
+			if he.Offset < 0 || he.Offset >= len(sql) || !strings.HasPrefix(sql[he.Offset:], he.Hint) {
+				t.Fatalf("error %v: Hint %q is not at byte %d of the statement", err, he.Hint, he.Offset)
 			}
 			if !hints.IsZero() || rest != sql {
 				t.Fatalf("on error got hints %v, rest %q; want zero and the input", hints, rest)

@@ -25,18 +25,20 @@ func StatementStart(sql string) int {
 
 // ParseLeading reads the hints written in the comments that lead sql (see the
 // package doc for the forms) and returns them with rest: sql without the
-// consumed hint comments and without leading whitespace. Comments that are not
-// hints stay in rest unchanged. When sql has no hint comment, rest is a
-// suffix of sql and nothing is allocated.
+// consumed hints and without leading whitespace. A hint comment is removed with
+// the whitespace after it; an OBROUTE(...) among other optimizer hints is
+// removed from its /*+ */ comment, which keeps the others for the server.
+// Comments that are not hints stay in rest unchanged. When sql has no hint, or
+// its hints lead it, rest is a suffix of sql and nothing is allocated.
 //
 // A malformed, unknown or self-contradicting hint is an *Error wrapping
-// ErrMalformedHint, ErrUnknownHint or ErrHintConflict; then hints is zero and
-// rest is sql unchanged.
+// ErrMalformedHint, ErrUnknownHint or ErrHintConflict; so is a comment that
+// names a hint and cannot be read, and a hint comment right after the
+// statement's first word (where MariaDB reads optimizer hints, and obroute
+// reads none). Then hints is zero and rest is sql unchanged.
 func ParseLeading(sql string) (hints Set, rest string, err error) {
-	var p parser
-	i := skipSpace(sql, 0)
-	kept := i // start of the text not yet copied to rest
-	var b strings.Builder
+	p := parser{kept: skipSpace(sql, 0)}
+	i := p.kept
 	for i < len(sql) {
 		end, block, ok := leadingComment(sql, i)
 		if !ok {
@@ -44,27 +46,108 @@ func ParseLeading(sql string) (hints Set, rest string, err error) {
 		}
 		next := skipSpace(sql, end)
 		if block {
-			consumed, err := p.comment(sql, i, end)
-			if err != nil {
-				return Set{}, sql, err
-			}
-			if consumed {
-				if i > kept { // a kept comment precedes this hint: copy it
-					if b.Len() == 0 {
-						b.Grow(len(sql) - kept)
-					}
-					b.WriteString(sql[kept:i])
-				}
-				kept = next
-			}
+			_, err = p.comment(sql, i, end, next)
+		} else {
+			err = lineComment(sql, i, end)
+		}
+		if err != nil {
+			return Set{}, sql, err
 		}
 		i = next
 	}
-	if b.Len() == 0 {
-		return p.set, sql[kept:], nil
+	if err := hintAfterFirstWord(sql, i); err != nil {
+		return Set{}, sql, err
 	}
-	b.WriteString(sql[kept:])
-	return p.set, b.String(), nil
+	if p.b.Len() == 0 {
+		return p.set, sql[p.kept:], nil
+	}
+	p.b.WriteString(sql[p.kept:])
+	return p.set, p.b.String(), nil
+}
+
+// cut removes sql[from:to] from rest. Cuts come in increasing order; a cut
+// where rest begins moves its start, any other copies the text before it.
+func (p *parser) cut(sql string, from, to int) {
+	if from > p.kept {
+		if p.b.Len() == 0 {
+			p.b.Grow(len(sql) - p.kept)
+		}
+		p.b.WriteString(sql[p.kept:from])
+	}
+	p.kept = to
+}
+
+// lineComment refuses a leading line comment (-- …, # …) that names a hint:
+// hints are read from block comments only, and one written in a line comment
+// must not be silently lost.
+func lineComment(sql string, start, end int) error {
+	from := start + 1
+	if sql[start] == '-' {
+		from = start + 2
+	}
+	s, e := trim(sql, from, end)
+	text := sql[s:e]
+	if inner := strings.TrimSuffix(strings.TrimPrefix(text, "/*"), "*/"); len(inner) < len(text) {
+		text = strings.TrimPrefix(strings.TrimSpace(inner), "+")
+	}
+	if namesHint(text) {
+		return &Error{Err: ErrMalformedHint, Hint: sql[s:e], Offset: s,
+			Fix: "a line comment (-- or #) never carries a hint; write the hint in a block comment before the statement, e.g. /* shadow */ or /*+ OBROUTE(shadow=true) */"}
+	}
+	return nil
+}
+
+// namesHint reports whether text looks like a hint of obroute's: it names
+// OBROUTE or SHARDINGSPHERE_HINT, or its first word is shadow or cold_query.
+func namesHint(text string) bool {
+	w := firstWord(strings.TrimSpace(text))
+	return containsFold(text, "obroute") || containsFold(text, "shardingsphere_hint") || containsFold(text, "shardingsphere hint") ||
+		strings.EqualFold(w, "shadow") || strings.EqualFold(w, "cold_query")
+}
+
+// mentionsHint reports whether text names OBROUTE, ShardingSphere or a bare
+// hint's keyword anywhere.
+func mentionsHint(text string) bool {
+	return containsFold(text, "obroute") || containsFold(text, "shardingsphere") || containsFold(text, "shadow") || containsFold(text, "cold_query")
+}
+
+// firstWord returns the leading word of s (letters, digits, _, $).
+func firstWord(s string) string {
+	i := 0
+	for i < len(s) && isWordByte(s[i]) && s[i] < 0x80 {
+		i++
+	}
+	return s[:i]
+}
+
+// hintAfterFirstWord refuses a hint comment right after the statement's first
+// word (SELECT /*+ OBROUTE(shadow=true) */ …): MariaDB reads optimizer hints
+// there, a reader may expect obroute to as well, and obroute reads hints only
+// before the first word. start is where the statement's first word begins.
+func hintAfterFirstWord(sql string, start int) error {
+	i := start
+	for i < len(sql) && isWordByte(sql[i]) {
+		i++
+	}
+	if i == start {
+		return nil
+	}
+	c := skipSpace(sql, i)
+	if c == len(sql) {
+		return nil
+	}
+	end, block, ok := leadingComment(sql, c)
+	if !ok || !block {
+		return nil
+	}
+	var q parser
+	if found, err := q.comment(sql, c, end, end); err != nil || found {
+		s, e := trim(sql, c, end)
+		return &Error{Err: ErrMalformedHint, Hint: sql[s:e], Offset: s,
+			Fix: "obroute reads hints only in the comments before the statement's first word; move this comment before " +
+				strings.ToUpper(sql[start:i])}
+	}
+	return nil
 }
 
 // leadingComment reports whether a comment that does not belong to the
@@ -138,7 +221,8 @@ const (
 	fieldCount
 )
 
-// parser accumulates the hints of one statement's comments.
+// parser accumulates the hints of one statement's comments and what rest
+// keeps of it.
 type parser struct {
 	set  Set
 	seen [fieldCount]bool
@@ -147,77 +231,172 @@ type parser struct {
 	value   [fieldCount]string
 	first   [fieldCount]string
 	firstAt [fieldCount]int
+	// kept is where the text not yet copied to rest starts; b holds rest
+	// once a kept comment precedes a hint.
+	kept int
+	b    strings.Builder
 }
 
-// comment examines the block comment sql[start:end] and applies the hints it
-// holds. consumed reports whether it was a hint comment.
-func (p *parser) comment(sql string, start, end int) (consumed bool, err error) {
+// comment examines the block comment sql[start:end], next being where the
+// text after it (and its whitespace) starts, applies the hints it holds and
+// cuts them from rest. found reports whether it held a hint.
+func (p *parser) comment(sql string, start, end, next int) (found bool, err error) {
+	if sql[start+2] == '+' {
+		return p.optimizerHints(sql, start, end, next)
+	}
 	bs, be := trim(sql, start+2, end-2)
 	body := sql[bs:be]
+	word := firstWord(body)
 	switch {
-	case sql[start+2] == '+':
-		return p.optimizerHint(sql, start, end)
 	case strings.EqualFold(body, "shadow"):
-		return true, p.apply(fieldShadow, "true", body, bs)
+		err = p.apply(fieldShadow, "true", body, bs)
 	case strings.EqualFold(body, "cold_query"):
-		return true, p.apply(fieldColdQuery, "true", body, bs)
-	case hasPrefixFold(body, "shardingsphere_hint"):
+		err = p.apply(fieldColdQuery, "true", body, bs)
+	case hasPrefixFold(body, "shardingsphere_hint"), hasPrefixFold(body, "shardingsphere hint"):
 		colon := skipSpace(sql[:be], bs+len("shardingsphere_hint"))
 		if colon >= be || sql[colon] != ':' {
 			return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 				Fix: "write /* SHARDINGSPHERE_HINT: SHADOW=true */ with a colon after SHARDINGSPHERE_HINT"}
 		}
-		return true, p.items(sql, colon+1, be, formShardingSphere)
-	case looksLikeBareHint(body, "shadow"), looksLikeBareHint(body, "cold_query"):
+		err = p.items(sql, colon+1, be, formShardingSphere)
+	case strings.EqualFold(word, "shadow"), strings.EqualFold(word, "cold_query"):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-			Fix: "a bare hint comment holds only its keyword, e.g. /* shadow */; " +
-				"to give a value write /*+ OBROUTE(shadow=false) */"}
-	}
-	return false, nil
-}
-
-// looksLikeBareHint reports whether body is keyword followed by ':' or '=',
-// a misspelt hint that must not be ignored.
-func looksLikeBareHint(body, keyword string) bool {
-	if !hasPrefixFold(body, keyword) {
-		return false
-	}
-	i := skipSpace(body, len(keyword))
-	return i < len(body) && (body[i] == ':' || body[i] == '=')
-}
-
-// optimizerHint handles /*+ … */: OBROUTE(...) is ours, anything else is the
-// server's.
-func (p *parser) optimizerHint(sql string, start, end int) (bool, error) {
-	bs, be := trim(sql, start+3, end-2)
-	body := sql[bs:be]
-	// OBROUTE must open the comment and be a whole word (OBROUTER is not ours).
-	ours := hasPrefixFold(body, "obroute") && !(len(body) > len("obroute") && isWordByte(body[len("obroute")]))
-	if !ours {
-		if containsFold(body, "obroute(") {
-			return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-				Fix: "OBROUTE(...) must be alone in its own /*+ */ comment; " +
-					"move the other optimizer hints to a separate /*+ */ comment"}
-		}
+			Fix: "a comment whose first word is " + strings.ToLower(word) + " is read as a hint and must hold only that word, e.g. /* " +
+				strings.ToLower(word) + " */; to give a value write /*+ OBROUTE(" + strings.ToLower(word) + "=false) */, and move a note to a comment of its own"}
+	case strings.EqualFold(word, "obroute"):
+		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
+			Fix: "OBROUTE is an optimizer-hint comment: write it with a + after the opening /*, e.g. /*+ OBROUTE(shadow=true) */"}
+	default:
 		return false, nil
 	}
-	open := skipSpace(sql[:be], bs+len("obroute"))
-	if open >= be || sql[open] != '(' {
-		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-			Fix: "write OBROUTE(key=value, ...), e.g. /*+ OBROUTE(shadow=true) */"}
+	if err != nil {
+		return false, err
 	}
-	close := strings.IndexByte(sql[open:be], ')')
-	if close < 0 {
-		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-			Fix: "OBROUTE( has no closing parenthesis; write /*+ OBROUTE(shadow=true) */"}
+	p.cut(sql, start, next)
+	return true, nil
+}
+
+// An optimizer-hint comment (/*+ … */) is read as MariaDB's optimizer-hint
+// parser reads it: a list of hints separated by whitespace (spaces, tabs,
+// newlines), each a name and a parenthesised argument list, names in any
+// case, with whitespace allowed between a name and its parenthesis. Arguments
+// are identifiers, numbers, `quoted` or "quoted" identifiers and the
+// punctuation , @ (and, for MySQL's SET_VAR, = and 'strings'), never another
+// parenthesis. OBROUTE(...) is obroute's and is applied and removed from the
+// comment; the other hints are the server's and stay.
+
+// optHint is one hint of an optimizer-hint comment: its name sql[from:args-1]
+// trimmed, its argument list sql[args:close], and to, the end of the hint
+// and of the whitespace after it.
+type optHint struct {
+	from, nameEnd, args, close, to int
+}
+
+// nextOptHint reads the hint that starts at or after sql[i] in an
+// optimizer-hint comment whose body ends at be. ok is false at the end of the
+// body; problem says why the text at bad cannot be read as a hint.
+func nextOptHint(sql string, i, be int) (h optHint, ok bool, bad int, problem string) {
+	i = skipSpace(sql[:be], i)
+	if i >= be {
+		return optHint{}, false, 0, ""
 	}
-	close += open
-	if skipSpace(sql[:be], close+1) != be {
-		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-			Fix: "OBROUTE(...) must be alone in its own /*+ */ comment; " +
-				"move the other optimizer hints to a separate /*+ */ comment"}
+	h.from = i
+	for i < be && isWordByte(sql[i]) {
+		i++
 	}
-	return true, p.items(sql, open+1, close, formOBROUTE)
+	if i == h.from {
+		return h, false, i, "expected the name of a hint, found " + strconv.Quote(sql[i:i+1]) +
+			" (hints are separated by spaces, not commas)"
+	}
+	h.nameEnd = i
+	i = skipSpace(sql[:be], i)
+	if i >= be || sql[i] != '(' {
+		return h, false, h.from, "the hint " + sql[h.from:h.nameEnd] + " has no parenthesised argument list; write " + sql[h.from:h.nameEnd] + "(…)"
+	}
+	h.args = i + 1
+	for i = h.args; i < be; i++ {
+		switch c := sql[i]; c {
+		case ')':
+			h.close = i
+			h.to = skipSpace(sql[:be], i+1)
+			return h, true, 0, ""
+		case '(':
+			return h, false, i, "a hint's arguments hold no parenthesis"
+		case '`', '"', '\'':
+			q := i
+			for i++; i < be && sql[i] != c; i++ {
+				if sql[i] == '\\' && c == '\'' {
+					i++
+				}
+			}
+			if i >= be {
+				return h, false, q, "a quoted argument is not closed"
+			}
+		}
+	}
+	return h, false, h.from, "the argument list of " + sql[h.from:h.nameEnd] + " has no closing parenthesis"
+}
+
+// optimizerHints reads the optimizer-hint comment sql[start:end] (see
+// nextOptHint), applies its OBROUTE hints and cuts them from rest: the whole
+// comment when it holds nothing else. A comment that cannot be read is the
+// server's, unless it names a hint of obroute's: then it is refused. A hint
+// whose name is one of obroute's words but not OBROUTE is refused too.
+func (p *parser) optimizerHints(sql string, start, end, next int) (found bool, err error) {
+	bs, be := trim(sql, start+3, end-2)
+	body := sql[bs:be]
+	ours, others := 0, 0
+	for i := bs; ; {
+		h, ok, bad, problem := nextOptHint(sql, i, be)
+		if !ok {
+			if problem == "" {
+				break
+			}
+			if !mentionsHint(body) {
+				return false, nil // the server's, whatever it makes of it
+			}
+			return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
+				Fix: "the optimizer-hint comment names a hint of obroute's but cannot be read at byte " + strconv.Itoa(bad) +
+					": " + problem + "; write /*+ OBROUTE(key=value, ...) */, other hints separated from it by spaces"}
+		}
+		i = h.to
+		name := sql[h.from:h.nameEnd]
+		switch {
+		case strings.EqualFold(name, "obroute"):
+			if err := p.items(sql, h.args, h.close, formOBROUTE); err != nil {
+				return false, err
+			}
+			ours++
+		case containsFold(name, "obroute"), namesHint(name), strings.EqualFold(name, "query_level"):
+			return false, &Error{Err: ErrUnknownHint, Hint: sql[h.from : h.close+1], Offset: h.from,
+				Fix: name + " is not a hint of obroute's nor a hint the server knows; obroute's optimizer hint is OBROUTE(key=value, ...), e.g. OBROUTE(shadow=true)"}
+		default:
+			others++
+		}
+	}
+	if ours == 0 {
+		return false, nil
+	}
+	if others == 0 {
+		p.cut(sql, start, next)
+		return true, nil
+	}
+	for i, prev := bs, bs; ; {
+		h, ok, _, _ := nextOptHint(sql, i, be)
+		if !ok {
+			break
+		}
+		i = h.to
+		if strings.EqualFold(sql[h.from:h.nameEnd], "obroute") {
+			from := h.from
+			if h.to == be && prev >= p.kept {
+				from = prev // the last hint goes with the whitespace before it
+			}
+			p.cut(sql, from, h.to)
+		}
+		prev = h.close + 1
+	}
+	return true, nil
 }
 
 func isWordByte(c byte) bool {
@@ -284,12 +463,12 @@ func (p *parser) item(f form, key, value, text string, at int) error {
 		switch {
 		case strings.EqualFold(key, "SHADOW"):
 			return p.boolItem(fieldShadow, value, text, at, "SHADOW")
-		case strings.EqualFold(key, "DATA_SOURCE_NAME"):
+		case strings.EqualFold(key, "DATA_SOURCE_NAME"), strings.EqualFold(key, "dataSourceName"):
 			return p.backendItem(value, text, at)
 		}
 		return &Error{Err: ErrUnknownHint, Hint: text, Offset: at,
 			Fix: "obroute does not support ShardingSphere hint key " + key +
-				"; it supports SHADOW and DATA_SOURCE_NAME: remove the key"}
+				"; it supports SHADOW and DATA_SOURCE_NAME (dataSourceName): remove the key"}
 	}
 	switch strings.ToLower(key) {
 	case "shadow":

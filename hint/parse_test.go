@@ -37,12 +37,29 @@ var parseCases = []struct {
 		want: Set{Shadow: ShadowOn}, rest: "INSERT INTO t_user VALUES (1)"},
 	{name: "shardingsphere two keys", sql: "/*shardingsphere_hint:shadow=false, DATA_SOURCE_NAME=ds_1*/ SELECT 1",
 		want: Set{Shadow: ShadowOff, Backend: "ds_1"}, rest: "SELECT 1"},
+	{name: "shardingsphere alias prefix and key", sql: "/* ShardingSphere hint: shadow=TRUE, dataSourceName=ds_1 */ SELECT 1",
+		want: Set{Shadow: ShadowOn, Backend: "ds_1"}, rest: "SELECT 1"},
+	{name: "shardingsphere newlines and spacing", sql: "/*\n  SHARDINGSPHERE_HINT :\n\tSHADOW = true ,\n DATA_SOURCE_NAME=ds_1\n*/\nSELECT 1",
+		want: Set{Shadow: ShadowOn, Backend: "ds_1"}, rest: "SELECT 1"},
+	{name: "bare shadow on its own lines", sql: "/*\n\tShadow\n*/\nSELECT 1", want: Set{Shadow: ShadowOn}, rest: "SELECT 1"},
+
+	// Optimizer-hint comments, read as MariaDB reads them.
+	{name: "obroute after other hints", sql: "/*+ MAX_EXECUTION_TIME(1000) OBROUTE (shadow=true) */ INSERT INTO t VALUES (1)",
+		want: Set{Shadow: ShadowOn}, rest: "/*+ MAX_EXECUTION_TIME(1000) */ INSERT INTO t VALUES (1)"},
+	{name: "obroute before other hints", sql: "/*+ obroute(shadow=true) NO_INDEX(t idx) */ SELECT 1",
+		want: Set{Shadow: ShadowOn}, rest: "/*+ NO_INDEX(t idx) */ SELECT 1"},
+	{name: "obroute between hints on several lines", sql: "/*+\n  BKA(t1)\n\tObRoute\n(\n shadow = TRUE ,\n query_level = l2\n)\n  NO_ICP(t2@qb1 `i x`)\n*/ SELECT 1",
+		want: Set{Shadow: ShadowOn, Level: L2}, rest: "/*+\n  BKA(t1)\n\tNO_ICP(t2@qb1 `i x`)\n*/ SELECT 1"},
+	{name: "two obroute hints in one comment", sql: "/*+ OBROUTE(shadow=true) SET_VAR(sql_mode='a,b)') OBROUTE(cold_query=true) */ SELECT 1",
+		want: Set{Shadow: ShadowOn, ColdQuery: true}, rest: "/*+ SET_VAR(sql_mode='a,b)') */ SELECT 1"},
+	{name: "obroute alone among spaces", sql: "/*+\tOBROUTE(shadow=true)\n*/SELECT 1", want: Set{Shadow: ShadowOn}, rest: "SELECT 1"},
+	{name: "obroute among hints after a kept comment", sql: "/* a */ /*+ NO_ICP(t) OBROUTE(shadow=true) */ SELECT 1",
+		want: Set{Shadow: ShadowOn}, rest: "/* a */ /*+ NO_ICP(t) */ SELECT 1"},
 
 	// Comments that are not hints stay in rest.
 	{name: "plain comment kept", sql: "/* request_id=42 */ SELECT 1", rest: "/* request_id=42 */ SELECT 1"},
 	{name: "line comment kept", sql: "-- note\nSELECT 1", rest: "-- note\nSELECT 1"},
-	{name: "hash comment is never a hint", sql: "# shadow\nSELECT 1", rest: "# shadow\nSELECT 1"},
-	{name: "dash comment is never a hint", sql: "-- /* shadow */\nSELECT 1", rest: "-- /* shadow */\nSELECT 1"},
+	{name: "line comment note kept", sql: "# shadowed by nothing\nSELECT 1", rest: "# shadowed by nothing\nSELECT 1"},
 	{name: "empty block comment kept", sql: "/**/ /* shadow */ SELECT 1", want: Set{Shadow: ShadowOn}, rest: "/**/ SELECT 1"},
 	{name: "hint after kept comment removed", sql: "/* request_id=42 */ /* shadow */ SELECT 1",
 		want: Set{Shadow: ShadowOn}, rest: "/* request_id=42 */ SELECT 1"},
@@ -52,8 +69,11 @@ var parseCases = []struct {
 		want: Set{Shadow: ShadowOn}, rest: "/*+ MAX_EXECUTION_TIME(100) */ SELECT 1"},
 	{name: "mixed comments", sql: "/* a */\n-- b\n/*+ OBROUTE(shadow=true) */\n# c\nSELECT 1",
 		want: Set{Shadow: ShadowOn}, rest: "/* a */\n-- b\n# c\nSELECT 1"},
-	{name: "not our optimizer hint", sql: "/*+ OBROUTER(x) */ SELECT 1", rest: "/*+ OBROUTER(x) */ SELECT 1"},
-	{name: "note mentioning shadow", sql: "/* shadow copy of prod */ SELECT 1", rest: "/* shadow copy of prod */ SELECT 1"},
+	{name: "note with shadow later", sql: "/* copy of prod: shadow */ SELECT 1", rest: "/* copy of prod: shadow */ SELECT 1"},
+	{name: "note with a longer word", sql: "/* shadowed rows */ SELECT 1", rest: "/* shadowed rows */ SELECT 1"},
+	{name: "note naming obroute later", sql: "/* sent through obroute */ SELECT 1", rest: "/* sent through obroute */ SELECT 1"},
+	{name: "unreadable optimizer hints of the server's", sql: "/*+ BKA(t1), NO_BKA(t2) */ SELECT 1", rest: "/*+ BKA(t1), NO_BKA(t2) */ SELECT 1"},
+	{name: "optimizer hint argument named obroute", sql: "/*+ NO_INDEX(obroute idx) */ SELECT 1", rest: "/*+ NO_INDEX(obroute idx) */ SELECT 1"},
 	{name: "executable comment stops scanning", sql: "/*!40101 SET NAMES utf8 */ /* shadow */",
 		rest: "/*!40101 SET NAMES utf8 */ /* shadow */"},
 	{name: "mariadb executable comment stops scanning", sql: "/*M!100101 SET x=1 */ /* shadow */ SELECT 1",
@@ -61,13 +81,14 @@ var parseCases = []struct {
 	{name: "unterminated comment left for the server", sql: "/* shadow", rest: "/* shadow"},
 	{name: "unterminated after hint", sql: "/* cold_query */ /* shadow", want: Set{ColdQuery: true}, rest: "/* shadow"},
 	{name: "double dash without space is text", sql: "--/* shadow */ SELECT 1", rest: "--/* shadow */ SELECT 1"},
-	{name: "double dash tab is comment", sql: "--\t/* shadow */\nSELECT 1", rest: "--\t/* shadow */\nSELECT 1"},
+	{name: "double dash tab is comment", sql: "--\tnote\nSELECT 1", rest: "--\tnote\nSELECT 1"},
 
 	// Hint-looking text that does not lead the statement is data.
 	{name: "hint in string literal", sql: "SELECT '/* shadow */' FROM t", rest: "SELECT '/* shadow */' FROM t"},
 	{name: "trailing comment", sql: "SELECT 1 /* shadow */", rest: "SELECT 1 /* shadow */"},
-	{name: "obroute after keyword", sql: "SELECT /*+ OBROUTE(shadow=true) */ 1", rest: "SELECT /*+ OBROUTE(shadow=true) */ 1"},
-	{name: "malformed hint after keyword is data", sql: "SELECT /*+ OBROUTE(shadow=yes) */ 1", rest: "SELECT /*+ OBROUTE(shadow=yes) */ 1"},
+	{name: "optimizer hint after keyword is the server's", sql: "SELECT /*+ MAX_EXECUTION_TIME(5) */ 1", rest: "SELECT /*+ MAX_EXECUTION_TIME(5) */ 1"},
+	{name: "hint later in the statement is data", sql: "SELECT 1, /*+ OBROUTE(shadow=true) */ 2", rest: "SELECT 1, /*+ OBROUTE(shadow=true) */ 2"},
+	{name: "hint in a subquery is data", sql: "INSERT INTO t SELECT /* shadow */ 1", rest: "INSERT INTO t SELECT /* shadow */ 1"},
 
 	// Repetition and conflicts.
 	{name: "same hint twice", sql: "/* shadow */ /*+ OBROUTE(shadow=true) */ SELECT 1", want: Set{Shadow: ShadowOn}, rest: "SELECT 1"},
@@ -87,12 +108,32 @@ var parseCases = []struct {
 	{name: "no value", sql: "/*+ OBROUTE(shadow) */ SELECT 1", err: ErrMalformedHint, at: 12},
 	{name: "no closing parenthesis", sql: "/*+ OBROUTE(shadow=true */ SELECT 1", err: ErrMalformedHint, at: 4},
 	{name: "no parenthesis", sql: "/*+ OBROUTE shadow=true */ SELECT 1", err: ErrMalformedHint, at: 4},
-	{name: "obroute not alone", sql: "/*+ OBROUTE(shadow=true) NO_INDEX(t) */ SELECT 1", err: ErrMalformedHint, at: 4},
-	{name: "obroute not first", sql: "/*+ NO_INDEX(t) obroute(shadow=true) */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "obroute between commas", sql: "/*+ MAX_EXECUTION_TIME(1000), OBROUTE(shadow=true) */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "obroute without parentheses among hints", sql: "/*+ NO_ICP(t) OBROUTE */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "obroute nested", sql: "/*+ BKA(OBROUTE(shadow=true)) */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "unclosed quote before obroute", sql: "/*+ QB_NAME(`q) OBROUTE(shadow=true) */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "misspelt obroute", sql: "/*+ OBROUTER(shadow=true) */ SELECT 1", err: ErrUnknownHint, at: 4},
+	{name: "misspelt obroute among hints", sql: "/*+ NO_ICP(t) NO_OBROUTE(shadow=true) */ SELECT 1", err: ErrUnknownHint, at: 14},
+	{name: "shadow as an optimizer hint", sql: "/*+ SHADOW(true) */ SELECT 1", err: ErrUnknownHint, at: 4},
+	{name: "bare shadow in an optimizer-hint comment", sql: "/*+ shadow */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "shardingsphere hint written as optimizer hint", sql: "/*+ SHARDINGSPHERE_HINT: SHADOW=true */ SELECT 1", err: ErrMalformedHint, at: 4},
+	{name: "obroute without plus", sql: "/* OBROUTE(shadow=true) */ SELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "bad value among hints", sql: "/*+ NO_ICP(t) OBROUTE(shadow=1) */ SELECT 1", err: ErrMalformedHint, at: 22},
+	{name: "conflict within one comment", sql: "/*+ OBROUTE(shadow=true) OBROUTE(shadow=false) */ SELECT 1", err: ErrHintConflict, at: 33},
+	{name: "hint comment after keyword", sql: "SELECT /*+ OBROUTE(shadow=true) */ 1", err: ErrMalformedHint, at: 7},
+	{name: "malformed hint after keyword", sql: "INSERT /*+ OBROUTE(shadow=yes) */ INTO t VALUES (1)", err: ErrMalformedHint, at: 7},
+	{name: "bare hint after keyword", sql: "update /* shadow */ t SET a = 1", err: ErrMalformedHint, at: 7},
+	{name: "obroute among hints after keyword", sql: "DELETE /*+ NO_ICP(t) OBROUTE(shadow=true) */ FROM t", err: ErrMalformedHint, at: 7},
+	{name: "hint in a line comment", sql: "-- /*+ OBROUTE(shadow=true) */\nSELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "bare hint in a hash comment", sql: "# shadow\nSELECT 1", err: ErrMalformedHint, at: 2},
+	{name: "bare hint in a dash comment", sql: "--\t/* SHADOW */\nSELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "shardingsphere hint in a line comment", sql: "-- SHARDINGSPHERE_HINT: SHADOW=true\nSELECT 1", err: ErrMalformedHint, at: 3},
 	{name: "quoted backend", sql: "/*+ OBROUTE(backend='cold') */ SELECT 1", err: ErrMalformedHint, at: 12},
 	{name: "empty backend", sql: "/*+ OBROUTE(backend=) */ SELECT 1", err: ErrMalformedHint, at: 12},
 	{name: "bare hint with value", sql: "/* shadow: true */ SELECT 1", err: ErrMalformedHint, at: 3},
 	{name: "bare cold_query with value", sql: "/* cold_query=1 */ SELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "bare hint with more words", sql: "/* shadow traffic */ SELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "bare hint with a dash", sql: "/* Shadow-test */ SELECT 1", err: ErrMalformedHint, at: 3},
 	{name: "shardingsphere unsupported key", sql: "/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT 1", err: ErrUnknownHint, at: 24},
 	{name: "shardingsphere table sharding key", sql: "/* SHARDINGSPHERE_HINT: SHADOW=true, t_order.SHARDING_DATABASE_VALUE=10 */ SELECT 1",
 		err: ErrUnknownHint, at: 37},
@@ -210,7 +251,7 @@ func BenchmarkParseLeading(b *testing.B) {
 
 func TestParseLeadingLongerWordThenObroute(t *testing.T) {
 	_, _, err := ParseLeading("/*+ OBROUTER(x) OBROUTE(shadow=true) */ SELECT 1")
-	if !errors.Is(err, ErrMalformedHint) {
-		t.Errorf("error = %v, want ErrMalformedHint: an OBROUTE that is not alone must not be ignored", err)
+	if !errors.Is(err, ErrUnknownHint) {
+		t.Errorf("error = %v, want ErrUnknownHint: a misspelt OBROUTE must not be ignored", err)
 	}
 }

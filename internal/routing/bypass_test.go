@@ -56,6 +56,7 @@ func ruledFixtureWith(t testing.TB, algs ...shadow.Algorithm) *fixture {
 		t.Fatal(err)
 	}
 	declareDatetime(f.r, "orders_202407")
+	defineShadowTables(t, f.r)
 	return f
 }
 

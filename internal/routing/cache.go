@@ -197,7 +197,9 @@ func (st *Statement) size() int {
 	for _, c := range st.aside {
 		n += 32 + len(c.text)
 	}
-	n += 64 * len(st.shadowCols)
+	for _, tr := range st.shadowReads {
+		n += tr.size()
+	}
 	if st.Explained != nil {
 		n += st.Explained.size()
 	}

@@ -241,7 +241,11 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		if !ok {
 			return false, false, nil
 		}
-		snap := r.time.cfg.Snapshot()
+		t := r.time.forPlan(p) // shadow traffic: the shadow side's tables
+		if t == nil {
+			return true, true, noShadowSide(tt.Table)
+		}
+		snap := t.cfg.Snapshot()
 		if snap == nil {
 			return true, true, errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before describing %s", ErrNoShardTable, tt.Table)
 		}

@@ -30,7 +30,12 @@
 //     default backend (USE_ROUTE_POLICY).
 //
 // Shadow routing is applied last to whatever the rules chose: shadow traffic is moved to the
-// shadow mapping of every production backend, and refused where a mapping is missing.
+// shadow mapping of every production backend, and refused where a mapping is missing. A
+// statement on a time-sharded table that is shadow traffic by its hints or its transaction is
+// routed by the shadow side's shard metadata, its sub-queries grouped by shadow backend
+// (time_side.go). Column algorithms read the values a statement's rows hold as the server stores
+// and compares them, by the column's type from the table's definition, the shadow backend's
+// first (shadow.go, shadow_read.go, shadow_type.go, shadow_value.go).
 //
 // This is the only package of obroute that imports an SQL parser: dolthub's fork of vitess's,
 // which registers no flag and keeps no global state, reached through parser.go; obroute's own

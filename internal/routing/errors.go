@@ -29,6 +29,11 @@ var (
 	// the parser does not know it, or would print it back with another meaning. obroute
 	// refuses rather than send it where the rule does not say.
 	ErrUnreadable = errors.New("obroute: statement names a routed table in syntax obroute cannot read")
+	// ErrMixedShadow: a statement on a shadow table whose algorithms read column values would
+	// write or read rows of both traffics: a multi-row INSERT of shadow and production rows, a
+	// WHERE that reaches both, an UPDATE that moves a row to the other traffic's values. It
+	// runs nowhere; write one statement per traffic.
+	ErrMixedShadow = errors.New("obroute: statement mixes shadow and production rows")
 	// ErrMultiStatement: a text of several statements whose statements obroute cannot send as one
 	// text, to one backend, and keep the session's state right; the message says which statement
 	// and why.

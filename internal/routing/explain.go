@@ -270,6 +270,7 @@ var refusalReasons = []struct {
 	{ErrCrossBackend, "cross_backend"},
 	{ErrShadowConflict, "shadow_conflict"},
 	{ErrNoShadowBackend, "no_shadow_backend"},
+	{ErrMixedShadow, "mixed_shadow"},
 	{ErrUnreadable, "unreadable"},
 	{ErrMultiStatement, "multi_statement"},
 	{ErrLogicalTable, "logical_table"},

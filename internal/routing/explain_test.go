@@ -305,6 +305,7 @@ func TestRefusalReason(t *testing.T) {
 		{fmt.Errorf("%w: bound to hot", routing.ErrCrossBackendTx), "cross_backend_tx"},
 		{routing.ErrCrossBackend, "cross_backend"},
 		{routing.ErrNoShadowBackend, "no_shadow_backend"},
+		{fmt.Errorf("%w: 1 of 2 rows", routing.ErrMixedShadow), "mixed_shadow"},
 		{routing.ErrShadowConflict, "shadow_conflict"},
 		{errors.New("something else"), "other"},
 	}

@@ -86,7 +86,7 @@ func (r *Router) keepNormalized(sql string, st *Statement) *Statement {
 	key := string(n.key)
 	switch {
 	case !st.Kind.IsDML() || st.ParseErr != nil || st.RouteErr != nil || st.HintErr != nil || st.scanned:
-	case st.time == nil && st.shadowCols == nil:
+	case st.time == nil && st.shadowReads == nil:
 		r.cache.put(key, st, entryShared)
 		return st
 	case !n.exec && st.aside == nil:
@@ -199,7 +199,7 @@ func (st *Statement) routeArgs(args []driver.NamedValue) []driver.NamedValue {
 func sameAnalysis(orig, norm *Statement, lits []literal) bool {
 	if norm.ParseErr != nil || norm.RouteErr != nil || norm.HintErr != nil || norm.scanned || norm.aside != nil ||
 		orig.Kind != norm.Kind || orig.SessionDependent != norm.SessionDependent || !slices.Equal(orig.Tables, norm.Tables) ||
-		len(orig.shadowCols) != len(norm.shadowCols) || (orig.time == nil) != (norm.time == nil) {
+		len(orig.shadowReads) != len(norm.shadowReads) || (orig.time == nil) != (norm.time == nil) {
 		return false
 	}
 	user := func(arg int) (int, bool) { // norm's placeholder index → orig's, or a literal
@@ -212,19 +212,8 @@ func sameAnalysis(orig, norm *Statement, lits []literal) bool {
 		}
 		return arg - k, true
 	}
-	for i, a := range orig.shadowCols {
-		b := norm.shadowCols[i]
-		if a.column != b.column {
-			return false
-		}
-		if b.arg < 0 {
-			if a.arg >= 0 || a.lit != b.lit {
-				return false
-			}
-			continue
-		}
-		j, isArg := user(b.arg)
-		if isArg && j != a.arg || !isArg && (a.arg >= 0 || a.lit != lits[j].value()) {
+	for i, a := range orig.shadowReads {
+		if !sameRead(a, norm.shadowReads[i], user, lits) {
 			return false
 		}
 	}

@@ -121,8 +121,13 @@ type Plan struct {
 	// …), the physical table it was sent to to the logical name its answer shows; empty otherwise.
 	Rename [2]string
 
-	explain bool      // Input.Explain: fill Prompts
-	one     [1]Target // backing array of Targets for a single-target plan
+	explain bool // Input.Explain: fill Prompts
+	// shadowSide: the statement is shadow traffic by its hints or its transaction, routed by the
+	// shadow side's shard metadata; shadowMap are the mappings that then apply (see
+	// time_side.go).
+	shadowSide bool
+	shadowMap  map[string]string
+	one        [1]Target // backing array of Targets for a single-target plan
 	// split is what a split SELECT's execution needs to know about its column types.
 	split *splitTypes
 	// factsGen is, on a plan of a time-sharded table, the generation of the facts it was made

@@ -50,6 +50,10 @@ type SessionState struct {
 	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
 	// tells how a fraction of a second in an INSERT is stored.
 	SQLMode SessionSQLMode
+	// Databases are the current databases of production traffic (0) and of shadow traffic (1)
+	// as the client session set them with USE; "" for the backend DSN's own. The definitions
+	// of shadow tables are read in them.
+	Databases [2]string
 }
 
 // Input is one statement to route.
@@ -77,6 +81,7 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
+	defs               tableDefs // definitions of those tables, per backend (see shadow.go)
 	time               *timeRouter
 }
 
@@ -130,6 +135,9 @@ func New(cfg Config) (*Router, error) {
 			return nil, err
 		}
 		for name := range r.time.tables {
+			if r.shadowColumnTables[name] {
+				return nil, errorf("%w: the time-sharded table %s is a shadow table with a value_match or regex_match algorithm; a statement on it is routed by the shard metadata of the side it goes to, which its column values cannot choose before it is routed: give the table a hint algorithm", ErrTimeConfig, name)
+			}
 			r.routed[name] = "time-sharded table"
 		}
 	}
@@ -200,6 +208,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 		return r.routeMulti(in, hints, sess)
 	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
+	if r.time != nil && r.cfg.Shadow != nil && r.time.names(st) {
+		r.shadowTimeSide(p, st, hints, sess)
+	}
 	// pinned: the route names where the data is, so a transaction cannot override it.
 	// The statement's literals replaced in its cache key are read as arguments; the targets
 	// keep the application's arguments.
@@ -280,7 +291,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.ddl != nil && r.time != nil {
 		for _, name := range st.ddl.tableNames() {
 			if tt, ok := r.time.tables[name]; ok {
-				if done, err := r.time.routeDDL(p, st, in, tt); done || err != nil {
+				t := r.time.forPlan(p)
+				if t == nil {
+					return true, noShadowSide(tt.Table)
+				}
+				if done, err := t.routeDDL(p, st, in, tt); done || err != nil {
 					return true, err
 				}
 			}
@@ -295,7 +310,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.time != nil {
 		tin := in
 		tin.Args = rargs
-		if err := r.time.route(p, st, hints, tin); err != nil {
+		t := r.time.forPlan(p)
+		if t == nil {
+			return true, noShadowSide(st.time.table.Table)
+		}
+		if err := t.route(p, st, hints, tin); err != nil {
 			return true, err
 		}
 		if st.time.returning && len(p.Targets) > 1 {

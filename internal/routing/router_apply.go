@@ -46,15 +46,18 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 	var d shadow.Decision
 	switch {
 	case r.cfg.Shadow != nil:
-		d = r.cfg.Shadow.Decide(r.shadowCondition(st, hints, args))
+		txShadow := sess.InTransaction && sess.TxBackend != "" && sess.TxShadow && hints.Shadow != hint.ShadowOff
+		var err error
+		if d, err = r.decideShadow(p, st, hints, args, sess, txShadow); err != nil {
+			return err
+		}
 	case hints.Shadow == hint.ShadowOn:
 		return errorf("%w: the statement is hinted as shadow traffic but no shadow rule is configured; configure shadow mappings", ErrNoShadowBackend)
 	}
-	if sess.InTransaction && sess.TxBackend != "" && !d.Shadow && sess.TxShadow && hints.Shadow != hint.ShadowOff {
-		// Follows its shadow transaction (checked in applyTransaction): map it like the first.
-		d = shadow.Decision{Shadow: true, Mappings: r.allMappings(), Reason: "the transaction is shadow traffic"}
-	}
 	if !d.Shadow {
+		if t, ok := r.readsShadowColumns(st); ok && st.loadsRows && hints.Shadow == hint.ShadowUnset {
+			return errorf("%w: LOAD DATA into the shadow table %s, whose shadow rule reads column values, writes rows obroute does not read; hint it as shadow or production traffic", ErrUnreadable, t)
+		}
 		if t, ok := r.readsShadowColumns(st); ok && (st.ParseErr != nil || st.scanned) && st.Kind.IsDML() && hints.Shadow != hint.ShadowOff {
 			return errorf("%w: the statement names the shadow table %s, whose shadow rule reads column values, and obroute cannot read them from this statement; write it in syntax obroute reads, or hint it as shadow or production traffic", ErrUnreadable, t)
 		}
@@ -80,12 +83,4 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 		p.Prompts = append(p.Prompts, "Shadow traffic: "+d.Reason)
 	}
 	return nil
-}
-
-func (r *Router) allMappings() map[string]string {
-	m := make(map[string]string, len(r.cfg.Shadow.Mappings))
-	for _, x := range r.cfg.Shadow.Mappings {
-		m[x.Production] = x.Shadow
-	}
-	return m
 }

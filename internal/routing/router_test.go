@@ -34,6 +34,7 @@ func newTestRouter(t testing.TB, cached bool) *Router {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defineShadowTables(t, r)
 	return r
 }
 
@@ -83,8 +84,9 @@ func TestForcedAndStaticRouting(t *testing.T) {
 		{name: "value match in a top-level AND", sql: "SELECT * FROM orders_log WHERE user_id = 0 AND id > 5", backend: "shadow_hot", class: ClassShadow},
 		{name: "value match in UPDATE's WHERE", sql: "UPDATE orders_log SET note = 'x' WHERE user_id IN (0)", backend: "shadow_hot", class: ClassShadow},
 		{name: "value under NOT is not a match", sql: "SELECT * FROM orders_log WHERE NOT (user_id = 0)", backend: "hot"},
-		{name: "value under OR is not a match", sql: "SELECT * FROM orders_log WHERE user_id = 0 OR id > 5", backend: "hot"},
-		{name: "UPDATE's SET value is not a match", sql: "UPDATE orders_log SET user_id = 0 WHERE id = 7", backend: "hot"},
+		{name: "value under NOT of a production value", sql: "SELECT * FROM orders_log WHERE NOT (user_id <> 5)", backend: "hot"},
+		{name: "comparison the other way round", sql: "SELECT * FROM orders_log WHERE 0 = user_id", backend: "shadow_hot", class: ClassShadow},
+		{name: "a WHERE without the column is production", sql: "UPDATE orders_log SET note = 'x' WHERE id = 7", backend: "hot"},
 		{name: "SET reading a routed table goes to its backend", sql: "SET @n = (SELECT COUNT(*) FROM audit_log), @k = 1", session: &SessionState{LastBackend: "hot"}, backend: "cold", typ: UseRoutePolicy},
 		{name: "SET reading unrouted tables goes to the default backend", sql: "SET @n = (SELECT MAX(id) FROM items)", session: &SessionState{LastBackend: "cold"}, backend: "hot", typ: UseRoutePolicy},
 		{name: "SET reading a temporary table goes to its session", sql: "SET @n = (SELECT MAX(id) FROM scratch)", session: &SessionState{LastBackend: "hot", TempTables: map[string]string{"scratch": "cold"}}, backend: "cold", typ: UseTempTableSession},
@@ -147,6 +149,8 @@ func TestRoutingRefusals(t *testing.T) {
 		{name: "SET reading a routed table in a transaction bound elsewhere", sql: "SET @n = (SELECT COUNT(*) FROM audit_log)", session: &SessionState{InTransaction: true, TxBackend: "hot"}, err: ErrCrossBackendTx, says: "outside the transaction"},
 		{name: "HANDLER opening a routed table under an alias", sql: "HANDLER audit_log OPEN AS a", err: ErrUnreadable, says: "open it without an alias"},
 		{name: "malformed hint", sql: "/*+ OBROUTE(query_level=L9) */ SELECT 1", err: hint.ErrMalformedHint},
+		{name: "value under OR reaches both traffics", sql: "SELECT * FROM orders_log WHERE user_id = 0 OR id > 5", err: ErrMixedShadow, says: "rows whose user_id is a shadow value and rows whose user_id is not"},
+		{name: "UPDATE of production rows to a shadow value", sql: "UPDATE orders_log SET user_id = 0 WHERE id = 7", err: ErrMixedShadow, says: "production traffic gives it a shadow value"},
 		{name: "unknown ShardingSphere key", sql: "/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT 1", err: hint.ErrUnknownHint},
 	}
 	for _, tc := range cases {

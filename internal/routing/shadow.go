@@ -3,42 +3,94 @@ package routing
 import (
 	"database/sql/driver"
 	"fmt"
-
-	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 )
 
-// shadowCondition gathers what the shadow rule's algorithms look at: the statement's tables and
-// operation, the shadow hint, and for DML the values its columns are compared with or given.
-func (r *Router) shadowCondition(st *Statement, hints hint.Set, args []driver.NamedValue) shadow.Condition {
-	c := shadow.Condition{Tables: st.Tables, Hint: hints.Shadow == hint.ShadowOn}
-	switch st.Kind {
-	case KindSelect:
-		c.Operation = shadow.OpSelect
-	case KindInsert:
-		c.Operation = shadow.OpInsert
-	case KindUpdate:
-		c.Operation = shadow.OpUpdate
-	case KindDelete:
-		c.Operation = shadow.OpDelete
-	default:
-		return c
+// A statement on a shadow table whose algorithms read column values is decided by the values
+// its rows have, as the server stores and compares them, which takes the column's type: the
+// router keeps the definitions of such tables, read from information_schema by the connector
+// (SetTableDefinition), and asks for one it lacks by refusing the route with *ColumnsNeeded.
+// The values are read first by the definition of the shadow side (the shadow backend the
+// statement would go to): rows that are shadow rows there make the statement shadow traffic,
+// with no read of production. Otherwise they are read again by the production backend's
+// definition, which must find them production rows too. A statement whose rows are partly
+// shadow rows (ErrMixedShadow), or whose values cannot be read exactly (ErrUnreadable), is
+// refused: it is neither sent to production nor to shadow.
+
+// ColumnsNeeded is the error of a route that needs the definition of a table on a backend the
+// router has not been given (or whose copy is older than the metadata refresh interval). The
+// connector reads it (SetTableDefinition) and routes the statement again.
+type ColumnsNeeded struct {
+	Backend string
+	Schema  string // "" for the backend's database (its DSN's)
+	Table   string // lower case
+}
+
+// Error implements error.
+func (e *ColumnsNeeded) Error() string {
+	return fmt.Sprintf("obroute: the definition of table %s on backend %s is needed to read its shadow columns", e.Table, e.Backend)
+}
+
+// defKey identifies a definition: a table of a schema on a backend.
+type defKey struct{ backend, schema, table string }
+
+type defEntry struct {
+	def TableColumns
+	at  time.Time
+}
+
+// tableDefs are the definitions of shadow tables the connector read.
+type tableDefs struct {
+	mu sync.RWMutex
+	m  map[defKey]defEntry
+}
+
+// SetTableDefinition records the definition of table (any case) in schema ("" for the
+// backend's own database) on backend, as read from information_schema.COLUMNS; a definition
+// without columns says the table does not exist there.
+func (r *Router) SetTableDefinition(backend, schema, table string, def TableColumns) {
+	r.defs.mu.Lock()
+	defer r.defs.mu.Unlock()
+	if r.defs.m == nil {
+		r.defs.m = map[defKey]defEntry{}
 	}
-	if st.shadowCols != nil {
-		c.Columns = map[string][]string{}
-		for _, v := range st.shadowCols {
-			text, ok := v.lit, v.arg < 0
-			if !ok && v.arg < len(args) {
-				text, ok = valueText(args[v.arg].Value)
-			}
-			if ok {
-				c.Columns[v.column] = append(c.Columns[v.column], text)
+	r.defs.m[defKey{backend, strings.ToLower(schema), strings.ToLower(table)}] = defEntry{def: def, at: r.Now()}
+}
+
+// ForgetTableDefinitions drops what the router knows of tables (lower case) on backend, in
+// every schema: a DDL statement that ran there may have changed them.
+func (r *Router) ForgetTableDefinitions(backend string, tables []string) {
+	r.defs.mu.Lock()
+	defer r.defs.mu.Unlock()
+	for k := range r.defs.m {
+		if k.backend == backend {
+			for _, t := range tables {
+				if k.table == t {
+					delete(r.defs.m, k)
+				}
 			}
 		}
 	}
-	return c
+}
+
+// definition returns the definition of a table; false when it is unknown or too old.
+func (r *Router) definition(k defKey) (*TableColumns, bool) {
+	r.defs.mu.RLock()
+	e, ok := r.defs.m[k]
+	r.defs.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	if ttl := time.Duration(r.cfg.Settings.Metadata.Refresh); ttl > 0 && r.Now().Sub(e.at) > ttl {
+		return nil, false
+	}
+	return &e.def, true
 }
 
 // readsShadowColumns reports whether st names a shadow table whose algorithm reads column values.
@@ -51,119 +103,701 @@ func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
 	return "", false
 }
 
-// columnValue is a value a DML statement gives a column (INSERT) or compares it with (WHERE):
-// a literal, or the arg-th argument.
-type columnValue struct {
-	column string // lower case
-	lit    string
-	arg    int // -1 for a literal
+func operationOf(k Kind) shadow.Operation {
+	switch k {
+	case KindSelect:
+		return shadow.OpSelect
+	case KindInsert:
+		return shadow.OpInsert
+	case KindUpdate:
+		return shadow.OpUpdate
+	case KindDelete:
+		return shadow.OpDelete
+	}
+	return ""
 }
 
-// shadowColumns collects, once per statement text, the column values the shadow rule reads when
-// the statement names a shadow table with a column algorithm: the values an INSERT gives its
-// columns, and the values the top-level AND conjuncts of a WHERE clause compare columns with
-// by = and IN (SELECT, UPDATE, DELETE). A comparison under OR or NOT does not say that the rows
-// have that value, and an UPDATE's SET values are what the rows become, not which rows are
-// touched: both are left out, as ShardingSphere reads only the WHERE conditions.
-func (r *Router) shadowColumns(st *Statement, p *parsed) []columnValue {
-	if _, ok := r.readsShadowColumns(st); !ok || !st.Kind.IsDML() {
+// decideShadow evaluates the shadow rule for the statement routed to p's (production)
+// targets. A statement following its shadow transaction (txShadow) is shadow traffic unless its
+// column values say its rows are production rows (then it is refused).
+func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
+	hintOn := hints.Shadow == hint.ShadowOn
+	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
+	if st.shadowReads == nil || c.Operation == "" || len(p.Targets) != 1 || st.time != nil {
+		if st.shadowReads != nil && c.Operation != "" {
+			c.Read = splitRead // a value table joined with a time-sharded one
+		}
+		d := r.cfg.Shadow.Decide(c)
+		if d.Refused != "" {
+			return d, errorf("%w: %s", ErrUnreadable, d.Refused)
+		}
+		if !d.Shadow && txShadow {
+			d = shadow.Decision{Shadow: true, Mappings: r.allMappings(), Reason: "the transaction is shadow traffic"}
+		}
+		return d, nil
+	}
+	prod := p.Targets[0].Backend
+	if hints.Shadow == hint.ShadowOff {
+		// Declared production: values that read as shadow rows contradict it; values obroute
+		// cannot read are the caller's to declare.
+		rd := &columnReader{r: r, st: st, backend: prod, db: sess.Databases[0], args: args, sess: sess, declared: true}
+		c.Read = rd.read
+		d := r.cfg.Shadow.Decide(c)
+		if rd.need != nil {
+			return d, rd.need
+		}
+		if d.Shadow {
+			return d, errorf("%w: the statement is hinted as production traffic but its rows are shadow rows (%s); remove the hint or the shadow values", hint.ErrHintConflict, d.Reason)
+		}
+		return shadow.Decision{Reason: "production: hinted as production traffic"}, rd.checkAssignments(false)
+	}
+	shadowSide, mapped := r.allMappings()[prod], true
+	if r.shadowOf[prod] {
+		shadowSide = prod // a backend hint named the shadow backend itself
+	} else if shadowSide == "" {
+		mapped = false
+	}
+	if mapped {
+		rd := &columnReader{r: r, st: st, backend: shadowSide, db: sess.Databases[1], args: args, sess: sess}
+		c.Read, c.Hint = rd.read, hintOn || txShadow
+		d := r.cfg.Shadow.Decide(c)
+		if err := rd.refusal(d); err != nil {
+			return d, err
+		}
+		if d.Shadow {
+			return d, rd.checkAssignments(true)
+		}
+		if txShadow {
+			return d, errorf("%w: the statement runs in a shadow transaction but its rows are production rows (%s); run it outside the transaction", ErrShadowConflict, d.Reason)
+		}
+		if hintOn {
+			return d, nil // hinted as shadow and not accepted: refused by the caller, production unread
+		}
+	}
+	rd := &columnReader{r: r, st: st, backend: prod, db: sess.Databases[0], args: args, sess: sess}
+	c.Read, c.Hint = rd.read, hintOn
+	d := r.cfg.Shadow.Decide(c)
+	if err := rd.refusal(d); err != nil {
+		return d, err
+	}
+	if d.Shadow && mapped {
+		return d, errorf("%w: by the definition of %s on backend %s the statement's rows are shadow rows, by its definition on the shadow backend %s they are not; give both the same definition",
+			ErrUnreadable, st.shadowReads[0].table, prod, shadowSide)
+	}
+	if d.Shadow {
+		return d, nil // no shadow backend: refused by the caller
+	}
+	return d, rd.checkAssignments(false)
+}
+
+// columnReader reads a statement's column values by the definitions of one backend.
+type columnReader struct {
+	r       *Router
+	st      *Statement
+	backend string
+	db      string // the current database of the side's traffic, "" for the DSN's
+	args    []driver.NamedValue
+	sess    *SessionState
+	// declared: the statement is hinted as production traffic; an assignment obroute cannot
+	// read is then the caller's to declare.
+	declared bool
+	need     *ColumnsNeeded
+	last     shadow.Verdict // of the last read: the one that refused, when Decide refuses
+}
+
+// refusal turns what the reading found into the route's error: a definition to read first, or
+// a refusal of the rule.
+func (rd *columnReader) refusal(d shadow.Decision) error {
+	if rd.need != nil {
+		return rd.need
+	}
+	if d.Refused == "" {
 		return nil
 	}
-	out := []columnValue{}
-	add := func(col string, e sqlparser.Expr) {
-		if v, ok := literalValue(e); ok {
-			v.column = col
-			out = append(out, v)
-		}
+	if rd.last == shadow.VerdictMixed {
+		return errorf("%w: %s; write the shadow rows and the production rows in separate statements", ErrMixedShadow, d.Refused)
 	}
-	var where *sqlparser.Where
-	switch n := p.ast.(type) {
-	case *sqlparser.Insert:
-		if rows, ok := insertValues(n); ok {
-			for _, row := range rows {
-				for i, col := range n.Columns {
-					if i < len(row) {
-						add(col.Lowered(), row[i])
-					}
-				}
-			}
-		}
-	case *sqlparser.Update:
-		where = n.Where
-	case *sqlparser.Delete:
-		where = n.Where
-	case *sqlparser.Select:
-		where = n.Where
-	}
-	if where == nil {
-		return out
-	}
-	for _, conjunct := range conjuncts(where.Expr, nil) {
-		cmp, ok := conjunct.(*sqlparser.ComparisonExpr)
-		if !ok {
-			continue
-		}
-		col, ok := unparen(cmp.Left).(*sqlparser.ColName)
-		if !ok {
-			continue
-		}
-		switch cmp.Operator {
-		case sqlparser.EqualStr:
-			add(col.Name.Lowered(), cmp.Right)
-		case sqlparser.InStr:
-			if tuple, ok := unparen(cmp.Right).(sqlparser.ValTuple); ok {
-				for _, e := range tuple {
-					add(col.Name.Lowered(), e)
-				}
-			}
-		}
-	}
-	return out
+	return errorf("%w: %s; write the value as a literal or a ? argument of the column's type, or hint the statement as shadow or production traffic", ErrUnreadable, d.Refused)
 }
 
-// insertValues returns the VALUES rows of an INSERT; ok is false for INSERT … SELECT.
-func insertValues(n *sqlparser.Insert) (sqlparser.Values, bool) {
-	switch rows := n.Rows.(type) {
-	case *sqlparser.AliasedValues:
-		return rows.Values, true
-	case sqlparser.AliasedValues:
-		return rows.Values, true
-	case sqlparser.Values:
-		return rows, true
+// tableRead returns the statement's reading of table.
+func (rd *columnReader) tableRead(table string) *tableRead {
+	for _, tr := range rd.st.shadowReads {
+		if tr.table == table {
+			return tr
+		}
+	}
+	return nil
+}
+
+// column returns the definition and type of column of tr's table on the reader's backend; why
+// says why the column's values cannot be read; need is set when the definition is missing.
+func (rd *columnReader) column(tr *tableRead, column string) (def *TableColumns, col *TableColumn, idx int, t colType, why string) {
+	if _, temp := rd.sess.TempTables[tr.table]; temp {
+		return nil, nil, -1, t, "the statement names the session's temporary table " + tr.table + ", whose definition obroute does not read"
+	}
+	schema := tr.schema
+	if schema == "" {
+		schema = rd.db
+	}
+	def, ok := rd.r.definition(defKey{rd.backend, strings.ToLower(schema), tr.table})
+	if !ok {
+		if rd.need == nil {
+			rd.need = &ColumnsNeeded{Backend: rd.backend, Schema: schema, Table: tr.table}
+		}
+		return nil, nil, -1, t, "the table's definition is not known yet"
+	}
+	if len(def.Columns) == 0 {
+		where := "the database of its DSN"
+		if schema != "" {
+			where = "database " + schema
+		}
+		return nil, nil, -1, t, "backend " + rd.backend + " has no table " + tr.table + " in " + where
+	}
+	col, idx = def.column(column)
+	if col == nil {
+		return nil, nil, -1, t, "table " + tr.table + " on backend " + rd.backend + " has no column " + column
+	}
+	t = typeOf(col)
+	return def, col, idx, t, ""
+}
+
+// read implements shadow.Condition.Read for one side.
+func (rd *columnReader) read(table, column string, set shadow.ValueSet) (shadow.Verdict, string) {
+	v, why := rd.verdict(table, column, set)
+	rd.last = v
+	return v, why
+}
+
+func (rd *columnReader) verdict(table, column string, set shadow.ValueSet) (shadow.Verdict, string) {
+	tr := rd.tableRead(table)
+	if tr == nil {
+		return shadow.VerdictNone, ""
+	}
+	if tr.why != "" {
+		return shadow.VerdictUnread, tr.why
+	}
+	if tr.kind != KindInsert && !tr.mentions[column] {
+		return shadow.VerdictNone, "" // a WHERE that does not name the column: production, as in ShardingSphere
+	}
+	def, col, idx, t, why := rd.column(tr, column)
+	if why != "" {
+		return shadow.VerdictUnread, why
+	}
+	sv, why := valuesIn(&t, set)
+	if why != "" {
+		return shadow.VerdictUnread, why
+	}
+	if tr.kind == KindInsert {
+		return rd.insertVerdict(tr, def, col, idx, &t, &sv)
+	}
+	return rd.whereVerdict(tr.where[column], column, &t, &sv)
+}
+
+// insertVerdict classifies the rows of an INSERT or REPLACE by the value each gives column
+// col (at idx in the table), as the column stores it.
+func (rd *columnReader) insertVerdict(tr *tableRead, def *TableColumns, col *TableColumn, idx int, t *colType, sv *shadowValues) (shadow.Verdict, string) {
+	pos := idx
+	if tr.columns != nil {
+		pos = -1
+		for i, c := range tr.columns {
+			if strings.EqualFold(c, col.Name) {
+				pos = i
+			}
+		}
+	}
+	autoInc := strings.Contains(strings.ToLower(col.Extra), "auto_increment")
+	shadowRows := 0
+	for i, row := range tr.rows {
+		if tr.columns == nil && len(row) != len(def.Columns) {
+			return shadow.VerdictUnread, fmt.Sprintf("row %d gives %d values and table %s on backend %s has %d columns", i+1, len(row), tr.table, rd.backend, len(def.Columns))
+		}
+		var val svalue
+		if pos < 0 {
+			var why string
+			var ok bool
+			if val, why, ok = defaultValue(col); !ok {
+				return shadow.VerdictUnread, "the statement does not give " + t.name + " a value and its default is " + why
+			}
+		} else if pos >= len(row) {
+			return shadow.VerdictUnread, fmt.Sprintf("row %d has no value for %s", i+1, t.name)
+		} else {
+			var why string
+			var ok bool
+			if val, why, ok = rd.eval(row[pos]); !ok {
+				return shadow.VerdictUnread, fmt.Sprintf("row %d gives %s %s", i+1, t.name, why)
+			}
+		}
+		text, null, why, ok := t.store(val)
+		if !ok {
+			return shadow.VerdictUnread, fmt.Sprintf("row %d gives %s %s", i+1, t.name, why)
+		}
+		if autoInc && (null || text == "0") {
+			return shadow.VerdictUnread, fmt.Sprintf("row %d leaves the AUTO_INCREMENT column %s to the server", i+1, t.name)
+		}
+		if !null && sv.has(text) {
+			shadowRows++
+		}
+	}
+	switch shadowRows {
+	case len(tr.rows):
+		return shadow.VerdictShadow, ""
+	case 0:
+		return shadow.VerdictProduction, ""
+	}
+	return shadow.VerdictMixed, fmt.Sprintf("%d of its %d rows have a shadow %s", shadowRows, len(tr.rows), t.name)
+}
+
+// defaultValue reads the default of a column as information_schema writes it.
+func defaultValue(col *TableColumn) (svalue, string, bool) {
+	if col.Default == nil {
+		return svalue{}, "none (the server's answer depends on sql_mode)", false
+	}
+	d := *col.Default
+	switch {
+	case strings.EqualFold(d, "NULL"):
+		return svalue{kind: svNull}, "", true
+	case len(d) >= 2 && d[0] == '\'' && d[len(d)-1] == '\'':
+		inner := d[1 : len(d)-1]
+		if strings.IndexByte(inner, '\\') >= 0 {
+			return svalue{}, "the string " + d, false
+		}
+		v, why, ok := stringValue(strings.ReplaceAll(inner, "''", "'"))
+		return v, why, ok
+	}
+	if v, _, ok := numberValue(d); ok {
+		return v, "", true
+	}
+	return svalue{}, "the expression " + d, false
+}
+
+// eval evaluates a compiled value with the statement's arguments.
+func (rd *columnReader) eval(v *sval) (svalue, string, bool) {
+	switch v.op {
+	case svLit:
+		return v.lit, "", true
+	case svArg:
+		if v.arg >= len(rd.args) {
+			return svalue{}, "an argument that is not given", false
+		}
+		x, why, ok := boundValue(rd.args[v.arg].Value)
+		if !ok {
+			why = why + " (argument " + strconv.Itoa(argNumber(rd.args, v.arg)) + ")"
+		}
+		return x, why, ok
+	case svNeg, svAdd, svSub, svMul:
+		x, why, ok := rd.eval(v.x)
+		if !ok {
+			return x, why, ok
+		}
+		if x, why, ok = x.arith(); !ok {
+			return x, why, ok
+		}
+		y := svalue{kind: svExact, num: exactInt(0)}
+		if v.op != svNeg {
+			if y, why, ok = rd.eval(v.y); !ok {
+				return y, why, ok
+			}
+			if y, why, ok = y.arith(); !ok {
+				return y, why, ok
+			}
+		}
+		if x.kind == svNull || y.kind == svNull {
+			return svalue{kind: svNull}, "", true
+		}
+		if x.kind == svDouble || y.kind == svDouble {
+			a, b := x.toFloat(), y.toFloat()
+			switch v.op {
+			case svNeg:
+				return svalue{kind: svDouble, f: -a}, "", true
+			case svAdd:
+				return svalue{kind: svDouble, f: a + b}, "", true
+			case svSub:
+				return svalue{kind: svDouble, f: a - b}, "", true
+			}
+			return svalue{kind: svDouble, f: a * b}, "", true
+		}
+		switch v.op {
+		case svNeg:
+			return svalue{kind: svExact, num: exactInt(0).add(x.num, -1)}, "", true
+		case svAdd:
+			return svalue{kind: svExact, num: x.num.add(y.num, 1)}, "", true
+		case svSub:
+			return svalue{kind: svExact, num: x.num.add(y.num, -1)}, "", true
+		}
+		return svalue{kind: svExact, num: x.num.mul(y.num)}, "", true
+	}
+	switch v.op {
+	case svSelf, svInserted:
+		return svalue{}, "the value of column " + v.why, false
+	}
+	return svalue{}, v.why, false
+}
+
+// arith returns v as an operand of arithmetic: a string becomes the double it reads as.
+func (v svalue) arith() (svalue, string, bool) {
+	switch v.kind {
+	case svString:
+		n, why, ok := v.numeric()
+		if !ok {
+			return n, why, ok
+		}
+		return svalue{kind: svDouble, f: n.num.float()}, "", true
+	case svHybrid:
+		return svalue{kind: svExact, num: v.num}, "", true
+	}
+	return v, "", true
+}
+
+func (v svalue) toFloat() float64 {
+	if v.kind == svDouble {
+		return v.f
+	}
+	return v.num.float()
+}
+
+// candidate is a value the column may hold: a stored text, or NULL.
+type candidate struct {
+	text string
+	null bool
+}
+
+// whereEval evaluates formulas for candidates of one column.
+type whereEval struct {
+	rd     *columnReader
+	t      *colType
+	unread string // the first condition that could not be read
+}
+
+// truth returns whether a row whose column holds x may satisfy the formula.
+func (w *whereEval) truth(c *scond, x candidate) tri {
+	switch c.op {
+	case scOther:
+		return triMaybe
+	case scUnread:
+		w.note(c.why)
+		return triMaybe
+	case scAnd, scOr:
+		all, any := true, false
+		for _, k := range c.kids {
+			v := w.truth(k, x)
+			if c.op == scAnd && v == triFalse || c.op == scOr && v == triTrue {
+				return v
+			}
+			all = all && v == triTrue
+			any = any || v == triMaybe
+		}
+		switch {
+		case c.op == scAnd && all:
+			return triTrue
+		case any:
+			return triMaybe
+		}
+		return triFalse
+	}
+	vals := make([]compared, len(c.vals))
+	for i, v := range c.vals {
+		sv, why, ok := w.rd.eval(v)
+		if ok {
+			vals[i], why, ok = w.t.comparedAs(sv)
+		}
+		if !ok {
+			w.note(why)
+			return triMaybe
+		}
+	}
+	if x.null {
+		switch c.cmp {
+		case cIsNull:
+			return triTrue
+		case cNullEq:
+			return triOf(vals[0].null)
+		case cNotNullEq:
+			return triOf(!vals[0].null)
+		}
+		return triFalse
+	}
+	eq := func(v compared) (tri, bool) { // x = v
+		if v.null {
+			return triFalse, true
+		}
+		n, ok := w.t.cmp(x.text, v)
+		if !ok && !v.isStr {
+			return triMaybe, false
+		}
+		return triOf(n == 0 && ok), true
+	}
+	order := func(v compared, test func(int) bool) tri {
+		if v.null {
+			return triFalse
+		}
+		n, ok := w.t.cmp(x.text, v)
+		if !ok {
+			w.note("an order comparison of the string column " + w.t.name)
+			return triMaybe
+		}
+		return triOf(test(n))
+	}
+	switch c.cmp {
+	case cIsNull:
+		return triFalse
+	case cNotNull:
+		return triTrue
+	case cEq, cNullEq:
+		v, _ := eq(vals[0])
+		return v
+	case cNe, cNotNullEq:
+		if vals[0].null {
+			return triOf(c.cmp == cNotNullEq)
+		}
+		v, _ := eq(vals[0])
+		return not(v)
+	case cLt:
+		return order(vals[0], func(n int) bool { return n < 0 })
+	case cLe:
+		return order(vals[0], func(n int) bool { return n <= 0 })
+	case cGt:
+		return order(vals[0], func(n int) bool { return n > 0 })
+	case cGe:
+		return order(vals[0], func(n int) bool { return n >= 0 })
+	case cBetween, cNotBetween:
+		lo := order(vals[0], func(n int) bool { return n >= 0 })
+		hi := order(vals[1], func(n int) bool { return n <= 0 })
+		in := and(lo, hi)
+		if c.cmp == cNotBetween {
+			if vals[0].null || vals[1].null {
+				return triFalse
+			}
+			return not(in)
+		}
+		return in
+	case cIn, cNotIn:
+		result, null := triFalse, false
+		for _, v := range vals {
+			null = null || v.null
+			e, _ := eq(v)
+			if e == triTrue {
+				result = triTrue
+				break
+			}
+			if e == triMaybe {
+				result = triMaybe
+			}
+		}
+		if c.cmp == cIn {
+			return result
+		}
+		if result == triTrue || null {
+			return triFalse
+		}
+		return not(result)
+	}
+	return triMaybe
+}
+
+func not(v tri) tri {
+	switch v {
+	case triTrue:
+		return triFalse
+	case triFalse:
+		return triTrue
+	}
+	return triMaybe
+}
+
+func and(a, b tri) tri {
+	switch {
+	case a == triFalse || b == triFalse:
+		return triFalse
+	case a == triTrue && b == triTrue:
+		return triTrue
+	}
+	return triMaybe
+}
+
+func (w *whereEval) note(why string) {
+	if w.unread == "" {
+		w.unread = why
+	}
+}
+
+// finite returns the stored texts the column of the rows the formula can be true for has,
+// when they are finitely many; ok false otherwise. NULL is never among them (see truth).
+func (w *whereEval) finite(c *scond) (texts []string, ok bool) {
+	switch c.op {
+	case scAnd:
+		found := false
+		for _, k := range c.kids {
+			if t, ok := w.finite(k); ok && (!found || len(t) < len(texts)) {
+				texts, found = t, true
+			}
+		}
+		if !found {
+			return nil, false
+		}
+		var out []string
+		for _, x := range texts {
+			if w.truth(c, candidate{text: x}) != triFalse {
+				out = append(out, x)
+			}
+		}
+		return out, true
+	case scOr:
+		for _, k := range c.kids {
+			t, ok := w.finite(k)
+			if !ok {
+				return nil, false
+			}
+			texts = append(texts, t...)
+		}
+		return texts, true
+	case scAtom:
+		switch c.cmp {
+		case cIsNull:
+			return nil, true
+		case cEq, cNullEq, cIn:
+		default:
+			return nil, false
+		}
+		for _, v := range c.vals {
+			sv, why, ok := w.rd.eval(v)
+			var cv compared
+			if ok {
+				cv, why, ok = w.t.comparedAs(sv)
+			}
+			if !ok {
+				w.note(why)
+				return nil, false
+			}
+			text, none, ok := w.t.equalStored(cv)
+			if !ok {
+				w.note("the comparison of " + w.t.name + " with a value no single stored value equals exactly")
+				return nil, false
+			}
+			if !none {
+				texts = append(texts, text)
+			}
+		}
+		return texts, true
 	}
 	return nil, false
 }
 
-// literalValue reads a literal or a ? argument as the text a value algorithm compares.
-func literalValue(e sqlparser.Expr) (columnValue, bool) {
-	switch v := unparen(e).(type) {
-	case *sqlparser.SQLVal:
-		switch v.Type {
-		case sqlparser.ValArg:
-			return columnValue{arg: argIndex(string(v.Val))}, argIndex(string(v.Val)) >= 0
-		case sqlparser.StrVal, sqlparser.IntVal, sqlparser.FloatVal, sqlparser.HexNum:
-			return columnValue{lit: string(v.Val), arg: -1}, true
-		}
-	case sqlparser.BoolVal:
-		if v {
-			return columnValue{lit: "1", arg: -1}, true
-		}
-		return columnValue{lit: "0", arg: -1}, true
+// whereVerdict classifies the rows a WHERE reaches by column col's values.
+func (rd *columnReader) whereVerdict(c *scond, col string, t *colType, sv *shadowValues) (shadow.Verdict, string) {
+	w := &whereEval{rd: rd, t: t}
+	texts, finite := w.finite(c)
+	if finite && sv.set.Regex != nil && t.pad {
+		finite = false // under PAD SPACE one compared value stands for texts the regex tells apart
+		w.note("a comparison of the PAD SPACE column " + col + " with a regex_match algorithm")
 	}
-	return columnValue{}, false
+	nullRows := w.truth(c, candidate{null: true}) != triFalse
+	shadowN := 0
+	for _, x := range texts {
+		if sv.has(x) {
+			shadowN++
+		}
+	}
+	switch {
+	case finite && shadowN == 0:
+		return shadow.VerdictProduction, ""
+	case finite && shadowN == len(texts) && !nullRows:
+		return shadow.VerdictShadow, ""
+	}
+	if sv.set.Regex == nil {
+		none := true
+		for _, x := range sv.stored {
+			none = none && w.truth(c, candidate{text: x}) == triFalse
+		}
+		if none {
+			return shadow.VerdictProduction, ""
+		}
+	}
+	if w.unread != "" {
+		return shadow.VerdictUnread, w.unread
+	}
+	if sv.set.Regex != nil && !finite {
+		return shadow.VerdictUnread, "with a regex_match algorithm, a WHERE that names " + col + " must give its values with = or IN"
+	}
+	return shadow.VerdictMixed, "the WHERE can reach rows whose " + col + " is a shadow value and rows whose " + col + " is not"
 }
 
-func valueText(v driver.Value) (string, bool) {
-	switch x := v.(type) {
-	case nil:
-		return "", false
-	case []byte:
-		return string(x), true
-	case string:
-		return x, true
-	case *literal: // a literal of the statement
-		return x.value(), true
-	default:
-		return fmt.Sprint(x), true
+// checkAssignments refuses an UPDATE … SET or ON DUPLICATE KEY UPDATE that would give a row's
+// algorithm column a value of the other traffic: shadow traffic writing a production value, or
+// production traffic a shadow value. The row's class is the column's insert algorithms' (else
+// the statement's operation's).
+func (rd *columnReader) checkAssignments(shadowTraffic bool) error {
+	for _, tr := range rd.st.shadowReads {
+		if tr.why != "" || len(tr.sets) == 0 {
+			continue
+		}
+		algs := rd.r.cfg.Shadow.ColumnAlgorithms(tr.table)
+		for _, a := range tr.sets {
+			if a.column == "" || a.value.op == svSelf && a.value.why == a.column || a.value.op == svInserted && a.value.why == a.column {
+				continue
+			}
+			set, ok := rowClass(algs, a.column, operationOf(tr.kind))
+			if !ok {
+				continue
+			}
+			_, _, _, t, why := rd.column(tr, a.column)
+			var sv shadowValues
+			if why == "" {
+				sv, why = valuesIn(&t, set)
+			}
+			var text string
+			var null bool
+			if why == "" {
+				var v svalue
+				var ok bool
+				if v, why, ok = rd.eval(a.value); ok {
+					text, null, why, ok = t.store(v)
+				}
+				if ok {
+					why = ""
+				} else if why == "" {
+					why = "a value obroute cannot read"
+				}
+			}
+			if rd.need != nil {
+				return rd.need
+			}
+			if why != "" {
+				if rd.declared {
+					continue
+				}
+				return errorf("%w: the statement sets %s of the shadow table %s to %s; write the value as a literal or a ? argument, or hint the statement as shadow or production traffic", ErrUnreadable, a.column, tr.table, why)
+			}
+			isShadow := !null && sv.has(text)
+			if isShadow != shadowTraffic {
+				what := "production traffic gives it a shadow value"
+				if shadowTraffic {
+					what = "shadow traffic gives it a production value"
+				}
+				return errorf("%w: the statement sets %s of the shadow table %s to %q: %s, which would leave a row of one traffic among the other's; write it as two statements, or keep the value's traffic", ErrMixedShadow, a.column, tr.table, text, what)
+			}
+		}
 	}
+	return nil
+}
+
+// rowClass returns the shadow values that say which traffic a row of column belongs to: its
+// insert algorithms' (first), else the algorithm of the statement's operation.
+func rowClass(algs []shadow.ColumnAlgorithm, column string, op shadow.Operation) (shadow.ValueSet, bool) {
+	for _, want := range []shadow.Operation{shadow.OpInsert, op} {
+		for _, a := range algs {
+			if a.Column == column && a.Operation == want {
+				return a.Set, true
+			}
+		}
+	}
+	return shadow.ValueSet{}, false
+}
+
+func (r *Router) allMappings() map[string]string {
+	m := make(map[string]string, len(r.cfg.Shadow.Mappings))
+	for _, x := range r.cfg.Shadow.Mappings {
+		m[x.Production] = x.Shadow
+	}
+	return m
 }

@@ -119,10 +119,12 @@ type Statement struct {
 	// mentions are the routed tables it names elsewhere than where a table stands.
 	scanned  bool
 	mentions []string
-	// shadowCols are the column values the shadow rule reads, when a shadow table has a column
-	// algorithm (see shadow.go).
-	shadowCols []columnValue
-	time       *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// shadowReads are what the statement says of the column values of the shadow tables with
+	// column algorithms it names (see shadow_read.go).
+	shadowReads []*tableRead
+	// loadsRows marks LOAD DATA: rows whose values the statement does not show.
+	loadsRows bool
+	time      *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
 	ddl *ddlForm
 	// catalog is the catalog statement read (see catalog.go), nil for other statements;
@@ -233,7 +235,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.time, st.RouteErr = r.time.analyze(st, p)
 	}
 	if r.shadowColumnTables != nil {
-		st.shadowCols = r.shadowColumns(st, p)
+		st.shadowReads = r.shadowReads(st, p)
 	}
 	return st
 }
@@ -335,7 +337,9 @@ func (r *Router) classify(st *Statement, ast sqlparser.Statement, toks []token, 
 		}
 	case *sqlparser.AlterTable, *sqlparser.DBDDL:
 		st.Kind = KindDDL
-	case *sqlparser.Explain, *sqlparser.LockTables, *sqlparser.Load, *sqlparser.UnlockTables,
+	case *sqlparser.Load:
+		st.loadsRows = true
+	case *sqlparser.Explain, *sqlparser.LockTables, *sqlparser.UnlockTables,
 		*sqlparser.Savepoint, *sqlparser.RollbackSavepoint, *sqlparser.ReleaseSavepoint:
 	default:
 		// A statement whose syntax tree does not list its tables (ANALYZE, CALL, FLUSH, …):

@@ -32,6 +32,10 @@ type timeRouter struct {
 	// connector (SetBackendServer, SetShardKeyColumns).
 	facts factsHolder
 	keys  keysHolder // the shard-key type of each logical table, by snapshot and facts
+	// shadow routes shadow traffic: the same tables, by the shadow side's shard metadata and
+	// what the connector read back of the shadow backends (see time_side.go); nil without a
+	// ShadowSnapshot.
+	shadow *timeRouter
 }
 
 // timeStatement is the time-sharding analysis of one statement text: computed once, cached with
@@ -102,6 +106,14 @@ func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
 		}
 		if b.Role == config.RoleCold && t.cold == "" {
 			t.cold = b.Name
+		}
+	}
+	if cfg.ShadowSnapshot != nil {
+		sc := *cfg // the same tables (the same *config.TimeTable), the shadow side's snapshot
+		sc.Snapshot, sc.ShadowSnapshot = cfg.ShadowSnapshot, nil
+		var err error
+		if t.shadow, err = newTimeRouter(&sc, r); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
@@ -377,7 +389,7 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 			return err
 		}
 	}
-	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, open: openName, coldAll: coldAll, key: key.typ}); err != nil {
+	if err := t.buildTargets(p, ts, targetSet{args: in.Args, clock: &clock, tables: tables, locs: locs, to: t.sentTo(p, locs), open: openName, coldAll: coldAll, key: key.typ}); err != nil {
 		return err
 	}
 	if in.Explain {

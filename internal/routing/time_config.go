@@ -19,6 +19,11 @@ type TimeConfig struct {
 	Tables []config.TimeTable
 	// Snapshot returns the current shard metadata snapshot; it must not block. Required.
 	Snapshot func() *metadata.Snapshot
+	// ShadowSnapshot returns the snapshot of the shadow side's shard metadata, which routes
+	// shadow traffic (read from the shadow backend of the metadata backend: shadow traffic
+	// never reads production's); nil when there is none, and shadow traffic on a time-sharded
+	// table is then refused.
+	ShadowSnapshot func() *metadata.Snapshot
 	// Clock returns the current time; nil means time.Now. Tests inject a fixed clock. The hot
 	// window is evaluated against it at every statement.
 	Clock func() time.Time

@@ -140,14 +140,18 @@ func (h *factsHolder) update(f func(*storeFacts)) {
 // reads back of the backends changed since (a server that restarted with another sql_mode, …):
 // route the statement again before sending it. It is false for any other plan.
 func (r *Router) Outdated(p *Plan) bool {
-	return p.factsGen != 0 && r.time != nil && p.factsGen != r.time.facts.gen.Load()+1
+	if p.factsGen == 0 || r.time == nil {
+		return false
+	}
+	t := r.time.forPlan(p)
+	return t == nil || p.factsGen != t.facts.gen.Load()+1
 }
 
 // SetBackendServer records the flavour of backend's server, and the sql_mode and time_zone a
 // server session there starts with (the global ones, or the DSN's sql_mode and time_zone
 // parameters), as read back from it ("" for a time zone not read). Without time tables it does
 // nothing.
-func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode, timeZone string) {
+func (r TimeFacts) SetBackendServer(backend string, flavor Flavor, sqlMode, timeZone string) {
 	if r.time != nil {
 		r.time.facts.update(func(f *storeFacts) {
 			f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode, zone: timeZone}
@@ -158,7 +162,7 @@ func (r *Router) SetBackendServer(backend string, flavor Flavor, sqlMode, timeZo
 // ForgetBackendServer forgets what SetBackendServer recorded of backend, whose server changed
 // (a restart, a service's new primary): until it is given again, INSERTs whose routing needs the
 // sql_mode server sessions start with there are refused. Without time tables it does nothing.
-func (r *Router) ForgetBackendServer(backend string) {
+func (r TimeFacts) ForgetBackendServer(backend string) {
 	if r.time != nil {
 		r.time.facts.update(func(f *storeFacts) { delete(f.servers, backend) })
 	}
@@ -167,7 +171,7 @@ func (r *Router) ForgetBackendServer(backend string) {
 // SetShardKeyColumns records the shard-key columns of physical tables (table name → its
 // column), as read from the backend that holds each. A table never given is unknown. Without
 // time tables it does nothing.
-func (r *Router) SetShardKeyColumns(cols map[string]ShardKeyColumn) {
+func (r TimeFacts) SetShardKeyColumns(cols map[string]ShardKeyColumn) {
 	if r.time != nil && len(cols) > 0 {
 		r.time.facts.update(func(f *storeFacts) {
 			for t, c := range cols {
@@ -304,19 +308,19 @@ type KeyColumn struct {
 // UnknownKeyColumns lists the shard-key columns of snap's physical tables never given
 // (SetShardKeyColumns), for the connector to read; tables without a valid location are left
 // out (statements on them are refused anyway).
-func (r *Router) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
+func (r TimeFacts) UnknownKeyColumns(snap *metadata.Snapshot) []KeyColumn {
 	return r.keyColumns(snap, "")
 }
 
 // KeyColumnsOn lists the shard-key columns of snap's physical tables that live on backend, read
 // or not (the connector reads them again when the backend's server changed).
-func (r *Router) KeyColumnsOn(snap *metadata.Snapshot, backend string) []KeyColumn {
+func (r TimeFacts) KeyColumnsOn(snap *metadata.Snapshot, backend string) []KeyColumn {
 	return r.keyColumns(snap, backend)
 }
 
 // keyColumns lists the shard-key columns of snap's physical tables on backend, or, for backend
 // "", those whose precision is unknown.
-func (r *Router) keyColumns(snap *metadata.Snapshot, backend string) []KeyColumn {
+func (r TimeFacts) keyColumns(snap *metadata.Snapshot, backend string) []KeyColumn {
 	if r.time == nil || snap == nil {
 		return nil
 	}

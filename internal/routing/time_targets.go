@@ -17,6 +17,7 @@ type targetSet struct {
 	clock   *stmtClock          // the statement's one reading of the clock
 	tables  []metadata.Table    // the physical tables read or written
 	locs    []string            // the backend of each of tables
+	to      []string            // where the sub-query of each of tables is sent (shadow traffic: locs' shadow backends)
 	open    string              // the table whose span is open above (metadata.OpenAbove), "" if none
 	coldAll bool                // every sub-query is sent as cold (query level L3 declared)
 	key     ShardKeyType        // the shard key's column type, which the clamps are written in
@@ -25,7 +26,10 @@ type targetSet struct {
 // buildTargets renders the sub-queries of set: one per table for writes, one statement per
 // backend (UNION ALL of its tables' legs) for SELECT.
 func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) error {
-	args, clock, tables, locs, open, coldAll := set.args, set.clock, set.tables, set.locs, set.open, set.coldAll
+	args, clock, tables, locs, to, open, coldAll := set.args, set.clock, set.tables, set.locs, set.to, set.open, set.coldAll
+	if to == nil {
+		to = locs
+	}
 	l := leg{qual: ts.qualSQL, key: ts.table.ShardKey, keyType: set.key, clock: clock, lits: p.Statement.lits}
 	names := make([]string, len(tables))
 	for i := range tables {
@@ -52,7 +56,7 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 	spec := &mp.spec
 	// With the column types known, only text columns are weighed (see TypesCache).
 	known := mp.types.known()
-	sp := &splitTypes{mp: mp, args: args, backend: locs[0], cold: coldAll || t.router.roles[locs[0]] == config.RoleCold}
+	sp := &splitTypes{mp: mp, args: args, backend: to[0], cold: coldAll || t.router.roles[locs[0]] == config.RoleCold}
 	if known != nil {
 		spec, l.skip = &known.spec, known.skip
 		sp.skipped = known.skipped
@@ -80,26 +84,30 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 	nb := 0
 	var order [8]int
 	first := order[:0]
-	for i := range locs {
-		if !slices.Contains(locs[:i], locs[i]) {
+	for i := range to {
+		if !slices.Contains(to[:i], to[i]) {
 			first = append(first, i)
 			nb++
 		}
 	}
 	p.Targets = make([]Target, nb)
 	for ti, fi := range first {
-		backend := locs[fi]
-		cold := coldAll || t.router.roles[backend] == config.RoleCold
+		backend := to[fi]
+		// The history channel's tag marks a sub-query of cold tables only: one backend may
+		// hold both for shadow traffic.
+		cold := true
 		n, size := 0, len(coldPrefix)+len(mp.outer)+24
 		lo, hi := len(tables), 0
-		for i := range locs {
-			if locs[i] == backend {
+		for i := range to {
+			if to[i] == backend {
+				cold = cold && t.router.roles[locs[i]] == config.RoleCold
 				l.table = tables[i].Name
 				size += mp.legT.estimate(&l) + 16
 				n++
 				lo, hi = min(lo, i), max(hi, i+1)
 			}
 		}
+		cold = cold || coldAll
 		var b strings.Builder
 		b.Grow(size)
 		if cold {
@@ -107,8 +115,8 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 		}
 		argv := make([]driver.NamedValue, 0, n*mp.legT.argCount(nil))
 		k := 0
-		for i := range locs {
-			if locs[i] != backend {
+		for i := range to {
+			if to[i] != backend {
 				continue
 			}
 			l.table, l.min, l.max, l.open = tables[i].Name, tables[i].Min, tables[i].Max, tables[i].Name == open
@@ -137,8 +145,8 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 		tn := names[lo:hi:hi]
 		if hi-lo != n {
 			tn = nil
-			for i := range locs {
-				if locs[i] == backend {
+			for i := range to {
+				if to[i] == backend {
 					tn = append(tn, names[i])
 				}
 			}

@@ -53,7 +53,7 @@ func onDupSetsKey(n *sqlparser.Insert, key, shardKey string) error {
 // not hold the table's shard-key column, described as the server names it ("PRIMARY (id)"), or
 // "" when every unique key holds it; as read from the backend that holds each table. A table
 // never given is unknown. Without time tables it does nothing.
-func (r *Router) SetUniqueKeys(keys map[string]string) {
+func (r TimeFacts) SetUniqueKeys(keys map[string]string) {
 	if r.time != nil && len(keys) > 0 {
 		r.time.facts.update(func(f *storeFacts) {
 			for t, k := range keys {

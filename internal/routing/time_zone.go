@@ -67,7 +67,7 @@ type defaultZone struct {
 // and the zone SYSTEM stands for (nil: unknown), replacing TimeConfig.TimeZone and
 // SystemTimeZone. The connector calls it once it has read them back from a backend, before the
 // first statement on a time-sharded table is routed. Without time tables it does nothing.
-func (r *Router) SetDefaultTimeZone(name string, system *time.Location) {
+func (r TimeFacts) SetDefaultTimeZone(name string, system *time.Location) {
 	if r.time != nil {
 		r.time.defaultZone.Store(&defaultZone{name: name, system: system})
 		r.time.facts.gen.Add(1)

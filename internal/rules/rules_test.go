@@ -70,11 +70,18 @@ func TestShadow(t *testing.T) {
 				t.Errorf("a statement without the hint: %+v, want production", d)
 			}
 			if tc.byValue {
-				insert := shadow.Condition{Tables: []string{"orders"}, Operation: shadow.OpInsert, Columns: map[string][]string{"user_id": {"-1"}}}
+				value := "-1"
+				read := func(_, column string, set shadow.ValueSet) (shadow.Verdict, string) {
+					if column == "user_id" && set.Contains(value) {
+						return shadow.VerdictShadow, ""
+					}
+					return shadow.VerdictProduction, ""
+				}
+				insert := shadow.Condition{Tables: []string{"orders"}, Operation: shadow.OpInsert, Read: read}
 				if d := r.Decide(insert); !d.Shadow {
 					t.Errorf("an INSERT of user_id -1 into orders: %+v, want shadow by value", d)
 				}
-				insert.Columns["user_id"] = []string{"7"}
+				value = "7"
 				if d := r.Decide(insert); d.Shadow {
 					t.Errorf("an INSERT of user_id 7 into orders: %+v, want production", d)
 				}

@@ -1,6 +1,10 @@
 package shadow
 
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // Condition is what the router knows about one statement.
 type Condition struct {
@@ -11,9 +15,53 @@ type Condition struct {
 	Operation Operation
 	// Hint is true when the shadow hint is on for this statement.
 	Hint bool
-	// Columns are the DML column values the router found: lower-case
-	// column name → values as text.
-	Columns map[string][]string
+	// Read says what the statement's values of column of table (lower case)
+	// say of the shadow values set of one column algorithm: whether the rows
+	// the statement writes or reads have shadow values, as the server compares
+	// them. why explains VerdictMixed and VerdictUnread. nil reads nothing:
+	// every column algorithm then sees VerdictNone.
+	Read func(table, column string, set ValueSet) (v Verdict, why string)
+}
+
+// Verdict is what a statement's values say of one column algorithm.
+type Verdict uint8
+
+const (
+	// VerdictNone: the statement gives the column no value (an INSERT that
+	// does not name it, a WHERE that does not compare it): the algorithm does
+	// not accept, as in ShardingSphere.
+	VerdictNone Verdict = iota
+	// VerdictProduction: no row the statement writes or reads has a shadow
+	// value.
+	VerdictProduction
+	// VerdictShadow: every row the statement writes or reads has a shadow value.
+	VerdictShadow
+	// VerdictMixed: some rows have shadow values and some do not (a multi-row
+	// INSERT of both, a WHERE that reaches both).
+	VerdictMixed
+	// VerdictUnread: obroute cannot read the values as the server compares
+	// them (an expression, a subquery, a column type it does not compare).
+	VerdictUnread
+)
+
+// ValueSet is the shadow values of a column algorithm, as text: the Values
+// of a value_match algorithm, or every text its Regex matches in full.
+type ValueSet struct {
+	Values []string
+	Regex  *regexp.Regexp
+}
+
+// Contains reports whether text is one of the shadow values.
+func (s ValueSet) Contains(text string) bool {
+	if s.Regex != nil {
+		return s.Regex.MatchString(text)
+	}
+	for _, v := range s.Values {
+		if v == text {
+			return true
+		}
+	}
+	return false
 }
 
 // Decision is the outcome of Decide.
@@ -26,6 +74,11 @@ type Decision struct {
 	// Reason says in plain words which table and algorithm matched, or why
 	// the statement is production traffic.
 	Reason string
+	// Refused is set when a column algorithm could not decide (VerdictMixed
+	// or VerdictUnread) before any accepted: the statement must be refused,
+	// neither shadow nor production traffic. It says why, naming the table
+	// and column.
+	Refused string
 }
 
 // Reasons for the decisions that need no names. Those that send a
@@ -90,8 +143,15 @@ func (r *Rule) Decide(c Condition) Decision {
 			continue
 		}
 		for _, ta := range t.column {
-			if ta.alg.accepts(c) {
+			if ta.alg.op != c.Operation || c.Read == nil {
+				continue
+			}
+			switch v, why := c.Read(t.name, ta.alg.column, ta.alg.set); v {
+			case VerdictShadow:
 				return Decision{Shadow: true, Mappings: t.mappings, Reason: ta.reason}
+			case VerdictMixed, VerdictUnread:
+				return Decision{Refused: fmt.Sprintf("shadow table %q: %s algorithm %q cannot decide from the %s values of column %q: %s",
+					t.name, ta.alg.kind, ta.alg.name, ta.alg.op, ta.alg.column, why)}
 			}
 		}
 	}
@@ -99,24 +159,6 @@ func (r *Rule) Decide(c Condition) Decision {
 		return Decision{Reason: reasonHintTablesReject}
 	}
 	return Decision{Reason: reasonTablesRejected}
-}
-
-// accepts reports whether a column algorithm accepts the statement: same
-// operation, and the column has values, every one of them a shadow value.
-func (a *algorithm) accepts(c Condition) bool {
-	if c.Operation != a.op {
-		return false
-	}
-	values := c.Columns[a.column]
-	if len(values) == 0 {
-		return false
-	}
-	for _, v := range values {
-		if a.re != nil && !a.re.MatchString(v) || a.re == nil && !a.values[v] {
-			return false
-		}
-	}
-	return true
 }
 
 func names(tables []string, name string) bool {
@@ -142,4 +184,33 @@ func (r *Rule) ReadsColumns(table string) bool {
 		}
 	}
 	return false
+}
+
+// ColumnAlgorithm is one column algorithm of a shadow table, as the router
+// reads values for it.
+type ColumnAlgorithm struct {
+	Name      string
+	Column    string // lower case
+	Operation Operation
+	Set       ValueSet
+}
+
+// ColumnAlgorithms returns the column algorithms of shadow table table (lower
+// case), in configured order; nil when it has none. It panics on a rule that
+// has not passed Validate.
+func (r *Rule) ColumnAlgorithms(table string) []ColumnAlgorithm {
+	k := r.compiled
+	if k == nil {
+		panic("shadow: Rule.ColumnAlgorithms called on a rule that has not passed Rule.Validate")
+	}
+	for _, t := range k.tables {
+		if t.name == table {
+			out := make([]ColumnAlgorithm, 0, len(t.column))
+			for _, ta := range t.column {
+				out = append(out, ColumnAlgorithm{Name: ta.alg.name, Column: ta.alg.column, Operation: ta.alg.op, Set: ta.alg.set})
+			}
+			return out
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -56,19 +57,14 @@ func TestDecide(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cols := func(kv ...string) map[string][]string {
-		m := map[string][]string{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = append(m[kv[i]], kv[i+1])
-		}
-		return m
-	}
+	cols := textValues
 	for _, tc := range []struct {
 		name     string
 		rule     *Rule
 		c        Condition
 		mappings map[string]string // nil: production
 		reason   string            // a phrase the Reason must contain
+		refused  string            // a phrase Refused must contain; "" for none
 	}{
 		{name: "default only, hint", rule: defaultOnly,
 			c: Condition{Tables: []string{"t_order"}, Operation: OpSelect, Hint: true}, mappings: allMappings, reason: `default algorithm "h"`},
@@ -85,38 +81,45 @@ func TestDecide(t *testing.T) {
 		{name: "shadow table without hint is production, default not consulted", rule: withTables,
 			c: Condition{Tables: []string{"t_user"}, Operation: OpDelete}, reason: "production: none of the statement's shadow tables"},
 		{name: "value match insert", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: cols("user_id", "0")}, mappings: allMappings,
+			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: cols("user_id", "0")}, mappings: allMappings,
 			reason: `value_match algorithm "user_id_insert" accepted the insert values of column "user_id"`},
 		{name: "value match select, second value", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpSelect, Columns: cols("user_id", "-1")}, mappings: allMappings,
+			c: Condition{Tables: []string{"t_order"}, Operation: OpSelect, Read: cols("user_id", "-1")}, mappings: allMappings,
 			reason: `"user_id_select"`},
 		{name: "value match select IN, all values shadow", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpSelect, Columns: cols("user_id", "0", "user_id", "-1")}, mappings: allMappings},
+			c: Condition{Tables: []string{"t_order"}, Operation: OpSelect, Read: cols("user_id", "0", "user_id", "-1")}, mappings: allMappings},
 		{name: "value mismatch", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: cols("user_id", "1")}, reason: "production"},
-		{name: "multi-row insert partly shadow is production", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: cols("user_id", "0", "user_id", "1")}, reason: "production"},
+			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: cols("user_id", "1")}, reason: "production"},
+		{name: "multi-row insert partly shadow is refused", rule: withTables,
+			c:       Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: cols("user_id", "0", "user_id", "1")},
+			refused: `shadow table "t_order": value_match algorithm "user_id_insert" cannot decide from the insert values of column "user_id": 1 of 2 values are shadow values`},
+		{name: "a value that cannot be read is refused", rule: withTables,
+			c:       Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: unread},
+			refused: "cannot decide from the insert values of column \"user_id\": an expression"},
+		{name: "a refusal of an earlier table stops the walk", rule: withTables,
+			c:       Condition{Tables: []string{"t_audit", "t_tenant"}, Operation: OpUpdate, Read: unread},
+			refused: `shadow table "t_audit"`},
 		{name: "column absent", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: cols("order_id", "0")}, reason: "production"},
+			c: Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: cols("order_id", "0")}, reason: "production"},
 		{name: "operation mismatch", rule: withTables,
-			c: Condition{Tables: []string{"t_order"}, Operation: OpUpdate, Columns: cols("user_id", "0")}, reason: "production"},
+			c: Condition{Tables: []string{"t_order"}, Operation: OpUpdate, Read: cols("user_id", "0")}, reason: "production"},
 		{name: "value match is case-sensitive text", rule: withTables,
-			c: Condition{Tables: []string{"t_audit"}, Operation: OpUpdate, Columns: cols("tenant", "Shadow")}, reason: "production"},
+			c: Condition{Tables: []string{"t_audit"}, Operation: OpUpdate, Read: cols("tenant", "Shadow")}, reason: "production"},
 		{name: "regex match", rule: withTables,
-			c: Condition{Tables: []string{"t_mail"}, Operation: OpInsert, Columns: cols("email", "test-17@example.com")}, mappings: ds2Only,
+			c: Condition{Tables: []string{"t_mail"}, Operation: OpInsert, Read: cols("email", "test-17@example.com")}, mappings: ds2Only,
 			reason: `regex_match algorithm "mail_regex"`},
 		{name: "regex must match the whole value", rule: withTables,
-			c: Condition{Tables: []string{"t_mail"}, Operation: OpInsert, Columns: cols("email", "x-test-17@example.com")}, reason: "production"},
+			c: Condition{Tables: []string{"t_mail"}, Operation: OpInsert, Read: cols("email", "x-test-17@example.com")}, reason: "production"},
 		{name: "regex operation mismatch", rule: withTables,
-			c: Condition{Tables: []string{"t_mail"}, Operation: OpSelect, Columns: cols("email", "test-1@example.com")}, reason: "production"},
+			c: Condition{Tables: []string{"t_mail"}, Operation: OpSelect, Read: cols("email", "test-1@example.com")}, reason: "production"},
 		{name: "two matching tables: configured order decides", rule: withTables,
-			c: Condition{Tables: []string{"t_tenant", "t_audit"}, Operation: OpUpdate, Columns: cols("tenant", "shadow")}, mappings: ds2Only,
+			c: Condition{Tables: []string{"t_tenant", "t_audit"}, Operation: OpUpdate, Read: cols("tenant", "shadow")}, mappings: ds2Only,
 			reason: `shadow table "t_audit"`},
 		{name: "hint algorithms before column algorithms", rule: withTables,
-			c: Condition{Tables: []string{"t_order", "t_user"}, Operation: OpInsert, Hint: true, Columns: cols("user_id", "0")}, mappings: dsOnly,
+			c: Condition{Tables: []string{"t_order", "t_user"}, Operation: OpInsert, Hint: true, Read: cols("user_id", "0")}, mappings: dsOnly,
 			reason: `shadow table "t_user": hint`},
 		{name: "hint on, shadow table has only column algorithms", rule: withTables,
-			c:      Condition{Tables: []string{"t_order"}, Operation: OpInsert, Hint: true, Columns: cols("user_id", "5")},
+			c:      Condition{Tables: []string{"t_order"}, Operation: OpInsert, Hint: true, Read: cols("user_id", "5")},
 			reason: "production although the shadow hint is on"},
 		{name: "table names compared case-insensitively", rule: withTables,
 			c: Condition{Tables: []string{"T_USER"}, Operation: OpSelect, Hint: true}, mappings: dsOnly},
@@ -139,6 +142,9 @@ func TestDecide(t *testing.T) {
 			if !strings.Contains(d.Reason, tc.reason) {
 				t.Errorf("Reason %q does not contain %q", d.Reason, tc.reason)
 			}
+			if tc.refused == "" && d.Refused != "" || !strings.Contains(d.Refused, tc.refused) {
+				t.Errorf("Refused = %q, want it to contain %q", d.Refused, tc.refused)
+			}
 		})
 	}
 }
@@ -157,7 +163,7 @@ func TestDecideAllocations(t *testing.T) {
 	if err := r.Validate(nil); err != nil {
 		t.Fatal(err)
 	}
-	c := Condition{Tables: []string{"t_order", "t_user"}, Operation: OpInsert, Columns: map[string][]string{"user_id": {"0"}}}
+	c := Condition{Tables: []string{"t_order", "t_user"}, Operation: OpInsert, Read: textValues("user_id", "0")}
 	if n := testing.AllocsPerRun(100, func() { _ = r.Decide(c) }); n != 0 {
 		t.Errorf("Decide allocates %v times, want 0", n)
 	}
@@ -168,9 +174,41 @@ func BenchmarkDecide(b *testing.B) {
 	if err := r.Validate(nil); err != nil {
 		b.Fatal(err)
 	}
-	c := Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: map[string][]string{"user_id": {"7"}}}
+	c := Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: textValues("user_id", "7")}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = r.Decide(c)
 	}
+}
+
+// textValues returns a Condition.Read for a statement whose values are given
+// as column, text pairs: the verdict compares the texts with the set.
+func textValues(kv ...string) func(table, column string, set ValueSet) (Verdict, string) {
+	m := map[string][]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = append(m[kv[i]], kv[i+1])
+	}
+	return func(_, column string, set ValueSet) (Verdict, string) {
+		vals := m[column]
+		in := 0
+		for _, v := range vals {
+			if set.Contains(v) {
+				in++
+			}
+		}
+		switch {
+		case len(vals) == 0:
+			return VerdictNone, ""
+		case in == len(vals):
+			return VerdictShadow, ""
+		case in == 0:
+			return VerdictProduction, ""
+		}
+		return VerdictMixed, fmt.Sprintf("%d of %d values are shadow values", in, len(vals))
+	}
+}
+
+// unread is a Condition.Read for a statement whose values cannot be read.
+func unread(_, _ string, _ ValueSet) (Verdict, string) {
+	return VerdictUnread, "an expression"
 }

@@ -12,14 +12,18 @@
 // and may name a default algorithm, which must be of kind hint. Algorithms:
 //
 //   - hint: accepts when the statement carries the shadow hint;
-//   - value_match: accepts a DML statement of its Operation when its Column
-//     has values and every one of them is among Values (text comparison);
-//   - regex_match: the same, every value matching Regex in full (the regex
-//     is anchored at both ends, as Java's Pattern.matches does).
+//   - value_match: accepts a DML statement of its Operation when every row it
+//     writes or reads has one of Values in its Column;
+//   - regex_match: the same, the value's text matching Regex in full (the
+//     regex is anchored at both ends, as Java's Pattern.matches does).
 //
-// "Every value" follows ShardingSphere: a multi-row INSERT whose rows are
-// partly shadow and partly production is production traffic. Column values
-// are not qualified by table: the router gives one list per column name.
+// What a statement's rows hold is the router's to read (Condition.Read), as
+// the server stores and compares the column's values: 0.0, '0' and 0e0 are
+// the value 0 of an INT column. Unlike ShardingSphere, which sends a multi-row
+// INSERT of shadow and production rows to production, a statement whose rows
+// are partly shadow rows (VerdictMixed), or whose values cannot be read
+// (VerdictUnread), is neither: Decision.Refused says why, and the router
+// refuses it.
 //
 // # Evaluation
 //
@@ -33,7 +37,9 @@
 //     of them, then column algorithms (ShardingSphere routes by hint before
 //     falling back to column values). The first table with an accepting
 //     algorithm wins: its mappings apply, restricted to Table.Backends when
-//     that list is not empty. Later tables are not evaluated.
+//     that list is not empty. Later tables are not evaluated. A column
+//     algorithm that can neither accept nor reject (VerdictMixed,
+//     VerdictUnread) before any accepted ends the walk with Refused.
 //  3. If nothing accepts: production.
 //
 // A non-DML statement (DDL, DCL, SET, SHOW …; Operation "") has no column
@@ -54,7 +60,7 @@
 //
 //	INSERT INTO t_order (user_id) VALUES (0)        shadow: ds→ds_shadow, ds2→ds2_shadow
 //	INSERT INTO t_order (user_id) VALUES (1)        production
-//	INSERT INTO t_order (user_id) VALUES (0), (1)   production (not every value matches)
+//	INSERT INTO t_order (user_id) VALUES (0), (1)   refused (one row of each traffic)
 //	/* shadow */ SELECT * FROM t_user               shadow: ds→ds_shadow only
 //	/* shadow */ SELECT * FROM t_item               shadow (default algorithm): both mappings
 //	/* shadow */ SELECT * FROM t_order JOIN t_user  shadow by t_user's hint, ds only (hints first)

@@ -82,8 +82,7 @@ type algorithm struct {
 	kind   AlgorithmKind
 	column string
 	op     Operation
-	values map[string]bool
-	re     *regexp.Regexp
+	set    ValueSet
 }
 
 // Validate checks the rule and prepares it for Decide. isBackend reports
@@ -257,10 +256,7 @@ func compileAlgorithm(a Algorithm) (*algorithm, error) {
 		if len(a.Values) == 0 || a.Regex != "" {
 			return nil, bad("value_match needs values and no regex")
 		}
-		c.values = make(map[string]bool, len(a.Values))
-		for _, v := range a.Values {
-			c.values[v] = true
-		}
+		c.set.Values = append([]string(nil), a.Values...)
 		return c, nil
 	}
 	if a.Regex == "" || len(a.Values) > 0 {
@@ -270,6 +266,6 @@ func compileAlgorithm(a Algorithm) (*algorithm, error) {
 	if err != nil {
 		return nil, bad("regex %q does not compile: %v", a.Regex, err)
 	}
-	c.re = re
+	c.set.Regex = re
 	return c, nil
 }

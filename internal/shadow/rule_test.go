@@ -131,7 +131,7 @@ algorithms:
 		r.Algorithms[1].Values[0] != "0" || r.Algorithms[2].Regex != "test-.*" || r.Algorithms[1].Operation != OpInsert {
 		t.Errorf("decoded rule %+v", r)
 	}
-	d := r.Decide(Condition{Tables: []string{"t_order"}, Operation: OpInsert, Columns: map[string][]string{"user_id": {"0"}}})
+	d := r.Decide(Condition{Tables: []string{"t_order"}, Operation: OpInsert, Read: textValues("user_id", "0")})
 	if !d.Shadow || d.Mappings["ds"] != "ds_shadow" {
 		t.Errorf("Decide = %+v, want shadow via ds_shadow", d)
 	}

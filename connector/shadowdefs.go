@@ -1,0 +1,125 @@
+package connector
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"sync"
+
+	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/internal/routing"
+)
+
+// A statement on a shadow table whose algorithms read column values is routed by those values
+// as the server stores and compares them, which takes the table's definition (its columns'
+// order and types). The router asks for the definitions it lacks (routing.ColumnsNeeded):
+// first of the shadow backend the statement would go to, then, only when its rows are not
+// shadow rows there, of the production backend. Each is read from information_schema on a
+// connection of that backend of its own, within the statement's context, and kept for the
+// metadata refresh interval; a DDL statement run through obroute on a backend drops what was
+// kept of its tables there.
+
+// maxDefinitionReads bounds the definitions one statement may need (two per shadow table).
+const maxDefinitionReads = 8
+
+// shadowDefs holds a handle per backend for reading definitions.
+type shadowDefs struct {
+	mu  sync.Mutex
+	dbs map[string]*sql.DB
+}
+
+// routeReading routes st, first reading the definitions of shadow tables the router asks for.
+func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
+	for reads := 0; ; reads++ {
+		plan, err := cs.route(st, hints, args, explain)
+		if err == nil || reads == maxDefinitionReads {
+			return plan, err
+		}
+		var need *routing.ColumnsNeeded // declared here: it escapes, and only a refusal pays for it
+		if !errors.As(err, &need) {
+			return plan, err
+		}
+		if err := cs.c.readDefinition(ctx, need); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readDefinition reads the definition of need's table on its backend and gives it to the router.
+func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNeeded) error {
+	db := c.defs.handle(c, need.Backend)
+	var schema any
+	if need.Schema != "" {
+		schema = need.Schema
+	}
+	rows, err := db.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IFNULL(NUMERIC_PRECISION, 0), IFNULL(NUMERIC_SCALE, 0), "+
+		"IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(COLLATION_NAME, ''), COLUMN_DEFAULT, EXTRA, TABLE_NAME FROM information_schema.COLUMNS "+
+		"WHERE TABLE_SCHEMA = IFNULL(?, DATABASE()) AND LOWER(TABLE_NAME) = ? ORDER BY TABLE_NAME, ORDINAL_POSITION", schema, need.Table)
+	if err != nil {
+		return errorf("obroute: reading the definition of the shadow table %s on backend %s (its column values decide the route): %w", need.Table, need.Backend, err)
+	}
+	defer rows.Close()
+	var def routing.TableColumns
+	name := ""
+	for rows.Next() {
+		var col routing.TableColumn
+		var dflt sql.NullString
+		var table string
+		if err := rows.Scan(&col.Name, &col.DataType, &col.ColumnType, &col.Precision, &col.Scale, &col.MaxLength, &col.Collation, &dflt, &col.Extra, &table); err != nil {
+			return errorf("obroute: reading the definition of the shadow table %s on backend %s: %w", need.Table, need.Backend, err)
+		}
+		if name != "" && table != name {
+			return errorf("%w: backend %s has tables %s and %s, whose names differ only in case; obroute cannot tell which a statement names", routing.ErrUnreadable, need.Backend, name, table)
+		}
+		name = table
+		if dflt.Valid {
+			col.Default = &dflt.String
+		}
+		def.Columns = append(def.Columns, col)
+	}
+	if err := rows.Err(); err != nil {
+		return errorf("obroute: reading the definition of the shadow table %s on backend %s: %w", need.Table, need.Backend, err)
+	}
+	c.router.SetTableDefinition(need.Backend, need.Schema, need.Table, def)
+	return nil
+}
+
+// handle returns the handle of backend, opening nothing yet.
+func (d *shadowDefs) handle(c *Connector, backend string) *sql.DB {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dbs == nil {
+		d.dbs = map[string]*sql.DB{}
+	}
+	db := d.dbs[backend]
+	if db == nil {
+		db = sql.OpenDB(c.backends[backend].connect)
+		db.SetMaxIdleConns(1)
+		d.dbs[backend] = db
+	}
+	return db
+}
+
+// close closes the handles.
+func (d *shadowDefs) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var err error
+	for _, db := range d.dbs {
+		err = errors.Join(err, db.Close())
+	}
+	d.dbs = nil
+	return err
+}
+
+// forgetDefinitions drops what the router keeps of the tables a DDL statement that ran on
+// backends may have changed.
+func (c *Connector) forgetDefinitions(st *routing.Statement, plan *routing.Plan) {
+	if st.Kind != routing.KindDDL || len(st.Tables) == 0 || c.cfg.Shadow == nil {
+		return
+	}
+	for _, t := range plan.Targets {
+		c.router.ForgetTableDefinitions(t.Backend, st.Tables)
+	}
+}
