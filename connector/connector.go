@@ -43,6 +43,8 @@ type Connector struct {
 	stats      *counters
 	// passthrough is set when the connector has nothing to route (see passthrough.go).
 	passthrough bool
+	// dryRun is set by WithDryRun: server sessions send nothing (dryrun.go).
+	dryRun bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -62,6 +64,7 @@ type options struct {
 	clock      func() time.Time
 	metaSource metadata.Source
 	noReadBack bool
+	dryRun     bool
 }
 
 // WithLogger sends route decisions (debug) and state changes (info, warn) to l.
@@ -115,6 +118,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats()}
 	c.passthrough = passesThrough(cfg, &o)
+	c.dryRun = o.dryRun
 	var err error
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
