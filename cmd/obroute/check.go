@@ -201,17 +201,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// tuneGC lets the heap grow to 4 times the live data between collections (GOGC=400) within a
-// soft limit of 192 MiB, unless GOGC or GOMEMLIMIT say otherwise: check keeps little live data
-// (its templates and client sessions) and allocates much per statement, and the collections
-// at the default pace cost a tenth of its time. The returned function restores the settings.
+// tuneGC lets the heap grow to 5 times the live data between collections (GOGC=400) within a
+// soft limit of 128 MiB, unless GOGC or GOMEMLIMIT say otherwise: check keeps little live data
+// (its templates, client sessions and the parse cache: some tens of MiB) and allocates much per
+// statement, and collections at the default pace cost about a tenth of its time. The returned
+// function restores the settings.
 func tuneGC() (restore func()) {
 	percent, limit := -2, int64(-1)
 	if os.Getenv("GOGC") == "" {
 		percent = debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		limit = debug.SetMemoryLimit(192 << 20)
+		limit = debug.SetMemoryLimit(128 << 20)
 	}
 	return func() {
 		if percent != -2 {

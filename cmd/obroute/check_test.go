@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/internal/bench/checklog"
 	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -506,5 +509,72 @@ templates by frequency
 				t.Errorf("the backend password appears in the output")
 			}
 		})
+	}
+}
+
+// TestCheckSyntheticLog is the short version of the scale benchmark (internal/bench/cmd/checklog):
+// check routes every statement of a synthetic general log of many interleaved client sessions,
+// and refuses only the statements the generator writes to be refused.
+func TestCheckSyntheticLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "general.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := checklog.Write(f, checklog.Options{Size: 2 << 20, Sessions: 200, Seed: 7})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, code := runCheckJSON(t, "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv", "-now", "2025-03-15", path)
+	if code != 1 || r.Input.Statements != st.Statements || r.Input.ClientSessions != st.Sessions {
+		t.Errorf("exit %d, %d statements in %d client sessions; want 1 (refusals), %d in %d", code, r.Input.Statements, r.Input.ClientSessions, st.Statements, st.Sessions)
+	}
+	for _, rc := range r.Refusals {
+		if rc.Reason != "no_time_range" && rc.Reason != "shard_key_function" && rc.Reason != "cross_backend_tx" {
+			t.Errorf("%d statements refused as %s", rc.Statements, rc.Reason)
+		}
+	}
+}
+
+func BenchmarkCheckGeneralLog(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "general.log")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := checklog.Write(f, checklog.Options{Size: 16 << 20, Sessions: 2000, Seed: 1})
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Bytes)
+	for b.Loop() {
+		run(context.Background(), []string{"check", "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv", "-now", "2025-03-15", "-json", "-quiet", path}, io.Discard, io.Discard)
+	}
+	b.ReportMetric(float64(st.Statements)*float64(b.N)/b.Elapsed().Seconds(), "statements/s")
+}
+
+// TestREADMECheckExample: the README's obroute check example prints what the command prints.
+func TestREADMECheckExample(t *testing.T) {
+	t.Chdir("../..")
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prompt = "$ obroute check "
+	start := strings.Index(string(readme), prompt)
+	end := strings.Index(string(readme), "$ echo $?\n1\n")
+	if start < 0 || end < start {
+		t.Fatal("the README has no obroute check example ending with its exit status")
+	}
+	example := string(readme[start:end])
+	command, want, _ := strings.Cut(example, "\n")
+	code, out, errOut := cli(t, strings.Fields(strings.TrimPrefix(command, "$ obroute "))...)
+	got := regexp.MustCompile(`read in [0-9.]+ s`).ReplaceAllString(out, "read in 0.0 s") + errOut
+	if code != 1 || got != want {
+		t.Errorf("exit %d; the command prints\n%s\nthe README says\n%s", code, got, want)
 	}
 }

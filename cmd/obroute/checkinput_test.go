@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/obroute/obroute/sqltest"
 )
@@ -200,5 +201,16 @@ func TestMySQLSlowLog(t *testing.T) {
 		"statement 12 app SET timestamp=5", "quit 12"}
 	if !slices.Equal(got, want) {
 		t.Errorf("entries\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCheckProgressLine(t *testing.T) {
+	c := &countingReader{}
+	c.n.Store(512 << 20)
+	if got, want := progressLine(10*time.Second, c, 1<<30, 1_234_567), "check: 512.0 MiB of 1.00 GiB (50%), 1 234 567 statements, 123 456 statements/s, 10s left"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	if got, want := progressLine(4*time.Second, nil, 0, 800), "check: 800 statements, 200 statements/s"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
 	}
 }

@@ -337,6 +337,7 @@ func newDispatcher(ctx context.Context, c *connector.Connector, n int, opts chec
 		n = runtime.GOMAXPROCS(0)
 	}
 	d := &dispatcher{batches: make([][]entry, n), free: make(chan []entry, 8*n)}
+	opts.maxSessions = max(1, opts.maxSessions/n) // each worker its share
 	for i := range n {
 		w := newWorker(ctx, c, opts)
 		d.workers = append(d.workers, w)

@@ -4,7 +4,8 @@
 // a static route's table, time ranges on a time-sharded table that stay hot, cross into the
 // history store or stay there, transactions, SET, temporary tables, prepared statements with
 // their Prepare / Execute / Close stmt lines, shadow and level hints, multi-line statements,
-// statements obroute refuses) with fresh literal values in each. The tables are those of
+// statements obroute refuses: no time range, a function on the shard key, and transactions that
+// write both the static route's table and another) with fresh literal values in each. The tables are those of
 // examples/obroute.yaml and examples/shards.csv, with the clock at 2025-03-15.
 package checklog
 
