@@ -18,7 +18,9 @@ import (
 
 // WithDryRun makes every client session of the connector a dry run: statements are routed and
 // followed as by any client session, and answered without reaching any backend (see above).
-// The shard metadata is still read from its backend, unless WithMetadataSource replaces it.
+// The shard metadata and the facts read back with its first load (see WithoutReadBack) are
+// still read from the backends, as a live connector reads them, unless WithMetadataSource and
+// WithoutReadBack say otherwise: with both, nothing at all reaches a backend.
 // Route statistics (Stats) and an Observer see each statement as they would live.
 func WithDryRun() Option { return func(o *options) { o.dryRun = true } }
 

@@ -21,7 +21,7 @@ import (
 func TestDryRunSendsNothing(t *testing.T) {
 	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot", "cold")
 	cfg, err := config.ParseDSN(fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;routes.audit_log=cold;"+
-		"time_tables.orders.shard_key=order_time;time_tables.orders.hot_window.months=2", bs[0].DSN, bs[1].DSN))
+		"time_tables.orders.shard_key=order_time;time_tables.orders.shard_key_type=datetime;time_tables.orders.hot_window.months=2", bs[0].DSN, bs[1].DSN))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 	}
 	shards := metadata.StaticSource{month("2024-12", "31"), month("2025-01", "31"), month("2025-02", "28"), month("2025-03", "31")}
 	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
-	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithMetadataSource(shards), connector.WithClock(func() time.Time { return now }))
+	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithMetadataSource(shards), connector.WithoutReadBack(), connector.WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
