@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,31 @@ func TestDryRunSendsNothing(t *testing.T) {
 		if log := b.GeneralLog(t); len(log) != 0 {
 			t.Errorf("backend %s received %d commands from a dry run, the first %+v", b.Name, len(log), log[0])
 		}
+	}
+}
+
+// TestWithoutReadBackReadsNoShadowDefinition: with WithoutReadBack, a statement whose route
+// depends on a shadow table's definition (a value_match algorithm on an INSERT without column
+// list needs its columns' order) is refused saying so, instead of a definition read on a backend.
+func TestWithoutReadBackReadsNoShadowDefinition(t *testing.T) {
+	cfg, err := config.ParseYAML([]byte(`backends:
+  - {name: hot, role: hot, dsn: "app:pw@tcp(127.0.0.1:1)/shop"}
+  - {name: shadow_hot, role: shadow, dsn: "app:pw@tcp(127.0.0.1:1)/shop"}
+shadow:
+  mappings: [{production: hot, shadow: shadow_hot}]
+  algorithms: [{name: test-users, kind: value_match, operation: insert, column: user_id, values: ["0"]}]
+  tables: [{name: orders_log, algorithms: [test-users]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithoutReadBack())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Explain(context.Background(), "INSERT INTO orders_log VALUES (1, 0, 'load test')")
+	if err == nil || !strings.Contains(err.Error(), "which this connector does not read (WithoutReadBack)") {
+		t.Fatalf("err = %v, want the refusal naming WithoutReadBack", err)
 	}
 }
