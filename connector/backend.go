@@ -31,6 +31,8 @@ type backend struct {
 	// named is set when the connector has several backends: its dial errors name this one
 	// (with one, as from a plain DSN, they are go-sql-driver's own).
 	named bool
+	// dryRun: the connector's server sessions are dry (WithDryRun), none is dialed.
+	dryRun bool
 	// direct is the go-sql-driver connector of a backend with a fixed address; nil for a
 	// service backend, whose connectors are svc's.
 	direct *mysqlTarget
@@ -68,7 +70,7 @@ func newBackend(b config.Backend, c *Connector) (*backend, error) {
 	be := &backend{
 		name: b.Name, role: b.Role, addr: b.Address(), mysql: mc,
 		cfg: cfg, replicaOf: b.ReplicaOf, logger: c.logger, events: c.events, stats: c.stats,
-		connectTimeout: mc.Timeout, named: len(cfg.Backends) > 1,
+		connectTimeout: mc.Timeout, named: len(cfg.Backends) > 1, dryRun: c.dryRun,
 	}
 	be.ctx, be.stop = context.WithCancel(context.Background())
 	be.done = be.ctx.Done()
@@ -211,6 +213,9 @@ func (t *mysqlTarget) dial(ctx context.Context, timeout time.Duration) (driver.C
 // open opens a server session to the backend. A backend marked down fails at once with
 // ErrBackendDown; connect failures count towards marking it down.
 func (b *backend) open(ctx context.Context) (*serverSession, error) {
+	if b.dryRun {
+		return newServerSession(b, dryConn{}), nil
+	}
 	if b.health.isDown() {
 		return nil, b.downError()
 	}

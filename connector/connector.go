@@ -43,6 +43,11 @@ type Connector struct {
 	stats      *counters
 	// passthrough is set when the connector has nothing to route (see passthrough.go).
 	passthrough bool
+	// dryRun is set by WithDryRun: server sessions send nothing (dryrun.go).
+	dryRun bool
+	// noReadBack is set by WithoutReadBack: nothing is read from the backends besides
+	// statements, not even a shadow table's definition (shadowdefs.go).
+	noReadBack bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -62,6 +67,7 @@ type options struct {
 	clock      func() time.Time
 	metaSource metadata.Source
 	noReadBack bool
+	dryRun     bool
 }
 
 // WithLogger sends route decisions (debug) and state changes (info, warn) to l.
@@ -78,8 +84,10 @@ func WithMetadataSource(src metadata.Source) Option {
 
 // WithoutReadBack keeps the connector from reading back, with the first load of the shard
 // metadata, the backends' servers, the time zone and sql_mode their server sessions start with,
-// and the shard-key columns of the physical tables (information_schema.COLUMNS): for a tool
-// that must send the backends nothing, such as obroute explain with a metadata file. Routing
+// and the shard-key columns of the physical tables (information_schema.COLUMNS), nor later the
+// definition of a shadow table whose algorithm reads column values (such a statement is
+// refused, saying so): for a tool that must send the backends nothing, such as obroute explain
+// with a metadata file. Routing
 // then knows only what the configuration says (time_tables.TABLE.shard_key_type) and refuses
 // what depends on the rest.
 func WithoutReadBack() Option { return func(o *options) { o.noReadBack = true } }
@@ -115,6 +123,7 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	}
 	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats()}
 	c.passthrough = passesThrough(cfg, &o)
+	c.dryRun, c.noReadBack = o.dryRun, o.noReadBack
 	var err error
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err

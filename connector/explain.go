@@ -123,6 +123,10 @@ type Plan struct {
 	// Class is the statistics bucket the statement counts in (StatsSnapshot.Routes): default,
 	// forced, cached, hot_only, split, cold_only or shadow.
 	Class string
+	// Static is set when a static table route (Config.Routes) chose the backend. With Class
+	// default (the bucket of static routes and of the default backend alike) it tells the two
+	// apart.
+	Static bool
 	// Level is the query level in force: declared, or derived from the time range.
 	Level hint.Level
 	// Budget is the time budget of the query level, zero when none is configured.
@@ -159,7 +163,7 @@ type Target struct {
 
 // newPlan is the user's view of the router's plan p.
 func newPlan(p *routing.Plan) *Plan {
-	out := &Plan{Rule: string(p.Type), Class: p.Class.String(), Level: p.Level, Budget: p.Budget, Shadow: p.Shadow,
+	out := &Plan{Rule: string(p.Type), Class: p.Class.String(), Static: p.Static, Level: p.Level, Budget: p.Budget, Shadow: p.Shadow,
 		InTransaction: p.InTransaction, Targets: make([]Target, len(p.Targets)), Backends: p.Backends(), Prompts: p.Prompts}
 	n := 0
 	for _, t := range p.Targets {

@@ -48,6 +48,9 @@ func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement
 
 // readDefinition reads the definition of need's table on its backend and gives it to the router.
 func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNeeded) error {
+	if c.noReadBack {
+		return errorf("obroute: the route depends on the definition of the shadow table %s on backend %s (its column values decide the route), which this connector does not read (WithoutReadBack); route it where the backends can be read, or hint it as shadow or production traffic", need.Table, need.Backend)
+	}
 	db := c.defs.handle(c, need.Backend)
 	var schema any
 	if need.Schema != "" {

@@ -37,6 +37,9 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		servers[i] = s
 	}
+	if cs.c.dryRun {
+		return emptyRows{}, nil // no sub-query runs (dryrun.go)
+	}
 	probe := func() error {
 		t, _ := plan.TypesProbe()
 		for i, pt := range plan.Targets {
@@ -80,6 +83,14 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 // queryUnion runs a split query whose tables all live on one backend (one UNION ALL) and
 // merges its legs.
 func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, prep *stmt) (driver.Rows, error) {
+	if cs.c.dryRun { // its one target runs on a dry server session, no probe, nothing to merge
+		_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+		if err != nil {
+			return nil, err
+		}
+		rows.Close()
+		return emptyRows{}, nil
+	}
 	probe := func() error {
 		t, _ := plan.TypesProbe()
 		s, err := cs.server(ctx, cs.readBackend(plan, t.Backend))

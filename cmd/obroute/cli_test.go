@@ -228,6 +228,7 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"demo       run the showcase on embedded hot, cold and shadow backends",
 		"explain    print the route plan of a statement without running it",
+		"check      how a workload (general or slow log, statements, digests) would route, before switching",
 		"metadata   shard metadata jobs: verify against the data, prepare the coming tables, mark-hot",
 		"migrate    move a table that left the hot window from hot to cold, resumably",
 	} {
@@ -242,6 +243,7 @@ func TestHelp(t *testing.T) {
 	}{
 		{"demo", [][]string{{"help", "demo"}, {"demo", "-h"}}, []string{"obroute demo: run the showcase", "Usage:", "Example:\n  go run ./cmd/obroute demo"}},
 		{"explain", [][]string{{"help", "explain"}, {"explain", "-h"}, {"explain", "--help"}}, []string{"obroute explain: print the route plan of a statement without running it", "Usage:", "Example:\n  obroute explain -config obroute.yaml"}},
+		{"check", [][]string{{"help", "check"}, {"check", "-h"}}, []string{"obroute check: how a workload would route through obroute", "Usage:", "Examples:\n  obroute check -config obroute.yaml /var/lib/mysql/general.log"}},
 		{"metadata", [][]string{{"help", "metadata"}, {"metadata", "--help"}, {"metadata", "mark-hot", "-h"}}, []string{"obroute metadata: shard metadata jobs", "mark-hot   the daily job of the hot window", "verify     compare shard_metadata with the data", "prepare    create the physical tables of the coming periods", "Usage:", "Examples:\n  obroute metadata verify -config"}},
 		{"migrate", [][]string{{"help", "migrate"}, {"migrate", "-h"}}, []string{"obroute migrate: move a table that left the hot window", "Usage:", "Example:\n  obroute migrate -config /etc/obroute.yaml -dry-run orders_202501"}},
 	}

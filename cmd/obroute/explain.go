@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/internal/routing"
 )
 
@@ -58,26 +57,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() != 1 {
 		return fmt.Errorf("give exactly one SQL statement (quoted), got %d arguments; see obroute help explain", fs.NArg())
 	}
-	cfg, err := loadConfig(*cfgFile, *dsn)
-	if err != nil {
-		return err
-	}
-	var opts []connector.Option
-	if *nowText != "" {
-		now, err := parseNow(*nowText)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, connector.WithClock(func() time.Time { return now }))
-	}
-	if *metaFile != "" {
-		src, err := readMetadataFile(*metaFile)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, connector.WithMetadataSource(src), connector.WithoutReadBack())
-	}
-	c, err := connector.New(cfg, opts...)
+	c, err := routeConnector(*cfgFile, *dsn, *nowText, *metaFile)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@
 //
 //	obroute demo                       run the showcase on embedded backends (no server needed)
 //	obroute explain -config F "SQL"    print the route of a statement without running it
+//	obroute check -config F LOG        how a workload's logged statements would route
 //	obroute metadata mark-hot ...      the daily job: prepare the coming tables, recompute is_hot
 //	obroute metadata verify ...        compare shard_metadata with the data
 //	obroute metadata prepare ...       create the coming periods' tables and their metadata rows
@@ -33,6 +34,7 @@ func commands() []command {
 	return []command{
 		{name: "demo", summary: "run the showcase on embedded hot, cold and shadow backends (no database server needed)", usage: demoUsage, run: runDemo},
 		{name: "explain", summary: "print the route plan of a statement without running it", usage: explainUsage, run: runExplain},
+		{name: "check", summary: "how a workload (general or slow log, statements, digests) would route, before switching", usage: checkUsage, run: runCheck},
 		{name: "metadata", summary: "shard metadata jobs: verify against the data, prepare the coming tables, mark-hot", usage: metadataUsage, run: runMetadata},
 		{name: "migrate", summary: "move a table that left the hot window from hot to cold, resumably", usage: migrateUsage, run: runMigrate},
 	}
@@ -51,6 +53,7 @@ Run 'obroute help COMMAND' for a command's flags and an example.
 Examples:
   obroute demo
   obroute explain -dsn 'obroute:backends.hot.dsn=app@tcp(10.0.0.1:3306)/shop;routes.audit_log=hot' "SELECT * FROM audit_log"
+  obroute check -config obroute.yaml /var/lib/mysql/general.log
   obroute metadata mark-hot -dsn 'app:pw@tcp(10.0.0.1:3306)/shop' -hot-months 2
   obroute metadata verify -config obroute.yaml
   obroute migrate -config obroute.yaml orders_202501

@@ -16,38 +16,123 @@ import (
 // database) or reads the previous statement's session: obroute follows those only in a
 // statement of its own.
 
-// statementPieces splits body, lexed into toks, into its statements at the semicolons outside
-// parentheses, leaving out empty ones (MariaDB runs "SELECT 1;;" as one statement); nil when it
-// holds one statement, could not be lexed to its end, or is a compound statement whose body has
-// semicolons of its own (see compoundStart), which the server reads as one.
+// statementPieces splits body, lexed into toks, into its statements at the semicolons that end
+// them (see splitPieces), leaving out empty ones (MariaDB runs "SELECT 1;;" and "SELECT 1; -- c"
+// as one statement);
+// nil when it holds one statement, could not be lexed to its end, or is a compound statement
+// whose body has semicolons of its own (see compoundStart), which the server reads as one.
 func statementPieces(body string, toks []token, lexed bool) []string {
 	if !lexed || len(toks) == 0 || compoundStart(toks) {
 		return nil
 	}
-	var pieces []string
-	add := func(piece string) {
-		if piece = strings.TrimSpace(piece); piece != "" {
-			pieces = append(pieces, piece)
-		}
+	pieces, rest := splitPieces(body, toks)
+	if last := toks[len(toks)-1]; last.pos >= len(body)-len(rest) { // rest holds a statement, not only comments
+		pieces = append(pieces, strings.TrimSpace(rest))
 	}
+	if len(pieces) < 2 {
+		return nil
+	}
+	return pieces
+}
+
+// splitPieces splits text, lexed into toks, at the semicolons that end its statements: those
+// outside parentheses and outside the body of a compound statement (a stored program's
+// definition, BEGIN … END, see compoundEnd). It returns the statements ended by one, trimmed,
+// empty ones (nothing but blanks and comments) left out, and the text after the last of them.
+func splitPieces(text string, toks []token) (pieces []string, rest string) {
 	from, depth := 0, 0
-	for _, t := range toks {
+	for k, first := 0, 0; k < len(toks); k++ {
+		t := toks[k]
+		if k == first && compoundStart(toks[k:]) {
+			end := k + compoundEnd(toks[k:])
+			if end == len(toks) {
+				break // its end is not in text
+			}
+			t, k = toks[end], end
+		} else if t.kind != tokPunct {
+			continue
+		}
 		switch {
-		case t.kind != tokPunct:
 		case t.text == "(":
 			depth++
 		case t.text == ")":
 			depth = max(depth-1, 0)
 		case t.text == ";" && depth == 0:
-			add(body[from:t.pos])
-			from = t.end
+			if k > first { // a statement with tokens, not only blanks and comments
+				pieces = append(pieces, strings.TrimSpace(text[from:t.pos]))
+			}
+			from, first = t.end, k+1
 		}
 	}
-	add(body[from:])
-	if len(pieces) < 2 {
-		return nil
+	return pieces, text[from:]
+}
+
+// compoundEnd returns the index of the semicolon that ends the compound statement toks starts
+// (see compoundStart), len(toks) when toks hold no such semicolon: the first one outside
+// parentheses once every block of its body is closed. BEGIN and CASE open a block anywhere;
+// IF, LOOP, WHILE, REPEAT and FOR where a statement of the body starts (REPEAT( and IF( are
+// functions, FOR UPDATE and FOR EACH ROW clauses); END closes one, with the word that may follow
+// it (END IF, END LOOP …).
+func compoundEnd(toks []token) int {
+	blocks, parens := 0, 0
+	start := true // toks[k] may start a statement of the body
+	for k := 0; k < len(toks); k++ {
+		t := toks[k]
+		atStart := start
+		start = false
+		switch {
+		case t.kind == tokPunct:
+			switch t.text {
+			case "(":
+				parens++
+			case ")":
+				parens = max(parens-1, 0)
+			case ";":
+				if parens == 0 && blocks == 0 {
+					return k
+				}
+				start = parens == 0
+			case ":":
+				start = true // after a label
+			}
+		case t.kind != tokWord:
+		case t.is("begin"), t.is("case"):
+			blocks++
+			start = t.is("begin")
+		case t.is("end"):
+			blocks = max(blocks-1, 0)
+			if k+1 < len(toks) && closesWith(toks[k+1]) {
+				k++
+			}
+		case atStart && (t.is("if") || t.is("while") || t.is("for")):
+			blocks++
+		case atStart && (t.is("loop") || t.is("repeat")):
+			blocks++
+			start = true
+		case t.is("then"), t.is("else"), t.is("do"), t.is("row"):
+			// ROW: a trigger's body follows FOR EACH ROW.
+			start = true
+		}
 	}
-	return pieces
+	return len(toks)
+}
+
+// closesWith reports whether t is the word after END that names the block it closes.
+func closesWith(t token) bool {
+	return t.is("if") || t.is("case") || t.is("loop") || t.is("while") || t.is("repeat") || t.is("for")
+}
+
+// SplitScript splits a script, a text of statements each ended by a semicolon (a file of them,
+// as the mysql client reads one), into its statements, the way a text of several is split (see
+// statementPieces): not at a semicolon inside a string, a quoted identifier, a comment,
+// parentheses or the body of a stored program or compound statement. It returns the statements
+// ended by a semicolon, trimmed, and the text after the last one, which holds an unfinished
+// statement, or nothing but blanks and comments. open is set when a string, quoted identifier
+// or comment is left open in rest (its statement may go on in more text).
+func SplitScript(script string) (statements []string, rest string, open bool) {
+	toks, lexed := lex(script)
+	statements, rest = splitPieces(script, toks)
+	return statements, rest, !lexed
 }
 
 // compoundStart reports whether toks start a statement that may hold others, separated by

@@ -31,6 +31,7 @@ func TestTextOfSeveralStatements(t *testing.T) {
 		{name: "a transaction pins both", sql: "SELECT * FROM items WHERE id = ?; SELECT * FROM audit_log WHERE id = ?", session: inTx, args: args, backend: "cold"},
 		{name: "one statement and a semicolon", sql: "SELECT * FROM audit_log;", backend: "cold", single: true},
 		{name: "an empty statement at the end", sql: "SELECT * FROM audit_log;;", backend: "cold", single: true},
+		{name: "a comment after the last", sql: "SELECT 1; SELECT 2; -- the end", backend: "hot"},
 		{name: "empty statements between", sql: "INSERT INTO audit_log VALUES (1); ; DELETE FROM audit_log WHERE id = 2;;", backend: "cold"},
 	}
 	for _, tc := range sent {
@@ -212,5 +213,53 @@ func TestSeveralStatementsCountInTheCacheBytes(t *testing.T) {
 	together.r.Analyze(a + "; " + b)
 	if one, both := alone.r.CacheStats(), together.r.CacheStats(); one.Entries != 2 || both.Entries != 1 || both.Bytes < one.Bytes {
 		t.Errorf("cached one by one: %d entries, %d bytes; as one text: %d entries, %d bytes (want at least as many)", one.Entries, one.Bytes, both.Entries, both.Bytes)
+	}
+}
+
+func TestSplitScript(t *testing.T) {
+	proc := "CREATE PROCEDURE p(IN n INT)\nBEGIN\n  DECLARE i INT DEFAULT 0;\n  IF n > 0 THEN\n    SELECT IF(n > 1, 'many', 'one'), REPEAT('x', n);\n  ELSEIF n < 0 THEN SELECT CASE WHEN n < -1 THEN 'a' ELSE 'b' END;\n  END IF;\n" +
+		"  lbl: LOOP\n    SET i = i + 1;\n    IF i > n THEN LEAVE lbl; END IF;\n  END LOOP lbl;\n  WHILE i > 0 DO SET i = i - 1; END WHILE;\n  REPEAT SET i = i + 1; UNTIL i > 3 END REPEAT;\n" +
+		"  SELECT * FROM t WHERE id = i FOR UPDATE;\n  CASE n WHEN 1 THEN SELECT 1; ELSE SELECT 2; END CASE;\nEND"
+	trigger := "CREATE TRIGGER trg BEFORE INSERT ON t FOR EACH ROW IF NEW.id < 0 THEN SET NEW.id = 0; END IF"
+	cases := []struct {
+		name, script string
+		want         []string
+		rest         string
+	}{
+		{"one per semicolon", "SELECT 1;\nSELECT 2;\n", []string{"SELECT 1", "SELECT 2"}, "\n"},
+		{"semicolons in strings, identifiers and comments", "SELECT ';', `a;b` FROM t; -- c;d\nINSERT INTO t VALUES ('x;y') /* ; */;", []string{"SELECT ';', `a;b` FROM t", "-- c;d\nINSERT INTO t VALUES ('x;y') /* ; */"}, ""},
+		{"an unfinished statement stays in rest", "SELECT 1; SELECT 'a;", []string{"SELECT 1"}, " SELECT 'a;"},
+		{"a comment left open", "SELECT 1; /* SELECT 2;", []string{"SELECT 1"}, " /* SELECT 2;"},
+		{"no final semicolon", "SELECT 1; SELECT 2", []string{"SELECT 1"}, " SELECT 2"},
+		{"empty statements", "SELECT 1;; ;SELECT 2;", []string{"SELECT 1", "SELECT 2"}, ""},
+		{"a stored procedure's body", "DROP PROCEDURE IF EXISTS p;\n" + proc + ";\nCALL p(2);", []string{"DROP PROCEDURE IF EXISTS p", proc, "CALL p(2)"}, ""},
+		{"a procedure not yet ended", "SELECT 1;\nCREATE PROCEDURE p() BEGIN SELECT 1;", []string{"SELECT 1"}, "\nCREATE PROCEDURE p() BEGIN SELECT 1;"},
+		{"a trigger's body without BEGIN", trigger + "; SELECT 3;", []string{trigger, "SELECT 3"}, ""},
+		{"a function of one statement", "CREATE FUNCTION f() RETURNS INT DETERMINISTIC RETURN 1; SELECT f();", []string{"CREATE FUNCTION f() RETURNS INT DETERMINISTIC RETURN 1", "SELECT f()"}, ""},
+		{"an anonymous block", "BEGIN NOT ATOMIC SELECT 1; SELECT 2; END; SELECT 3;", []string{"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END", "SELECT 3"}, ""},
+		{"a compound IF outside a program", "IF 1 THEN SELECT 1; END IF; SELECT 2;", []string{"IF 1 THEN SELECT 1; END IF", "SELECT 2"}, ""},
+		{"transaction statements", "BEGIN; UPDATE t SET a = 1; COMMIT; START TRANSACTION; ROLLBACK;", []string{"BEGIN", "UPDATE t SET a = 1", "COMMIT", "START TRANSACTION", "ROLLBACK"}, ""},
+		{"BEGIN WORK", "BEGIN WORK; SELECT 1;", []string{"BEGIN WORK", "SELECT 1"}, ""},
+		{"an event", "CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO BEGIN DELETE FROM t; INSERT INTO t VALUES (1); END; SELECT 4;", []string{"CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO BEGIN DELETE FROM t; INSERT INTO t VALUES (1); END", "SELECT 4"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rest, open := SplitScript(tc.script)
+			if strings.Join(got, "\n--\n") != strings.Join(tc.want, "\n--\n") || rest != tc.rest {
+				t.Errorf("SplitScript(%q)\n = %q, rest %q\nwant %q, rest %q", tc.script, got, rest, tc.want, tc.rest)
+			}
+			if wantOpen := strings.Contains(tc.name, "open") || strings.Contains(tc.rest, "'a;"); open != wantOpen {
+				t.Errorf("SplitScript(%q): open = %v", tc.script, open)
+			}
+		})
+	}
+}
+
+func TestTextOfSeveralStatementsWithAProgram(t *testing.T) {
+	// The body's semicolons do not split the text: the definition is one statement of it.
+	r := newTestRouter(t, false)
+	_, err := r.Route(Input{Statement: r.Analyze("SELECT 1; CREATE PROCEDURE p() BEGIN SELECT 2; SELECT 3; END")})
+	if !errors.Is(err, ErrMultiStatement) || !strings.Contains(err.Error(), "statement 2 of 2 is a DDL statement") {
+		t.Fatalf("err = %v, want statement 2 of 2, the procedure, refused as DDL", err)
 	}
 }

@@ -146,3 +146,30 @@ func FuzzNormalizeLiterals(f *testing.F) {
 	}
 	f.Fuzz(checkRoundTrip)
 }
+
+func TestAppendTemplate(t *testing.T) {
+	cases := []struct{ sql, want string }{
+		{"SELECT * FROM orders WHERE id = 7 AND note = 'a;b'", "SELECT * FROM orders WHERE id = ? AND note = ?"},
+		{"SELECT * FROM orders WHERE id = ?", "SELECT * FROM orders WHERE id = ?"},
+		{"INSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y')", "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)"},
+		// kept as written: the select list, LIMIT, INTERVAL, typed literals
+		{"SELECT 1, 'a' FROM t WHERE d > NOW() - INTERVAL 3 DAY LIMIT 10", "SELECT 1, 'a' FROM t WHERE d > NOW() - INTERVAL 3 DAY LIMIT 10"},
+		{"SELECT * FROM t WHERE d = DATE '2025-03-01' AND id = 4", "SELECT * FROM t WHERE d = DATE '2025-03-01' AND id = ?"},
+		// keyed by their text
+		{"SET time_zone = '+08:00'", "SET time_zone = '+08:00'"},
+		{"BEGIN", "BEGIN"},
+		{"SELECT 1; SELECT 2", "SELECT 1; SELECT 2"},
+	}
+	for _, tc := range cases {
+		if got := string(AppendTemplate(nil, tc.sql)); got != tc.want {
+			t.Errorf("AppendTemplate(%q) = %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+	// Two statements share a template exactly when the cache keys them alike.
+	a, b := "SELECT * FROM items WHERE id = 1 AND note = 'x'", "SELECT * FROM items WHERE id = 99 AND note = 'yy'"
+	na, _ := normalizeLiterals(a, nil, nil, false)
+	nb, _ := normalizeLiterals(b, nil, nil, false)
+	if string(na.key) != string(nb.key) || string(AppendTemplate(nil, a)) != string(AppendTemplate(nil, b)) {
+		t.Errorf("templates of %q and %q differ", a, b)
+	}
+}

@@ -82,6 +82,10 @@ type Plan struct {
 	Type RouteInfoType
 	// Class is the statistics bucket.
 	Class Class
+	// Static is set when a static table route (Settings.Routes) chose the backend. With Class
+	// ClassDefault (the bucket of static routes and of the default backend alike) it tells the
+	// two apart; shadow traffic keeps it set with ClassShadow.
+	Static bool
 	// Hints are the hints in force: context and comment hints combined.
 	Hints hint.Set
 	// Level is the query level in force (declared, or derived from the time range).

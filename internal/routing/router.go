@@ -348,6 +348,7 @@ func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err
 		return false, nil
 	}
 	p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
+	p.Static = true
 	if in.Explain {
 		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
 	}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/sqltest"
+)
+
+func TestDigestStatement(t *testing.T) {
+	// Digest texts as MariaDB 10.11 writes them (performance_schema.events_statements_summary_by_digest).
+	cases := []struct{ digest, want string }{
+		{"SELECT `note` FROM `audit_log` WHERE ID = ?", "SELECT `note` FROM `audit_log` WHERE ID = ?"},
+		{"INSERT INTO `orders` ( ID , `user_id` , `order_time` , `amount` ) VALUES (...)", "INSERT INTO `orders` ( ID , `user_id` , `order_time` , `amount` ) VALUES (?, ?, ?, ?)"},
+		{"INSERT INTO `t` VALUES ( ?, ... , NOW ( ) )", "INSERT INTO `t` VALUES ( ?, NOW ( ) )"},
+		{"INSERT INTO `audit_log` VALUES (...) /* , ... */", "INSERT INTO `audit_log` VALUES (?) /* */"},
+		{"SELECT ID , NAME FROM `items` WHERE ID IN (...)", "SELECT ID , NAME FROM `items` WHERE ID IN (?)"},
+		{"SELECT COUNT ( * ) FROM `orders` WHERE `order_time` >= NOW ( ) - INTERVAL ? SQL_TSI_DAY", "SELECT COUNT ( * ) FROM `orders` WHERE `order_time` >= NOW ( ) - INTERVAL ? DAY"},
+		{"SELECT NAME FROM `items` WHERE ID <= @?", "SELECT NAME FROM `items` WHERE ID <= @digest_var"},
+	}
+	for _, c := range cases {
+		if got, truncated := digestStatement(c.digest); got != c.want || truncated {
+			t.Errorf("digestStatement(%q) = %q, %v; want %q", c.digest, got, truncated, c.want)
+		}
+	}
+	if _, truncated := digestStatement("SELECT `a` , `b` , `c` FROM `t` WHERE `a` = ? AND `b` ..."); !truncated {
+		t.Errorf("a digest cut short is not reported truncated")
+	}
+}
+
+// checkScript is a script as the mysql client runs it: semicolons in strings and comments, a
+// stored procedure, a trigger and a compound statement whose bodies hold semicolons, a function
+// defined under DELIMITER, and a last statement without a semicolon.
+const checkScript = `-- a script; as the mysql client runs it
+CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20));
+INSERT INTO items VALUES (1, 'a;b'), (2, 'it''s'), (3, "semi;colon"); /* a comment; with a semicolon */
+# a hash comment; still a comment
+CREATE PROCEDURE fill(IN n INT)
+BEGIN
+  DECLARE i INT DEFAULT 10;
+  WHILE i < 10 + n DO
+    INSERT INTO items VALUES (i, CONCAT('item ', i));
+    SET i = i + 1;
+  END WHILE;
+  IF n > 2 THEN
+    SELECT COUNT(*) FROM items;
+  ELSE
+    SELECT CASE WHEN n = 1 THEN 'one' ELSE 'few' END;
+  END IF;
+END;
+CALL fill(3);
+CREATE TRIGGER items_bi BEFORE INSERT ON items FOR EACH ROW
+  IF NEW.name IS NULL THEN SET NEW.name = 'unnamed'; END IF;
+INSERT INTO items (id) VALUES (100);
+DELIMITER //
+CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC
+BEGIN
+  RETURN x * 2;
+END//
+DELIMITER ;
+SELECT twice(id) FROM items WHERE id = 1;
+BEGIN NOT ATOMIC
+  DECLARE c INT;
+  SELECT COUNT(*) INTO c FROM items;
+END;
+START TRANSACTION;
+UPDATE items SET name = 'x' WHERE id = 1;
+COMMIT;
+SELECT name FROM items WHERE id = 100
+`
+
+// TestStatementsFileSplitsAsTheServerReads: the statements check reads from a script, each run
+// on MariaDB alone in their order, all succeed, and do what the script says (the procedure's
+// loop inserted its rows, the trigger's body named the row): the server reads each as one whole
+// statement.
+func TestStatementsFileSplitsAsTheServerReads(t *testing.T) {
+	var stmts []string
+	err := readStatements(strings.NewReader(checkScript), func(e entry) error {
+		stmts = append(stmts, e.text)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stmts) != 13 {
+		t.Errorf("%d statements, want 13:\n%s", len(stmts), strings.Join(stmts, "\n--\n"))
+	}
+	b := sqltest.Shared(t, "script")[0]
+	conn, err := b.DB.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, s := range stmts {
+		rows, err := conn.QueryContext(context.Background(), s)
+		if err != nil {
+			t.Fatalf("the server refuses %q: %v", s, err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+	}
+	var n int
+	var name string
+	if err := conn.QueryRowContext(context.Background(), "SELECT COUNT(*), (SELECT name FROM items WHERE id = 100) FROM items").Scan(&n, &name); err != nil || n != 7 || name != "unnamed" {
+		t.Errorf("items: %d rows, id 100 named %q (%v); want 7 and unnamed", n, name, err)
+	}
+}
+
+func TestStatementsFileOnePerLine(t *testing.T) {
+	var stmts []string
+	err := readStatements(strings.NewReader("SELECT 1\n\nSELECT 'a;b' FROM t WHERE id = 2\n-- a comment\nUPDATE t SET a = 1; UPDATE t SET a = 2\n"), func(e entry) error {
+		stmts = append(stmts, e.text)
+		return nil
+	})
+	want := []string{"SELECT 1", "SELECT 'a;b' FROM t WHERE id = 2", "UPDATE t SET a = 1", "UPDATE t SET a = 2"}
+	if err != nil || !slices.Equal(stmts, want) {
+		t.Errorf("statements %q (%v), want %q", stmts, err, want)
+	}
+}
+
+// entries reads a log with read and returns its entries, one line each: "connect 12 app",
+// "statement 12 SELECT 1", "quit 12".
+func entries(t *testing.T, read func(sink) error) []string {
+	t.Helper()
+	var out []string
+	if err := read(func(e entry) error {
+		switch e.kind {
+		case entryConnect:
+			out = append(out, fmt.Sprintf("connect %d %s", e.session, e.user))
+		case entryQuit:
+			out = append(out, fmt.Sprintf("quit %d", e.session))
+		default:
+			out = append(out, fmt.Sprintf("statement %d %s %s", e.session, e.user, e.text))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// MySQL 8 writes its logs otherwise than MariaDB (whose logs TestCheckAgreesWithObroute reads):
+// a time on every general log line, the connection id in the slow log's User@Host line, and
+// "# administrator command:" lines. These are written as MySQL's manual shows them.
+func TestMySQLGeneralLog(t *testing.T) {
+	log := "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n" +
+		"Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n" +
+		"Time                 Id Command    Argument\n" +
+		"2025-03-15T10:00:00.000001Z\t   12 Connect\tapp@localhost on shop using SSL/TLS\n" +
+		"2025-03-15T10:00:00.000002Z\t   12 Query\tSELECT 1\n" +
+		"2025-03-15T10:00:00.000003Z\t   12 Init DB\tshop2\n" +
+		"2025-03-15T10:00:00.000004Z\t   13 Connect\treport@10.0.0.9 on  using TCP/IP\n" +
+		"2025-03-15T10:00:00.000005Z\t   12 Query\tSELECT a\r\nFROM t\r\nWHERE b = 'x'\r\n" +
+		"2025-03-15T10:00:00.000006Z\t   13 Prepare\tSELECT ? FROM t\n" +
+		"2025-03-15T10:00:00.000007Z\t   13 Execute\tSELECT 2 FROM t\n" +
+		"2025-03-15T10:00:00.000008Z\t   12 Change user\tother@localhost on shop\n" +
+		"2025-03-15T10:00:00.000009Z\t   12 Quit\t\n" +
+		"2025-03-15T10:00:00.000010Z\t   13 Query\tSELECT 3"
+	var st inputStats
+	got := entries(t, func(out sink) error { return readGeneralLog(strings.NewReader(log), &st, out) })
+	want := []string{"connect 12 app", "statement 12  SELECT 1", "statement 12  USE `shop2`", "connect 13 report",
+		"statement 12  SELECT a\nFROM t\nWHERE b = 'x'", "statement 13  SELECT 2 FROM t", "connect 12 other", "quit 12", "statement 13  SELECT 3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("entries\n%q\nwant\n%q", got, want)
+	}
+	if st.ignored["Prepare"] != 1 {
+		t.Errorf("ignored %v, want the Prepare", st.ignored)
+	}
+}
+
+func TestMySQLSlowLog(t *testing.T) {
+	log := "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n" +
+		"Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n" +
+		"Time                 Id Command    Argument\n" +
+		"# Time: 2025-03-15T10:00:00.123456Z\n" +
+		"# User@Host: app[app] @ localhost []  Id:    12\n" +
+		"# Query_time: 0.000123  Lock_time: 0.000010 Rows_sent: 1  Rows_examined: 1\n" +
+		"use shop;\n" +
+		"SET timestamp=1742032800;\n" +
+		"SELECT 1;\n" +
+		"# Time: 2025-03-15T10:00:01.123456Z\n" +
+		"# User@Host: report[report] @ localhost []  Id:    14\n" +
+		"# Query_time: 0.000200  Lock_time: 0.000010 Rows_sent: 2  Rows_examined: 2\n" +
+		"SET timestamp=1742032801;\n" +
+		"SELECT a\n# not a header: a comment of the statement\nFROM t;\n" +
+		"# User@Host: app[app] @ localhost []  Id:    12\n" +
+		"# Query_time: 0.000001  Lock_time: 0.000000 Rows_sent: 0  Rows_examined: 0\n" +
+		"SET timestamp=1742032802;\n" +
+		"SET timestamp=5;\n" +
+		"# User@Host: app[app] @ localhost []  Id:    12\n" +
+		"# Query_time: 0.000001  Lock_time: 0.000000 Rows_sent: 0  Rows_examined: 0\n" +
+		"SET timestamp=1742032802;\n" +
+		"# administrator command: Quit;\n"
+	got := entries(t, func(out sink) error { return readSlowLog(strings.NewReader(log), out) })
+	want := []string{"statement 12 app SELECT 1", "statement 14 report SELECT a\n# not a header: a comment of the statement\nFROM t",
+		"statement 12 app SET timestamp=5", "quit 12"}
+	if !slices.Equal(got, want) {
+		t.Errorf("entries\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCheckProgressLine(t *testing.T) {
+	c := &countingReader{}
+	c.n.Store(512 << 20)
+	if got, want := progressLine(10*time.Second, c, 1<<30, 1_234_567), "check: 512.0 MiB of 1.00 GiB (50%), 1 234 567 statements, 123 456 statements/s, 10s left"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	if got, want := progressLine(4*time.Second, nil, 0, 800), "check: 800 statements, 200 statements/s"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+}

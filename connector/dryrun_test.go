@@ -1,0 +1,122 @@
+package connector_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/metadata"
+	"github.com/obroute/obroute/sqltest"
+)
+
+// TestDryRunSendsNothing: a connector in dry run routes and follows a client session's
+// statements as a live one does — a transaction bound to its first statement's backend, a
+// temporary table, SET, a split query and a split write — while its backends, whose general
+// logs record every command, receive nothing.
+func TestDryRunSendsNothing(t *testing.T) {
+	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot", "cold")
+	cfg, err := config.ParseDSN(fmt.Sprintf("obroute:backends.hot.dsn=%s;backends.cold.dsn=%s;routes.audit_log=cold;"+
+		"time_tables.orders.shard_key=order_time;time_tables.orders.shard_key_type=datetime;time_tables.orders.hot_window.months=2", bs[0].DSN, bs[1].DSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	month := func(m, last string) metadata.Table {
+		from, _ := time.Parse(time.DateOnly, m+"-01")
+		to, _ := time.Parse(time.DateTime, m+"-"+last+" 23:59:59")
+		return metadata.Table{Name: "orders_" + m[:4] + m[5:], Min: from, Max: to, Hot: m >= "2025-01"}
+	}
+	shards := metadata.StaticSource{month("2024-12", "31"), month("2025-01", "31"), month("2025-02", "28"), month("2025-03", "31")}
+	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithMetadataSource(shards), connector.WithoutReadBack(), connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, s := range []struct {
+		sql     string
+		query   bool
+		refused bool
+	}{
+		{sql: "BEGIN"},
+		{sql: "UPDATE items SET note = 'x' WHERE id = 1"},                            // binds the transaction to hot
+		{sql: "SELECT note FROM audit_log WHERE id = 1", query: true, refused: true}, // cold: refused in it
+		{sql: "COMMIT"},
+		{sql: "CREATE TEMPORARY TABLE scratch (a INT)"},                                                            // default
+		{sql: "INSERT INTO scratch VALUES (1)"},                                                                    // forced: its session
+		{sql: "SELECT id FROM orders WHERE order_time >= '2024-12-20' AND order_time < '2025-01-10'", query: true}, // split
+		{sql: "DELETE FROM orders WHERE order_time >= '2025-02-20' AND order_time < '2025-03-05'"},                 // two hot tables
+		{sql: "SET time_zone = '+08:00'"},                                                                          // forced
+		{sql: "SET @a = (SELECT 1)"},                                                                               // forced, read back
+		{sql: "SELECT FOUND_ROWS()", query: true},                                                                  // forced
+	} {
+		if s.query {
+			rows, err := conn.QueryContext(ctx, s.sql)
+			if (err != nil) != s.refused {
+				t.Fatalf("%s: err %v, refused %v", s.sql, err, s.refused)
+			}
+			if err == nil {
+				if rows.Next() {
+					t.Errorf("%s: a row from a dry run", s.sql)
+				}
+				rows.Close()
+			}
+		} else if _, err := conn.ExecContext(ctx, s.sql); err != nil {
+			t.Fatalf("%s: %v", s.sql, err)
+		}
+	}
+	var a sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT @a").Scan(&a); err != nil || a.Valid {
+		t.Errorf("SELECT @a: %v, %v; want NULL, what a server that knows nothing gives", a, err)
+	}
+	st := c.Stats()
+	// default: the UPDATE opening the transaction, CREATE TEMPORARY TABLE, SELECT @a; forced: the
+	// temporary table's INSERT, both SETs, FOUND_ROWS(); hot_only: the DELETE on two hot tables.
+	want := map[string]int64{"default": 3, "forced": 4, "split": 1, "hot_only": 1}
+	if !maps.Equal(st.Routes, want) || !maps.Equal(st.Rejections, map[string]int64{"cross_backend_tx": 1}) {
+		t.Errorf("routes %v, rejections %v; want %v and one cross_backend_tx", st.Routes, st.Rejections, want)
+	}
+	for _, b := range bs {
+		if log := b.GeneralLog(t); len(log) != 0 {
+			t.Errorf("backend %s received %d commands from a dry run, the first %+v", b.Name, len(log), log[0])
+		}
+	}
+}
+
+// TestWithoutReadBackReadsNoShadowDefinition: with WithoutReadBack, a statement whose route
+// depends on a shadow table's definition (a value_match algorithm on an INSERT without column
+// list needs its columns' order) is refused saying so, instead of a definition read on a backend.
+func TestWithoutReadBackReadsNoShadowDefinition(t *testing.T) {
+	cfg, err := config.ParseYAML([]byte(`backends:
+  - {name: hot, role: hot, dsn: "app:pw@tcp(127.0.0.1:1)/shop"}
+  - {name: shadow_hot, role: shadow, dsn: "app:pw@tcp(127.0.0.1:1)/shop"}
+shadow:
+  mappings: [{production: hot, shadow: shadow_hot}]
+  algorithms: [{name: test-users, kind: value_match, operation: insert, column: user_id, values: ["0"]}]
+  tables: [{name: orders_log, algorithms: [test-users]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithoutReadBack())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Explain(context.Background(), "INSERT INTO orders_log VALUES (1, 0, 'load test')")
+	if err == nil || !strings.Contains(err.Error(), "which this connector does not read (WithoutReadBack)") {
+		t.Fatalf("err = %v, want the refusal naming WithoutReadBack", err)
+	}
+}
