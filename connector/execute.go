@@ -24,6 +24,29 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 	}
 	switch st.Kind {
+	case routing.KindExecute:
+		if st.Control.Immediate {
+			// EXECUTE IMMEDIATE of a text obroute reads runs as that text itself.
+			st = cs.resolveText(st, cs.shadowByHints(st, hint.FromContext(ctx)))
+			if inner, ok := runsItself(st); ok {
+				ictx, err := innerHints(ctx, st)
+				if err != nil {
+					return nil, nil, err
+				}
+				return cs.run(ictx, inner, args, wantRows, nil)
+			}
+		}
+	case routing.KindPrepare:
+		st = cs.resolveText(st, cs.shadowByHints(st, hint.FromContext(ctx)))
+	case routing.KindBegin, routing.KindCommit, routing.KindRollback:
+		if cs.tx.xa != "" && cs.tx.backend == "" && !cs.tx.lost {
+			// The server answers it inside the XA transaction: start that where it would go.
+			if err := cs.bindPending(ctx); err != nil {
+				return nil, nil, cs.keepSession(err)
+			}
+		}
+	}
+	switch st.Kind {
 	case routing.KindBegin:
 		if cs.tx.lost {
 			// A new BEGIN ends the lost transaction, and the client session with it.
@@ -43,9 +66,13 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 		if cs.tx.active && cs.tx.backend != "" {
 			// BEGIN inside a transaction commits it first, as MySQL does.
-			if err := cs.finishTx(ctx, false, "COMMIT"); err != nil {
+			if err := cs.finishTx(ctx, false, commitImplicitly, completion{}); err != nil {
 				return nil, nil, err
 			}
+		}
+		// and releases the table locks of LOCK TABLES.
+		if err := cs.releaseTableLocks(ctx); err != nil {
+			return nil, nil, cs.keepSession(err)
 		}
 		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
@@ -53,7 +80,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {
 			return cs.noRows(wantRows) // no shadow transaction to end, and production is not told
 		}
-		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
+		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL, cs.completionOf(st)); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
 		return cs.noRows(wantRows)
@@ -64,9 +91,33 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
+	case routing.KindSavepoint:
+		if cs.holdSavepoint(st.Control, cs.shadowByHints(st, hint.FromContext(ctx))) {
+			return cs.noRows(wantRows)
+		}
+	case routing.KindXA:
+		if st.HintErr != nil {
+			return nil, nil, st.HintErr
+		}
+		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := cs.xaBackendUnknown(st, hints); err != nil {
+			return nil, nil, err
+		}
+		if cs.runXA(st, hints) {
+			return cs.noRows(wantRows)
+		}
 	}
 	if cs.tx.lost {
 		return nil, nil, cs.lostTxError("end the transaction with ROLLBACK before running more statements")
+	}
+	if st.CommitsTx {
+		// It commits the transaction before it runs, even when it fails: there, wherever it goes.
+		if err := cs.commitBefore(ctx); err != nil {
+			return nil, nil, cs.keepSession(err)
+		}
 	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
@@ -178,21 +229,29 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
+	tr := traffic(shadow)
+	rs.Pin, rs.PinWhy = cs.pins[tr].backend, cs.pins[tr].why
+	if c := st.Control; c != nil && cs.pins[tr].locks && (c.Lock == routing.LockTables || c.Lock == routing.LockRead) {
+		rs.Pin = "" // a new LOCK TABLES goes where its tables are, releasing the locks held
+	}
+	rs.Prepared = cs.preparedBackends(tr)
 	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs, Explain: explain})
 }
 
 // execute runs a plan's targets and does the client session's bookkeeping.
 func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	st := plan.Statement
+	eff := cs.effective(plan)
 	first := plan.Targets[0].Backend
-	// autocommit=0: a statement outside a transaction opens one on its server.
-	opensImplicitTx := !cs.autocommitFor(plan.Shadow) && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
+	// autocommit=0: a statement outside a transaction that reads or writes a table opens one on
+	// its server (SET, USE, SAVEPOINT, PREPARE and a statement naming no table do not).
+	opensImplicitTx := !plan.OutsideTx && !cs.autocommitFor(plan.Shadow) && !cs.tx.active && opensTx(eff)
 	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
 	// binds it to one backend: it cannot span several.
 	if plan.FanOut != "" && (cs.tx.active || opensImplicitTx) {
 		return nil, nil, errorf("%w: it runs on each physical table, each committing on its own; run it outside the transaction (with autocommit on)", routing.ErrDDLInTransaction)
 	}
-	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
+	if !plan.OutsideTx && (cs.tx.active && cs.tx.backend == "" || opensImplicitTx) {
 		if backends := plan.Backends(); len(backends) > 1 {
 			return nil, nil, errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
 				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
@@ -201,6 +260,9 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if len(st.UserVars) > 0 && (len(plan.Targets) > 1 || plan.Merge != nil) {
 		return nil, nil, errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
 			routing.ErrNotMergeable, strings.Join(st.UserVars, ", "))
+	}
+	if err := cs.beforeControl(ctx, plan); err != nil {
+		return nil, nil, err
 	}
 	var res driver.Result
 	var rows driver.Rows
@@ -231,6 +293,14 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		// It reached its server, which now holds the transaction (a failed statement opens it
 		// too) until COMMIT/ROLLBACK.
 		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
+		if s := cs.serverOf(first); s != nil {
+			s.inTx = true
+		}
+	}
+	if len(plan.Targets) == 1 && (err == nil || reachedServer(err)) {
+		if s := cs.serverOf(first); s != nil {
+			cs.afterControl(s, plan, err)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -239,17 +309,50 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if plan.Shadow {
 		cs.routing.LastBackend = cs.c.productionOf(first)
 	}
-	temp := cs.tempTablesOf(plan.Shadow)
-	if st.TempTableCreated != "" {
-		temp[st.TempTableCreated] = first
+	if eff != nil {
+		temp := cs.tempTablesOf(plan.Shadow)
+		if eff.TempTableCreated != "" {
+			temp[eff.TempTableCreated] = first
+		}
+		for _, t := range eff.TempTablesDropped {
+			delete(temp, t)
+		}
+		if cs.tx.active && cs.tx.backend != "" && eff.CommitsTx && cs.tx.xa == "" {
+			cs.closeTx() // some, as CREATE TABLE … SELECT, also commit after they ran
+		}
 	}
-	for _, t := range st.TempTablesDropped {
-		delete(temp, t)
-	}
-	if cs.tx.active && cs.tx.backend != "" && commitsImplicitly(st) {
-		cs.closeTx()
+	if st.Kind == routing.KindXA {
+		cs.afterXA(st)
 	}
 	return res, rows, nil
+}
+
+// opensTx reports whether a statement opens a transaction on its server under autocommit=0:
+// one that reads or writes a table, or whose effect obroute cannot see (nil: a text it could
+// not read).
+func opensTx(st *routing.Statement) bool {
+	if st == nil {
+		return true
+	}
+	switch {
+	case st.Kind == routing.KindSet, st.Kind == routing.KindUse, st.Kind == routing.KindSavepoint, st.Kind == routing.KindPrepare,
+		st.Kind == routing.KindDeallocate, st.Kind == routing.KindXA, st.CommitsTx:
+		return false // a statement that commits implicitly leaves no transaction open either
+	}
+	return len(st.Tables) > 0 || st.Invisible
+}
+
+// preparedBackends returns, for the router, the backend of each SQL-level prepared statement of
+// the traffic tr; nil when there is none.
+func (cs *clientSession) preparedBackends(tr int) map[string]string {
+	if len(cs.prepared[tr]) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(cs.prepared[tr]))
+	for name, p := range cs.prepared[tr] {
+		m[name] = p.backend
+	}
+	return m
 }
 
 // runTarget runs one target on its server session, binding a pending transaction to it and
@@ -268,7 +371,7 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		// The transaction is lost with s when it is bound there (an implicit, autocommit=0,
 		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
 		// transaction's first statement after something was sent (BEGIN is sent with it).
-		bound := cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		bound := cs.tx.backend == s.backend.name && s.inTx
 		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
 		lostInTx := cs.tx.active && (bound || first)
 		cs.dropBroken(s)
@@ -277,6 +380,9 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		}
 		// Retry only what provably never reached the server, and only outside a transaction
 		// (or before it is bound to its backend).
+		if cs.unusable() {
+			return nil, nil, driver.ErrBadConn // s held what no other server session can be given
+		}
 		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && (!cs.tx.active || cs.tx.backend == "") {
 			cs.replaced(ctx, s.backend, "connection lost")
 			continue
@@ -326,7 +432,7 @@ func reachedServer(err error) bool {
 // sessions of other backends. Otherwise ErrBadConn stays, exactly as go-sql-driver returns it
 // (database/sql then retries on a fresh client session; rejectReadOnly relies on that).
 func (cs *clientSession) keepSession(err error) error {
-	if !errors.Is(err, driver.ErrBadConn) {
+	if !errors.Is(err, driver.ErrBadConn) || cs.unusable() {
 		return err
 	}
 	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
@@ -359,7 +465,14 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, nil, err
 	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+	if plan.OutsideTx {
+		// Not part of the transaction: neither started nor bound by it.
+	} else if cs.tx.active && !cs.tx.explicit && cs.tx.backend == "" && opensTx(cs.effective(plan)) {
+		// The pending transaction of autocommit=0 (savepoints set before it) binds here.
+		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
+			return nil, nil, err
+		}
+	} else if cs.tx.active && cs.tx.explicit && !s.inTx {
 		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
 			return nil, nil, errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
 		}
@@ -372,17 +485,18 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 			return nil, nil, err
 		}
 	}
-	switch st.Kind {
-	case routing.KindSet:
+	eff := cs.effective(plan)
+	switch {
+	case eff != nil && eff.Kind == routing.KindSet:
 		res, err := s.exec(ctx, t.SQL, t.Args, false)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := cs.recordSet(ctx, s, st, plan.Shadow); err != nil {
+		if err := cs.recordSet(ctx, s, eff, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
 		return cs.noRowsResult(res, wantRows)
-	case routing.KindUse:
+	case st.Kind == routing.KindUse:
 		res, err := s.exec(ctx, t.SQL, nil, false)
 		if err != nil {
 			return nil, nil, err
@@ -390,10 +504,10 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 		cs.recordUse(s, st.Database, plan.Shadow)
 		return cs.noRowsResult(res, wantRows)
 	}
-	if len(st.UserVars) > 0 {
+	if eff != nil && len(eff.UserVars) > 0 {
 		// Read back before the next statement, once its rows are closed: whether it succeeds
 		// or not, the server session holds what it assigned.
-		cs.assigned = assignedVars{s: s, names: st.UserVars, shadow: plan.Shadow}
+		cs.assigned = assignedVars{s: s, names: eff.UserVars, shadow: plan.Shadow}
 	}
 	prepared := prep != nil
 	if prepared && t.SQL == st.SQL {

@@ -342,7 +342,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, err
 	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+	if cs.tx.active && cs.tx.explicit && !s.inTx {
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, err
 		}
@@ -350,7 +350,8 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	inTx := cs.tx.active
 	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
 	if !inTx {
-		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
+		// Neither chained nor released, whatever completion_type the client session set.
+		begin, undo, done = "START TRANSACTION", rollbackImplicitly, commitImplicitly
 	}
 	w := splitWrite{plan: plan, inTx: inTx}
 	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
@@ -444,7 +445,7 @@ func (w splitWrite) failed(err error, part int, why string) error {
 // failed before it was sent.
 func (cs *clientSession) splitServer(ctx context.Context, plan *routing.Plan, backend string) (*serverSession, error) {
 	s, err := cs.targetServer(ctx, plan, backend)
-	if err != nil || s.valid() || s.tx != nil || cs.tx.active && cs.tx.backend == backend {
+	if err != nil || s.valid() || s.inTx || cs.tx.active && cs.tx.backend == backend {
 		return s, err
 	}
 	s.broken = true
