@@ -342,15 +342,17 @@ func opensTx(st *routing.Statement) bool {
 	return len(st.Tables) > 0 || st.Invisible
 }
 
-// preparedBackends returns, for the router, the backend of each SQL-level prepared statement of
-// the traffic tr; nil when there is none.
+// preparedBackends returns, for the router, the backend of each SQL-level prepared statement:
+// the traffic tr's, and the other traffic's under names tr has none of; nil when there is none.
 func (cs *clientSession) preparedBackends(tr int) map[string]string {
-	if len(cs.prepared[tr]) == 0 {
+	if len(cs.prepared[0])+len(cs.prepared[1]) == 0 {
 		return nil
 	}
-	m := make(map[string]string, len(cs.prepared[tr]))
-	for name, p := range cs.prepared[tr] {
-		m[name] = p.backend
+	m := map[string]string{}
+	for _, t := range [2]int{1 - tr, tr} {
+		for name, p := range cs.prepared[t] {
+			m[name] = p.backend
+		}
 	}
 	return m
 }

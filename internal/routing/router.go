@@ -54,7 +54,9 @@ type SessionState struct {
 	// as the client session set them with USE; "" for the backend DSN's own. The definitions
 	// of shadow tables are read in them.
 	Databases [2]string
-	// Prepared maps each SQL-level prepared statement (lower case) to the backend holding it.
+	// Prepared maps each SQL-level prepared statement (lower case) to the backend holding it:
+	// the traffic's own, and the other traffic's under names the traffic has none of (EXECUTE of
+	// a statement prepared as shadow traffic is shadow traffic).
 	Prepared map[string]string
 	// Pin is the backend every statement goes to while the client session holds table locks
 	// there or ran a statement there whose effect obroute cannot see; PinWhy says which, for
@@ -296,6 +298,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	case KindExecute, KindDeallocate:
 		if b, ok := sess.Prepared[st.Control.Name]; ok {
 			p.single(UsePreparedSession, ClassForced, b, st.SQL, in.Args)
+			if r.shadowOf[b] {
+				p.Shadow, p.Class = true, ClassShadow // prepared as shadow traffic: it stays that
+			}
 			if in.Explain {
 				p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the server session that prepared %s", st.Control.Name))
 			}
