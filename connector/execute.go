@@ -119,6 +119,20 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 			return nil, nil, cs.keepSession(err)
 		}
 	}
+	cs.routing.SessionBackend = ""
+	if st.SessionDependent {
+		// It reads what the last statements left: there, or with the values obroute holds.
+		next, at, rows, err := cs.resolveSession(ctx, st)
+		switch {
+		case err != nil:
+			return nil, nil, cs.keepSession(err)
+		case rows != nil && wantRows:
+			return nil, rows, nil
+		case rows != nil:
+			return driver.RowsAffected(0), nil, rows.Close()
+		}
+		st, cs.routing.SessionBackend = next, at
+	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
 	if err == nil {
@@ -202,7 +216,10 @@ func (cs *clientSession) executeWithin(ctx context.Context, plan *routing.Plan, 
 	return cs.execute(ctx, plan, wantRows, prep)
 }
 
+// noRows answers a statement obroute runs itself (a BEGIN it holds …): as the server would,
+// ROW_COUNT() is then 0.
 func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, error) {
+	cs.funcs.rowCount = heldValue(0)
 	return cs.noRowsResult(driver.RowsAffected(0), wantRows)
 }
 
@@ -284,10 +301,21 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		if rows != nil && plan.Rename[0] != "" {
 			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
 		}
-	} else if wantRows {
+	} else if wantRows && !st.Kind.IsWrite() {
 		rows, err = cs.queryTargets(ctx, plan)
-	} else {
-		res, err = cs.execTargets(ctx, plan)
+	} else if res, err = cs.execTargets(ctx, plan); err == nil && wantRows {
+		res, rows = nil, emptyRows{} // a write through Query: no rows, as the server answers
+	}
+	if rows != nil && plan.FanOut == "" && (len(plan.Targets) > 1 || plan.Merge != nil || plan.Catalog != nil) {
+		rows = cs.counted(rows) // a result obroute computed: FOUND_ROWS() is its number of rows
+	}
+	if err == nil || reachedServer(err) {
+		switch {
+		case plan.FanOut != "":
+			cs.funcs.rowCount, cs.funcs.diag = heldValue(0), diagnostics{why: "the statement ran once per physical table"}
+		case plan.Catalog != nil || plan.Concat:
+			cs.funcs.rowCount, cs.funcs.diag = heldValue(-1), diagnostics{why: "obroute computed the answer from several statements"}
+		}
 	}
 	if opensImplicitTx && (err == nil || reachedServer(err)) {
 		// It reached its server, which now holds the transaction (a failed statement opens it
@@ -491,6 +519,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	switch {
 	case eff != nil && eff.Kind == routing.KindSet:
 		res, err := s.exec(ctx, t.SQL, t.Args, false)
+		cs.ranOn(plan, s, res, err)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -500,6 +529,7 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 		return cs.noRowsResult(res, wantRows)
 	case st.Kind == routing.KindUse:
 		res, err := s.exec(ctx, t.SQL, nil, false)
+		cs.ranOn(plan, s, res, err)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -513,12 +543,24 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	}
 	prepared := prep != nil
 	if prepared && t.SQL == st.SQL {
-		return prep.runOn(ctx, s, t.Args, wantRows)
+		res, rows, err := prep.runOn(ctx, s, t.Args, wantRows)
+		cs.ranOn(plan, s, res, err)
+		return res, rows, err
 	}
 	if wantRows {
 		rows, err := s.query(ctx, t.SQL, t.Args, prepared)
+		cs.ranOn(plan, s, nil, err)
 		return nil, rows, err
 	}
 	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
+	cs.ranOn(plan, s, res, err)
 	return res, nil, err
+}
+
+// ranOn records where the session functions are after plan's statement ran on s (err: its
+// error), when the server answered it.
+func (cs *clientSession) ranOn(plan *routing.Plan, s *serverSession, res driver.Result, err error) {
+	if err == nil || reachedServer(err) {
+		cs.ran(plan, s.backend.name, res)
+	}
 }

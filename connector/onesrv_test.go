@@ -81,9 +81,11 @@ func (o *oneServer) pair(t *testing.T) *pair {
 	return &pair{t: t, o: o, ob: ob, ref: ref}
 }
 
-// outcome is what a statement answered: its rows as text, or its error (the server's number, or
-// "connection" for a connection obroute or go-sql-driver reports gone).
+// outcome is what a statement answered: its columns (name and database type), its rows as
+// text, or its error (the server's number, or "connection" for a connection obroute or
+// go-sql-driver reports gone).
 type outcome struct {
+	cols []string
 	rows [][]string
 	err  string
 }
@@ -92,7 +94,10 @@ func (oc outcome) String() string {
 	if oc.err != "" {
 		return "error " + oc.err
 	}
-	return fmt.Sprint(oc.rows)
+	if len(oc.rows) == 0 {
+		return "[]"
+	}
+	return fmt.Sprint(oc.cols, oc.rows)
 }
 
 // run runs q on c and reads all it answers.
@@ -103,7 +108,11 @@ func run(c *sql.Conn, q string) (outcome, error) {
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
+	types, _ := rows.ColumnTypes()
 	var out outcome
+	for i, c := range cols {
+		out.cols = append(out.cols, c+":"+types[i].DatabaseTypeName())
+	}
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
 		ptrs := make([]any, len(cols))

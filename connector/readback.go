@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -26,20 +27,19 @@ type literal struct {
 	sql, value string
 }
 
-// readLiterals reads the current values of the variables names on s in one statement. A number
+// readLiterals reads the current values of the variables names on s in one statement, and what
+// FOUND_ROWS() and ROW_COUNT() answered before it (a SELECT, it changes both). A number
 // is written as the server wrote it (a DOUBLE with an exponent, so that it stays one); a user
 // variable's string with its character set and collation (_utf8mb4 X'…' COLLATE …, which no
 // sql_mode reads otherwise); a system variable's string quoted, or in hexadecimal when it
 // holds a backslash, which NO_BACKSLASH_ESCAPES reads otherwise.
-func readLiterals(ctx context.Context, s *serverSession, names []string) ([]literal, error) {
+func readLiterals(ctx context.Context, s *serverSession, names []string) (lits []literal, found, rowCount int64, err error) {
 	var b strings.Builder
-	b.WriteString("SELECT ")
+	b.WriteString("SELECT FOUND_ROWS(), ROW_COUNT()")
 	cols := make([]int, len(names)) // the first column of each variable
-	n := 0
+	n := 2
 	for i, name := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
+		b.WriteString(", ")
 		ref := variableRef(name)
 		cols[i] = n
 		if strings.HasPrefix(name, "@") {
@@ -52,12 +52,16 @@ func readLiterals(ctx context.Context, s *serverSession, names []string) ([]lite
 	}
 	rows, err := s.query(ctx, b.String(), nil, false)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	defer rows.Close()
 	dest := make([]driver.Value, n)
 	if err := rows.Next(dest); err != nil {
-		return nil, errorf("obroute: reading back %s: %w", strings.Join(names, ", "), err)
+		return nil, 0, 0, errorf("obroute: reading back %s: %w", strings.Join(names, ", "), err)
+	}
+	for i, p := range [2]*int64{&found, &rowCount} {
+		text, _ := valueText(dest[i])
+		*p, _ = strconv.ParseInt(text, 10, 64)
 	}
 	ct, _ := rows.(driver.RowsColumnTypeDatabaseTypeName)
 	out := make([]literal, len(names))
@@ -69,7 +73,7 @@ func readLiterals(ctx context.Context, s *serverSession, names []string) ([]lite
 		}
 		out[i] = literalOf(name, dest[c:], typ)
 	}
-	return out, nil
+	return out, found, rowCount, nil
 }
 
 // literalOf renders the value v[0] of variable name, of database type typ, with the columns

@@ -68,6 +68,9 @@ type clientSession struct {
 	pins     [2]pin
 	locks    [2]tableLocks
 	prepared [2]map[string]sqlStatement
+	// funcs are where the session functions and diagnostics of the last statements are
+	// (registers.go).
+	funcs sessionFuncs
 	// lostState is set when a server session holding state that cannot be replayed (prepared
 	// statements, locks, what CALL left) was lost: as go-sql-driver's broken connection, the
 	// client session then answers driver.ErrBadConn (once a transaction lost with it has ended).

@@ -56,6 +56,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		return nil, errRetyped
 	}
 	results, cancel, err := cs.fanOut(ctx, plan, servers)
+	cs.ranSplit(plan, servers, 0, err)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +110,9 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 		return nil, errRetyped
 	}
 	_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+	if s := cs.serverOf(plan.Targets[0].Backend); s != nil {
+		cs.ranSplit(plan, []*serverSession{s}, 0, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +361,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
 	// the transaction is lost with its session.
 	fail := func(err error, part int) (driver.Result, error) {
+		cs.ranSplit(plan, nil, 0, err)
 		if !s.broken {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 			_, uerr := s.exec(uctx, undo, nil, false)
@@ -402,6 +407,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 		return nil, errorf("%w (backend %s was at %s): the %s ran as %d parts (%s) in one local transaction, whose COMMIT was sent and got no answer: either every part was written or none; check before running it again: %w",
 			ErrCommitUnknown, s.backend.name, s.addr(), plan.Statement.Kind, len(plan.Targets), w.parts(), err)
 	}
+	cs.ranSplit(plan, nil, total, nil)
 	return driver.RowsAffected(total), nil
 }
 

@@ -277,7 +277,7 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 	if len(st.Vars) == 0 {
 		return nil
 	}
-	vars, err := readBackVars(ctx, s, st.Vars)
+	vars, err := cs.readBackVars(ctx, s, st.Vars)
 	if err != nil {
 		return err
 	}
@@ -285,10 +285,12 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 	return nil
 }
 
-// readBackVars returns the entries the assignments of one SET, which s has just run, record:
-// each as written, or read back from s (see recordSet), in the order of their last assignment.
-// All that is read back is read in one statement.
-func readBackVars(ctx context.Context, s *serverSession, assigned []routing.SessionVar) ([]routing.SessionVar, error) {
+// readBackVars returns the entries the assignments of one statement, which s has just run,
+// record: each as written, or read back from s (see recordSet), in the order of their last
+// assignment. All that is read back is read in one statement, which changes FOUND_ROWS() and
+// ROW_COUNT() on s: the values they had before it, which it reads too, are held for the client
+// session's next statement.
+func (cs *clientSession) readBackVars(ctx context.Context, s *serverSession, assigned []routing.SessionVar) ([]routing.SessionVar, error) {
 	type entry struct {
 		v     routing.SessionVar
 		canon *canon
@@ -315,12 +317,19 @@ func readBackVars(ctx context.Context, s *serverSession, assigned []routing.Sess
 	}
 	lits := map[string]literal{}
 	if len(read) > 0 {
-		got, err := readLiterals(ctx, s, read)
+		got, found, count, err := readLiterals(ctx, s, read)
 		if err != nil {
 			return nil, err
 		}
 		for i, name := range read {
 			lits[name] = got[i]
+		}
+		b := cs.c.productionOf(s.backend.name)
+		if f := &cs.funcs; f.foundRows.backend == b && !f.foundRows.held {
+			f.foundRows = heldValue(found)
+		}
+		if f := &cs.funcs; f.rowCount.backend == b && !f.rowCount.held {
+			f.rowCount = heldValue(count)
 		}
 	}
 	vars := make([]routing.SessionVar, len(entries))
@@ -430,7 +439,7 @@ func (cs *clientSession) readAssigned(ctx context.Context) error {
 	for i, name := range a.names {
 		assigned[i] = routing.SessionVar{Name: name}
 	}
-	vars, err := readBackVars(ctx, a.s, assigned)
+	vars, err := cs.readBackVars(ctx, a.s, assigned)
 	if err != nil {
 		if ctx.Err() != nil {
 			cs.assigned = a // the statement's context ended: read them before the next one

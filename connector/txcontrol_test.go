@@ -379,3 +379,61 @@ func TestUserLevelLocks(t *testing.T) {
 		t.Fatalf("after the server session holding a user-level lock was killed: %v, want driver.ErrBadConn", err)
 	}
 }
+
+// SET STATEMENT … FOR runs its statement with the variables for that statement only: routed by
+// the statement's tables, recording nothing; the statement commits when it would.
+func TestSetStatementFor(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		SET STATEMENT max_statement_time = 10 FOR INSERT INTO audit_log VALUES (1, 'for one statement')
+		SET STATEMENT max_statement_time = 10 FOR SELECT @@max_statement_time, COUNT(*) FROM audit_log
+		SELECT @@max_statement_time FROM audit_log
+		SELECT @@max_statement_time FROM items
+		BEGIN
+		INSERT INTO audit_log VALUES (2, 'committed by the statement after FOR')
+		SET STATEMENT max_statement_time = 10 FOR CREATE TABLE made (a INT)
+		ROLLBACK
+		DROP TABLE made`, refusals)
+	o.samePlacement(t)
+}
+
+// FLUSH TABLES WITH READ LOCK locks one server: with several backends it needs a backend hint;
+// the lock holds writes off that backend until UNLOCK TABLES.
+func TestGlobalReadLock(t *testing.T) {
+	o := newOneServer(t, true, "")
+	p := o.pair(t)
+	p.refused("FLUSH TABLES WITH READ LOCK", connector.ErrSessionState)
+	if _, err := p.ob.ExecContext(context.Background(), "/*+ OBROUTE(backend=cold) */ FLUSH TABLES WITH READ LOCK"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ref.ExecContext(context.Background(), "FLUSH TABLES WITH READ LOCK"); err != nil {
+		t.Fatal(err)
+	}
+	blocked := func(b *sqltest.Backend) bool {
+		t.Helper()
+		c, err := b.DB.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.ExecContext(context.Background(), "SET SESSION lock_wait_timeout = 1"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.ExecContext(context.Background(), "INSERT INTO audit_log VALUES (99, 'blocked?')")
+		if err == nil {
+			c.ExecContext(context.Background(), "DELETE FROM audit_log WHERE id = 99")
+		}
+		return err != nil
+	}
+	if !blocked(o.cold) || !blocked(o.one) {
+		t.Fatal("FLUSH TABLES WITH READ LOCK did not hold writes off")
+	}
+	p.both("INSERT INTO audit_log VALUES (1, 'under the read lock')") // refused by the server: 1223
+	p.both("UNLOCK TABLES")
+	if blocked(o.cold) || blocked(o.one) {
+		t.Fatal("UNLOCK TABLES did not release the read lock")
+	}
+	p.both("INSERT INTO audit_log VALUES (2, 'after UNLOCK TABLES')")
+	o.samePlacement(t)
+}

@@ -58,6 +58,9 @@ type SessionState struct {
 	// the traffic's own, and the other traffic's under names the traffic has none of (EXECUTE of
 	// a statement prepared as shadow traffic is shadow traffic).
 	Prepared map[string]string
+	// SessionBackend is the backend whose server session holds what a session-dependent
+	// statement reads (FOUND_ROWS() of the last SELECT …), "" for LastBackend.
+	SessionBackend string
 	// Pin is the backend every statement goes to while the client session holds table locks
 	// there or ran a statement there whose effect obroute cannot see; PinWhy says which, for
 	// refusals. "" when the client session is not pinned.
@@ -274,8 +277,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return true, nil
 		}
 	}
-	if st.SessionDependent && sess.LastBackend != "" {
-		p.single(UseLastSession, ClassForced, sess.LastBackend, st.SQL, in.Args)
+	if b := sess.SessionBackend; st.SessionDependent && (b != "" || sess.LastBackend != "") {
+		if b == "" {
+			b = sess.LastBackend
+		}
+		p.single(UseLastSession, ClassForced, b, st.SQL, in.Args)
 		if in.Explain {
 			p.Prompts = append(p.Prompts, "Will route to last connected server since the statement reads the previous statement's session")
 		}

@@ -48,6 +48,9 @@ func (k Kind) String() string {
 // IsDML reports whether the kind is a data manipulation statement (SELECT, INSERT, UPDATE, DELETE).
 func (k Kind) IsDML() bool { return k >= KindSelect && k <= KindDelete }
 
+// IsWrite reports whether the kind is INSERT, UPDATE or DELETE.
+func (k Kind) IsWrite() bool { return k >= KindInsert && k <= KindDelete }
+
 // SessionVar is one assignment of a SET statement, kept by the client session and re-applied to
 // server sessions that are behind.
 type SessionVar struct {
@@ -85,8 +88,11 @@ type Statement struct {
 	// TempTablesDropped are the tables a DROP TEMPORARY TABLE drops, lower case.
 	TempTablesDropped []string
 	// SessionDependent marks statements whose meaning depends on the previous statement's server
-	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS.
+	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS,
+	// @@warning_count … (SessionReads says which).
 	SessionDependent bool
+	// SessionReads are the session functions the statement reads.
+	SessionReads SessionReads
 	// UserVars are the user variables a statement other than SET assigns (@v := …, INTO @v), by
 	// name in lower case: their values are read back after it ran, so that a server session
 	// replacing a lost one, or another backend's, gets them.
@@ -187,6 +193,12 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		return st
 	}
 	st.Params = countParams(toks)
+	if len(toks) > 0 && toks[0].is("show") {
+		st.SessionReads = readsDiagnostics(body)
+	} else {
+		st.SessionReads = sessionReads(toks)
+	}
+	st.SessionDependent = st.SessionReads != 0
 	if at := plainExplainAt(toks, lexed); at >= 0 && r.time != nil {
 		if inner := r.analyzeText(strings.TrimSpace(body[at:])); inner.time != nil || inner.namesTimeTable(r) {
 			st.explainOf, st.explainAt = inner, hint.StatementStart(sql)+at
@@ -241,12 +253,6 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 			r.useDDL(st, d, toks)
 		}
 		r.readCatalog(st, toks, start, body)
-	}
-	switch st.Kind {
-	case KindShow:
-		st.SessionDependent = readsDiagnostics(body)
-	case KindSelect, KindOther:
-		st.SessionDependent = callsSessionFunction(toks)
 	}
 	if st.Kind != KindSet {
 		st.UserVars = assignedUserVars(toks)
