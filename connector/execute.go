@@ -38,7 +38,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 	case routing.KindPrepare:
 		st = cs.resolveText(st, cs.shadowByHints(st, hint.FromContext(ctx)))
-	case routing.KindBegin, routing.KindCommit, routing.KindRollback:
+	case routing.KindCommit, routing.KindRollback:
 		if cs.tx.xa != "" && cs.tx.backend == "" && !cs.tx.lost {
 			// The server answers it inside the XA transaction: start that where it would go.
 			if err := cs.bindPending(ctx); err != nil {
@@ -61,20 +61,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := cs.endImplicitTx(ctx); err != nil {
-			return nil, nil, err
-		}
-		if cs.tx.active && cs.tx.backend != "" {
-			// BEGIN inside a transaction commits it first, as MySQL does.
-			if err := cs.finishTx(ctx, false, commitImplicitly, completion{}); err != nil {
-				return nil, nil, err
-			}
-		}
-		// and releases the table locks of LOCK TABLES.
-		if err := cs.releaseTableLocks(ctx); err != nil {
+		if err := cs.begin(ctx, driver.TxOptions{ReadOnly: st.ReadOnly}, hints); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
-		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
 		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {

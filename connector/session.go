@@ -158,8 +158,8 @@ func (cs *clientSession) Begin() (driver.Tx, error) {
 }
 
 // BeginTx implements driver.ConnBeginTx. Nothing is sent yet: the transaction binds to the
-// backend of its first statement, where it is started with opts. A lost transaction still
-// open (a text BEGIN) ends here, and the client session with it.
+// backend of its first statement, where it is started with opts (see begin). A lost transaction
+// still open (a text BEGIN) ends here, and the client session with it.
 func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if cs.tx.lost {
 		cs.endLostTx()
@@ -175,10 +175,9 @@ func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 	default:
 		return nil, errorf("mysql: unsupported isolation level: %v", sql.IsolationLevel(opts.Isolation))
 	}
-	if err := cs.endImplicitTx(ctx); err != nil {
-		return nil, err
+	if err := cs.begin(ctx, opts, hint.FromContext(ctx)); err != nil {
+		return nil, cs.keepSession(err)
 	}
-	cs.tx = txState{active: true, explicit: true, opts: opts, hints: hint.FromContext(ctx)}
 	return &tx{cs: cs}, nil
 }
 

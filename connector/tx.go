@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
 )
 
@@ -234,12 +235,24 @@ func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// endImplicitTx commits an implicit (autocommit=0) transaction before an explicit one starts,
-// as MySQL does.
-func (cs *clientSession) endImplicitTx(ctx context.Context) error {
-	if cs.tx.active && !cs.tx.explicit {
-		return cs.finishTx(ctx, false, commitImplicitly, completion{})
+// begin starts a transaction, as BEGIN, START TRANSACTION and database/sql's BeginTx do on the
+// server: the transaction open is committed (an XA transaction's server refuses it), the table
+// locks of LOCK TABLES are released; the new one binds at its first statement.
+func (cs *clientSession) begin(ctx context.Context, opts driver.TxOptions, hints hint.Set) error {
+	if cs.tx.xa != "" && cs.tx.backend == "" && !cs.tx.lost {
+		if err := cs.bindPending(ctx); err != nil { // the server answers XAER_RMFAIL there
+			return err
+		}
 	}
+	if cs.tx.active && (cs.tx.backend != "" || !cs.tx.explicit) {
+		if err := cs.finishTx(ctx, false, commitImplicitly, completion{}); err != nil {
+			return err
+		}
+	}
+	if err := cs.releaseTableLocks(ctx); err != nil {
+		return err
+	}
+	cs.tx = txState{active: true, explicit: true, opts: opts, hints: hints}
 	return nil
 }
 

@@ -91,6 +91,27 @@ func TestCompletionChainAndRelease(t *testing.T) {
 			COMMIT`, refusals)
 		o.samePlacement(t)
 	})
+	t.Run("database/sql BeginTx commits the chained transaction", func(t *testing.T) {
+		p := o.pair(t)
+		p.steps(`
+			BEGIN
+			INSERT INTO audit_log VALUES (25, 'first')
+			COMMIT AND CHAIN
+			INSERT INTO audit_log VALUES (26, 'chained, committed by BeginTx')`, refusals)
+		for _, c := range []*sql.Conn{p.ob, p.ref} {
+			tx, err := c.BeginTx(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec("INSERT INTO audit_log VALUES (27, 'rolled back')"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o.samePlacement(t)
+	})
 	t.Run("RELEASE", func(t *testing.T) {
 		p := o.pair(t)
 		p.steps(`
@@ -328,6 +349,7 @@ func TestTableLocks(t *testing.T) {
 		p.both(q)
 		o.sameLocks(t)
 	}
+	p.refused("LOCK TABLES items READ, audit_log WRITE", connector.ErrCrossBackend)
 	lock("LOCK TABLES audit_log WRITE")
 	p.both("INSERT INTO audit_log VALUES (1, 'locked')")
 	p.both("SELECT COUNT(*) FROM items") // not locked: the server refuses it (1100)
@@ -338,6 +360,19 @@ func TestTableLocks(t *testing.T) {
 	p.refused("SELECT COUNT(*) FROM audit_log", connector.ErrSessionState)
 	lock("BEGIN") // releases the table locks
 	p.both("INSERT INTO items VALUES (2, 'after BEGIN')")
+	p.both("COMMIT")
+	lock("LOCK TABLES audit_log READ")
+	for _, c := range []*sql.Conn{p.ob, p.ref} { // database/sql's BeginTx releases them too
+		tx, err := c.BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.sameLocks(t)
+	p.both("BEGIN")
 	lock("LOCK TABLES audit_log WRITE") // commits the transaction on hot, then locks on cold
 	p.both("ROLLBACK")
 	lock("UNLOCK TABLES")

@@ -36,6 +36,33 @@ func (r *Router) userLockRoute(p *Plan, st *Statement, in Input) (pinned bool, e
 	return true, nil
 }
 
+// lockTables checks that the tables a LOCK TABLES (or FLUSH TABLES … WITH READ LOCK) names live
+// on one backend, a table without a route on the default one: one server locks them together,
+// and obroute cannot hold the locks of one statement on two backends.
+func (r *Router) lockTables(st *Statement, sess *SessionState) error {
+	first, firstTable := "", ""
+	for _, t := range st.Tables {
+		if r.time != nil {
+			if tt, ok := r.time.tables[t]; ok {
+				return errorf("%w: the statement locks the time-sharded table %s, whose rows are in physical tables on several backends, which one lock cannot hold as one server would; lock the physical tables by name, with a backend hint for their backend", ErrSessionState, tt.Table)
+			}
+		}
+		b, ok := sess.TempTables[t]
+		if !ok {
+			if b, ok = r.cfg.Settings.Routes[t]; !ok {
+				b = r.cfg.Settings.Default
+			}
+		}
+		switch {
+		case first == "":
+			first, firstTable = b, t
+		case b != first:
+			return errorf("%w: the statement locks table %s, on backend %s, and table %s, on backend %s, which one server would lock together; lock the tables of one backend at a time", ErrCrossBackend, firstTable, first, t, b)
+		}
+	}
+	return nil
+}
+
 // applyPin keeps a statement on the backend the client session is pinned to (SessionState.Pin),
 // as applyTransaction does for a transaction: a statement whose route names another backend is
 // refused.

@@ -261,11 +261,9 @@ func (r *Router) applySession(p *Plan, st *Statement, hints hint.Set, args []dri
 // Statement.routeArgs).
 func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
 	st, hints := p.Statement, p.Hints
-	if c := st.Control; c != nil && c.Lock != 0 && r.time != nil {
-		for _, t := range st.Tables {
-			if tt, ok := r.time.tables[t]; ok {
-				return false, errorf("%w: the statement locks the time-sharded table %s, whose rows are in physical tables on several backends, which one lock cannot hold as one server would; lock the physical tables by name, with a backend hint for their backend", ErrSessionState, tt.Table)
-			}
+	if c := st.Control; c != nil && c.Lock != 0 && hints.Backend == "" {
+		if err := r.lockTables(st, sess); err != nil {
+			return false, err
 		}
 	}
 	for _, t := range st.Tables {
