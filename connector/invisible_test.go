@@ -194,3 +194,32 @@ func TestShadowThroughSQLPreparedStatements(t *testing.T) {
 		t.Errorf("hot holds %d rows, want the 1 production row", n)
 	}
 }
+
+// With a plain DSN, the statements obroute answers itself (a BEGIN it holds) and the SELECT it
+// sends to read a SET's values back leave ROW_COUNT() and FOUND_ROWS() as one connection to the
+// server would.
+func TestPlainDSNSessionFunctions(t *testing.T) {
+	b := sqltest.Shared(t, "only")[0]
+	b.Exec(t, "CREATE TABLE items (id INT PRIMARY KEY)")
+	b.Exec(t, "INSERT INTO items VALUES (1), (2), (3)")
+	o := &oneServer{one: b}
+	var err error
+	if o.db, err = sql.Open("obroute", b.DSN); err != nil {
+		t.Fatal(err)
+	}
+	defer o.db.Close()
+	if o.ref, err = sql.Open("mysql", b.DSN); err != nil {
+		t.Fatal(err)
+	}
+	defer o.ref.Close()
+	p := o.pair(t)
+	p.steps(`
+		UPDATE items SET id = id + 10
+		BEGIN
+		SELECT ROW_COUNT()
+		COMMIT
+		SELECT id FROM items
+		SET @v = CONCAT('read', ' back')
+		SELECT FOUND_ROWS(), ROW_COUNT()
+		SELECT FOUND_ROWS()`, nil)
+}

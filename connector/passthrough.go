@@ -84,7 +84,7 @@ func passKind(query string) (routing.Kind, bool) {
 // routed path would run it there, and reports false, having done nothing, for a statement that
 // must be analysed.
 func (cs *clientSession) passthrough(ctx context.Context, query string, args []driver.NamedValue, wantRows bool) (driver.Result, driver.Rows, bool, error) {
-	if !cs.c.passthrough || cs.unusable() || cs.tx.lost || cs.assigned.s != nil {
+	if !cs.c.passthrough || cs.unusable() || cs.tx.lost || cs.assigned.s != nil || cs.funcs.holds() {
 		return nil, nil, false, nil
 	}
 	kind, ok := passKind(query)

@@ -45,6 +45,12 @@ type sessionFuncs struct {
 
 func heldValue(v int64) sessionValue { return sessionValue{value: v, held: true} }
 
+// holds reports whether obroute holds the value of a session function (the server session
+// would answer another): a statement that reads it must be analysed, never passed through.
+func (f *sessionFuncs) holds() bool {
+	return f.rowCount.held || f.foundRows.held || f.insertID.held || f.rowCount.why != "" || f.foundRows.why != ""
+}
+
 // changesFoundRows reports whether a statement of kind sets FOUND_ROWS() (a SELECT, SHOW, or one
 // obroute cannot tell about); INSERT, UPDATE, DELETE, SET, DDL and the like leave it.
 func changesFoundRows(st *routing.Statement) bool {
