@@ -313,7 +313,7 @@ func (cs *clientSession) xaBackendUnknown(st *routing.Statement, hints hint.Set)
 	}
 	what := "XA RECOVER"
 	if c.XA != routing.XARecover {
-		what = fmt.Sprintf("XA %s of xid %s, which this client session did not start,", map[routing.XAVerb]string{routing.XACommit: "COMMIT", routing.XARollback: "ROLLBACK"}[c.XA], c.Name)
+		what = "XA COMMIT or ROLLBACK of xid " + c.Name + ", which this client session did not start,"
 	}
 	return errorf("%w: %s needs the backend that prepared the XA transaction, which obroute cannot tell among backends %s; send it with a backend hint (/*+ OBROUTE(backend=…) */)",
 		routing.ErrSessionState, what, strings.Join(cs.c.backendsOf(false), ", "))

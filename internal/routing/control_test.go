@@ -83,3 +83,41 @@ func TestCommitsBefore(t *testing.T) {
 		}
 	}
 }
+
+// The values of session functions are written into a statement as the server would type them,
+// and an unaliased select item keeps the name the server gives it, its text.
+func TestWithSessionValues(t *testing.T) {
+	r := newTestRouter(t, false)
+	v := SessionValues{FoundRows: 12, RowCount: -1, WarningCount: 3, ErrorCount: 0}
+	v.Reads = ReadsFoundRows | ReadsRowCount | ReadsDiagnostics
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT FOUND_ROWS()", "SELECT 00000000000000000012 AS `FOUND_ROWS()`"},
+		{"SELECT found_rows( ) + 1, ROW_COUNT() AS rc, 7", "SELECT 00000000000000000012 + 1 AS `found_rows( ) + 1`, -0000000000000000001 AS rc, 7"},
+		{"/* c */ SELECT DISTINCT ROW_COUNT() n FROM items", "/* c */ SELECT DISTINCT -0000000000000000001 n FROM items"},
+		{"INSERT INTO log VALUES (ROW_COUNT())", "INSERT INTO log VALUES (-0000000000000000001)"},
+		{"SELECT @@warning_count, @@session.error_count", "SELECT NULLIF(CAST(00000000000000000003 AS UNSIGNED), NULL) AS `@@warning_count`, NULLIF(CAST(00000000000000000000 AS UNSIGNED), NULL) AS `@@session.error_count`"},
+		{"SHOW COUNT(*) WARNINGS", "SELECT NULLIF(CAST(00000000000000000003 AS UNSIGNED), NULL) AS `@@session.warning_count`"},
+		{"SELECT (SELECT FOUND_ROWS()) AS x", "SELECT (SELECT 00000000000000000012) AS x"},
+	} {
+		got, ok := r.Analyze(c.sql).WithSessionValues(v)
+		if !ok || got != c.want {
+			t.Errorf("%s:\n got %q, %v\nwant %q", c.sql, got, ok, c.want)
+		}
+	}
+	for _, sql := range []string{"GET DIAGNOSTICS @n = NUMBER", "SELECT LAST_INSERT_ID(5), LAST_INSERT_ID()"} {
+		w := v
+		w.Reads |= ReadsInsertID
+		if got, ok := r.Analyze(sql).WithSessionValues(w); ok {
+			t.Errorf("%s: %q, want it refused", sql, got)
+		}
+	}
+	for sql, want := range map[string][3]any{
+		"SHOW WARNINGS": {"SHOW WARNINGS", int64(0), int64(-1)}, "show errors limit 2": {"SHOW ERRORS", int64(0), int64(2)},
+		"SHOW WARNINGS LIMIT 1, 3;": {"SHOW WARNINGS", int64(1), int64(3)},
+	} {
+		show, offset, limit, ok := ShowDiagnostics(sql)
+		if !ok || show != want[0] || offset != want[1] || limit != want[2] {
+			t.Errorf("%s: %q %d %d %v, want %v", sql, show, offset, limit, ok, want)
+		}
+	}
+}

@@ -246,10 +246,14 @@ func (st *Statement) WithSessionValues(v SessionValues) (string, bool) {
 			if i+2 >= len(toks) || toks[i+2].text != ")" {
 				return "", false // LAST_INSERT_ID(expr) sets it
 			}
-			n := map[SessionReads]int64{ReadsFoundRows: v.FoundRows, ReadsRowCount: v.RowCount, ReadsInsertID: v.InsertID}[r]
-			lit := bigint(n)
-			if r == ReadsInsertID {
-				lit = "CAST(" + lit + " AS UNSIGNED)"
+			lit := ""
+			switch r {
+			case ReadsFoundRows:
+				lit = bigint(v.FoundRows)
+			case ReadsRowCount:
+				lit = bigint(v.RowCount)
+			default:
+				lit = "CAST(" + bigint(v.InsertID) + " AS UNSIGNED)"
 			}
 			edits = append(edits, edit{t.pos, toks[i+2].end, lit})
 			i += 2
@@ -305,8 +309,14 @@ func (st *Statement) WithSessionValues(v SessionValues) (string, bool) {
 			item = k + 1
 		}
 	}
-	edits = append(edits, aliases...)
-	slices.SortStableFunc(edits, func(a, b edit) int { return a.from - b.from })
+	// Each alias goes after the edits before its place: both lists are in text order.
+	for _, a := range aliases {
+		i := len(edits)
+		for i > 0 && edits[i-1].from > a.from {
+			i--
+		}
+		edits = slices.Insert(edits, i, a)
+	}
 	var b strings.Builder
 	b.WriteString(st.SQL[:start])
 	last := 0
