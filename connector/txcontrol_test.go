@@ -431,6 +431,15 @@ func TestSetStatementFor(t *testing.T) {
 		ROLLBACK
 		DROP TABLE made`, refusals)
 	o.samePlacement(t)
+	// FOR a statement that changes session state: the client session stays on that server
+	// session, as after CALL.
+	p = o.pair(t)
+	p.steps(`
+		SET STATEMENT max_statement_time = 10 FOR SET @@session.time_zone = '+06:00'
+		SELECT @@time_zone
+		!state SELECT @@time_zone FROM audit_log
+		SET STATEMENT max_statement_time = 10 FOR SELECT 5 INTO @w
+		SELECT @w, @@time_zone FROM items`, refusals)
 }
 
 // FLUSH TABLES WITH READ LOCK locks one server: with several backends it needs a backend hint;

@@ -368,6 +368,34 @@ func topLevelWord(toks []token, w string) int {
 	return -1
 }
 
+// invisible reports whether the statement of toks may change its session's state where obroute
+// cannot follow it: CALL, and SET STATEMENT … FOR a statement that changes session state (a SET,
+// a transaction's statement, locks, a prepared statement, a temporary table, CALL), which the
+// server runs as it would run it alone.
+func invisible(toks []token) bool {
+	switch lowerWord(toks, 0) {
+	case "call":
+		return true
+	case "set":
+		if lowerWord(toks, 1) != "statement" {
+			return false
+		}
+		i := topLevelWord(toks, "for")
+		if i < 0 {
+			return false
+		}
+		inner := toks[i+1:]
+		switch lowerWord(inner, 0) {
+		case "set", "use", "begin", "start", "commit", "rollback", "savepoint", "release", "xa", "lock", "unlock",
+			"prepare", "execute", "deallocate", "call", "handler":
+			return true
+		case "create", "drop":
+			return lowerWord(inner, 1) == "temporary" || lowerWord(inner, 3) == "temporary" || lowerWord(inner, 1) == "prepare"
+		}
+	}
+	return false
+}
+
 // userLockFunctions are the functions of MariaDB's user-level locks, which live in the server
 // session that takes them.
 var userLockFunctions = map[string]bool{"get_lock": true, "release_lock": true, "release_all_locks": true, "is_free_lock": true, "is_used_lock": true}

@@ -259,7 +259,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	}
 	st.CommitsTx = commitsBefore(toks)
 	st.UserLocks = callsUserLocks(toks)
-	st.Invisible = len(toks) > 0 && toks[0].is("call")
+	st.Invisible = invisible(toks)
 	if lock := readLocks(toks); lock != 0 {
 		st.Control = &Control{Lock: lock}
 	}
