@@ -210,17 +210,7 @@ func (cs *clientSession) readFunction(ctx context.Context, backend, fn string) (
 	if err != nil {
 		return 0, err
 	}
-	rows, err := s.query(ctx, "SELECT "+fn, nil, false)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	dest := make([]driver.Value, 1)
-	if err := rows.Next(dest); err != nil {
-		return 0, err
-	}
-	text, _ := valueText(dest[0])
-	return strconv.ParseInt(text, 10, 64)
+	return cs.readSessionNumber(ctx, s, fn)
 }
 
 // partsCounts sums @@warning_count and @@error_count over the server sessions of a split

@@ -347,7 +347,6 @@ func depthAt(toks []token, from, k int) int {
 	return depth
 }
 
-
 // ShowDiagnostics reads SHOW WARNINGS or SHOW ERRORS [LIMIT [offset,] count]: the statement
 // without its LIMIT, the offset, and the count (merge.NoLimit without one). ok is false for any
 // other statement.
