@@ -102,8 +102,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if cs.tx.lost {
 		return nil, nil, cs.lostTxError("end the transaction with ROLLBACK before running more statements")
 	}
-	if st.CommitsTx {
+	if st.CommitsTx && !cs.c.router.FansOut(st) {
 		// It commits the transaction before it runs, even when it fails: there, wherever it goes.
+		// (DDL on a time-sharded table is refused inside a transaction instead.)
 		if err := cs.commitBefore(ctx); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
