@@ -110,6 +110,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 	}
 	cs.routing.SessionBackend = ""
+	written := false // the values of session functions obroute holds are written into st
 	if st.SessionDependent {
 		// It reads what the last statements left: there, or with the values obroute holds.
 		next, at, rows, err := cs.resolveSession(ctx, st)
@@ -121,6 +122,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		case rows != nil:
 			return driver.RowsAffected(0), nil, rows.Close()
 		}
+		written = next != st
 		st, cs.routing.SessionBackend = next, at
 	}
 	start := time.Now()
@@ -138,6 +140,10 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
+	}
+	if written && plan.Class == routing.ClassDefault {
+		// It read the previous statements' session, where obroute holds the values.
+		plan.Type, plan.Class = routing.UseLastSession, routing.ClassForced
 	}
 	if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
 		// SET TRANSACTION … waits for the backend of the next transaction of its traffic

@@ -21,6 +21,9 @@ func variableRef(name string) string {
 	return "@@session." + name
 }
 
+// readBackStart starts the statement that reads variables back (readLiterals).
+const readBackStart = "SELECT FOUND_ROWS(), ROW_COUNT()"
+
 // literal is a variable's value read back: as SQL that gives the same value on any server
 // session, whatever its sql_mode or character set, and in lower case for comparisons.
 type literal struct {
@@ -35,7 +38,7 @@ type literal struct {
 // holds a backslash, which NO_BACKSLASH_ESCAPES reads otherwise.
 func readLiterals(ctx context.Context, s *serverSession, names []string) (lits []literal, found, rowCount int64, err error) {
 	var b strings.Builder
-	b.WriteString("SELECT FOUND_ROWS(), ROW_COUNT()")
+	b.WriteString(readBackStart)
 	cols := make([]int, len(names)) // the first column of each variable
 	n := 2
 	for i, name := range names {

@@ -142,6 +142,16 @@ func (r *countedRows) Next(dest []driver.Value) error {
 	return err
 }
 
+// Close implements driver.Rows. A dry run's rows (WithDryRun) count as read to their end:
+// `obroute check` reads none, the application it stands for reads them.
+func (r *countedRows) Close() error {
+	if !r.done && r.cs.c.dryRun {
+		r.done = true
+		r.cs.funcs.foundRows = heldValue(r.n)
+	}
+	return r.rows.Close()
+}
+
 // resolveSession rewrites a statement that reads session functions so that it reads one
 // server's answer: it returns the statement to run (st itself, or st with the values obroute
 // holds written in) and the backend whose server session holds the rest; or the rows it
@@ -298,6 +308,9 @@ func (cs *clientSession) readSessionNumber(ctx context.Context, s *serverSession
 	if err := rows.Next(dest); err != nil {
 		return 0, err
 	}
-	text, _ := valueText(dest[0])
+	text, ok := valueText(dest[0])
+	if !ok {
+		return 0, nil // NULL: a dry run's server session
+	}
 	return strconv.ParseInt(strings.TrimSpace(text), 10, 64)
 }

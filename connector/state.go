@@ -292,13 +292,13 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 // session's next statement.
 func (cs *clientSession) readBackVars(ctx context.Context, s *serverSession, assigned []routing.SessionVar) ([]routing.SessionVar, error) {
 	type entry struct {
-		v     routing.SessionVar
-		canon *canon
+		v, asWritten routing.SessionVar
+		canon        *canon
 	}
 	var entries []entry
 	var read []string // what to read back, each once
 	for _, v := range assigned {
-		e := entry{v: v, canon: canonical[v.Name]}
+		e := entry{v: v, asWritten: v, canon: canonical[v.Name]}
 		switch {
 		case e.canon != nil:
 			e.v = routing.SessionVar{Name: e.canon.name}
@@ -335,6 +335,9 @@ func (cs *clientSession) readBackVars(ctx context.Context, s *serverSession, ass
 	vars := make([]routing.SessionVar, len(entries))
 	for i, e := range entries {
 		switch {
+		case e.canon != nil && lits[e.canon.read[0]].sql == "NULL":
+			// No server value (a dry run's server session): the assignment as written.
+			e.v = e.asWritten
 		case e.canon != nil:
 			parts := make([]string, len(e.canon.read))
 			for k, name := range e.canon.read {
