@@ -11,8 +11,8 @@ import (
 // a live client session does — transactions bound to their first statement's backend, SET and
 // USE replayed, temporary tables followed, refusals — through the same code, but each server
 // session is a dry one that sends nothing: every statement succeeds at once with no rows and
-// no row affected, except that a variable read (SELECT @…: how the client session reads back a
-// SET whose value is an expression, or a user variable a SELECT assigned) gives one row of NULL.
+// no row affected, except that a variable read (SELECT @… or readBackStart …: how the client
+// session reads back a SET, or a user variable a SELECT assigned) gives one row of NULL.
 // A split SELECT runs no sub-query and merges nothing. `obroute check` follows a workload's logs
 // this way.
 
@@ -129,7 +129,7 @@ type dryRows struct {
 
 // dryRowsOf returns the rows of query on a dry server session.
 func dryRowsOf(query string) *dryRows {
-	if strings.HasPrefix(query, "SELECT @") {
+	if strings.HasPrefix(query, "SELECT @") || strings.HasPrefix(query, readBackStart) {
 		return &dryRows{columns: []string{query[len("SELECT "):]}}
 	}
 	return &dryRows{done: true}

@@ -24,6 +24,29 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 	}
 	switch st.Kind {
+	case routing.KindExecute:
+		if st.Control.Immediate {
+			// EXECUTE IMMEDIATE of a text obroute reads runs as that text itself.
+			st = cs.resolveText(st, cs.shadowByHints(st, hint.FromContext(ctx)))
+			if inner, ok := runsItself(st); ok {
+				ictx, err := innerHints(ctx, st)
+				if err != nil {
+					return nil, nil, err
+				}
+				return cs.run(ictx, inner, args, wantRows, nil)
+			}
+		}
+	case routing.KindPrepare:
+		st = cs.resolveText(st, cs.shadowByHints(st, hint.FromContext(ctx)))
+	case routing.KindCommit, routing.KindRollback:
+		if cs.tx.xa != "" && cs.tx.backend == "" && !cs.tx.lost {
+			// The server answers it inside the XA transaction: start that where it would go.
+			if err := cs.bindPending(ctx); err != nil {
+				return nil, nil, cs.keepSession(err)
+			}
+		}
+	}
+	switch st.Kind {
 	case routing.KindBegin:
 		if cs.tx.lost {
 			// A new BEGIN ends the lost transaction, and the client session with it.
@@ -38,22 +61,15 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := cs.endImplicitTx(ctx); err != nil {
-			return nil, nil, err
+		if err := cs.begin(ctx, driver.TxOptions{ReadOnly: st.ReadOnly}, hints); err != nil {
+			return nil, nil, cs.keepSession(err)
 		}
-		if cs.tx.active && cs.tx.backend != "" {
-			// BEGIN inside a transaction commits it first, as MySQL does.
-			if err := cs.finishTx(ctx, false, "COMMIT"); err != nil {
-				return nil, nil, err
-			}
-		}
-		cs.tx = txState{active: true, explicit: true, opts: driver.TxOptions{ReadOnly: st.ReadOnly}, hints: hints}
 		return cs.noRows(wantRows)
 	case routing.KindCommit, routing.KindRollback:
 		if !cs.tx.active && cs.shadowByHints(st, hint.FromContext(ctx)) && !cs.c.isShadowBackend(cs.lastServer) {
 			return cs.noRows(wantRows) // no shadow transaction to end, and production is not told
 		}
-		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL); err != nil {
+		if err := cs.finishTx(ctx, st.Kind == routing.KindRollback, st.SQL, cs.completionOf(st)); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
 		return cs.noRows(wantRows)
@@ -64,9 +80,50 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		}
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
+	case routing.KindSavepoint:
+		if cs.holdSavepoint(st.Control, cs.shadowByHints(st, hint.FromContext(ctx))) {
+			return cs.noRows(wantRows)
+		}
+	case routing.KindXA:
+		if st.HintErr != nil {
+			return nil, nil, st.HintErr
+		}
+		hints, err := hint.Combine(hint.FromContext(ctx), st.Hints)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := cs.xaBackendUnknown(st, hints); err != nil {
+			return nil, nil, err
+		}
+		if cs.runXA(st, hints) {
+			return cs.noRows(wantRows)
+		}
 	}
 	if cs.tx.lost {
 		return nil, nil, cs.lostTxError("end the transaction with ROLLBACK before running more statements")
+	}
+	if st.CommitsTx && !cs.c.router.FansOut(st) {
+		// It commits the transaction before it runs, even when it fails: there, wherever it goes.
+		// (DDL on a time-sharded table is refused inside a transaction instead.)
+		if err := cs.commitBefore(ctx); err != nil {
+			return nil, nil, cs.keepSession(err)
+		}
+	}
+	cs.routing.SessionBackend = ""
+	written := false // the values of session functions obroute holds are written into st
+	if st.SessionDependent {
+		// It reads what the last statements left: there, or with the values obroute holds.
+		next, at, rows, err := cs.resolveSession(ctx, st)
+		switch {
+		case err != nil:
+			return nil, nil, cs.keepSession(err)
+		case rows != nil && wantRows:
+			return nil, rows, nil
+		case rows != nil:
+			return driver.RowsAffected(0), nil, rows.Close()
+		}
+		written = next != st
+		st, cs.routing.SessionBackend = next, at
 	}
 	start := time.Now()
 	hints, err := cs.statementHints(ctx)
@@ -83,6 +140,10 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err != nil {
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
+	}
+	if written && plan.Class == routing.ClassDefault {
+		// It read the previous statements' session, where obroute holds the values.
+		plan.Type, plan.Class = routing.UseLastSession, routing.ClassForced
 	}
 	if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
 		// SET TRANSACTION … waits for the backend of the next transaction of its traffic
@@ -151,7 +212,10 @@ func (cs *clientSession) executeWithin(ctx context.Context, plan *routing.Plan, 
 	return cs.execute(ctx, plan, wantRows, prep)
 }
 
+// noRows answers a statement obroute runs itself (a BEGIN it holds …): as the server would,
+// ROW_COUNT() is then 0.
 func (cs *clientSession) noRows(wantRows bool) (driver.Result, driver.Rows, error) {
+	cs.funcs.rowCount = heldValue(0)
 	return cs.noRowsResult(driver.RowsAffected(0), wantRows)
 }
 
@@ -178,21 +242,29 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	rs.InTransaction = cs.tx.active
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
+	tr := traffic(shadow)
+	rs.Pin, rs.PinWhy = cs.pins[tr].backend, cs.pins[tr].why
+	if c := st.Control; c != nil && cs.pins[tr].locks && (c.Lock == routing.LockTables || c.Lock == routing.LockRead) {
+		rs.Pin = "" // a new LOCK TABLES goes where its tables are, releasing the locks held
+	}
+	rs.Prepared = cs.preparedBackends(tr)
 	return cs.c.router.Route(routing.Input{Statement: st, Hints: hints, Args: args, Session: rs, Explain: explain})
 }
 
 // execute runs a plan's targets and does the client session's bookkeeping.
 func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	st := plan.Statement
+	eff := cs.effective(plan)
 	first := plan.Targets[0].Backend
-	// autocommit=0: a statement outside a transaction opens one on its server.
-	opensImplicitTx := !cs.autocommitFor(plan.Shadow) && !cs.tx.active && st.Kind != routing.KindSet && st.Kind != routing.KindUse
+	// autocommit=0: a statement outside a transaction that reads or writes a table opens one on
+	// its server (SET, USE, SAVEPOINT, PREPARE and a statement naming no table do not).
+	opensImplicitTx := !plan.OutsideTx && !cs.autocommitFor(plan.Shadow) && !cs.tx.active && opensTx(eff)
 	// A statement that opens a transaction (the first of BeginTx/BEGIN, or any under autocommit=0)
 	// binds it to one backend: it cannot span several.
 	if plan.FanOut != "" && (cs.tx.active || opensImplicitTx) {
 		return nil, nil, errorf("%w: it runs on each physical table, each committing on its own; run it outside the transaction (with autocommit on)", routing.ErrDDLInTransaction)
 	}
-	if (cs.tx.active && cs.tx.backend == "") || opensImplicitTx {
+	if !plan.OutsideTx && (cs.tx.active && cs.tx.backend == "" || opensImplicitTx) {
 		if backends := plan.Backends(); len(backends) > 1 {
 			return nil, nil, errorf("%w: the first statement of the transaction needs backends %s; start the transaction with a statement on one backend",
 				routing.ErrCrossBackendTx, strings.Join(backends, ", "))
@@ -201,6 +273,9 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if len(st.UserVars) > 0 && (len(plan.Targets) > 1 || plan.Merge != nil) {
 		return nil, nil, errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
 			routing.ErrNotMergeable, strings.Join(st.UserVars, ", "))
+	}
+	if err := cs.beforeControl(ctx, plan); err != nil {
+		return nil, nil, err
 	}
 	var res driver.Result
 	var rows driver.Rows
@@ -222,15 +297,34 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		if rows != nil && plan.Rename[0] != "" {
 			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
 		}
-	} else if wantRows {
+	} else if wantRows && !st.Kind.IsWrite() {
 		rows, err = cs.queryTargets(ctx, plan)
-	} else {
-		res, err = cs.execTargets(ctx, plan)
+	} else if res, err = cs.execTargets(ctx, plan); err == nil && wantRows {
+		res, rows = nil, emptyRows{} // a write through Query: no rows, as the server answers
+	}
+	if rows != nil && plan.FanOut == "" && (len(plan.Targets) > 1 || plan.Merge != nil || plan.Catalog != nil) {
+		rows = cs.counted(rows) // a result obroute computed: FOUND_ROWS() is its number of rows
+	}
+	if err == nil || reachedServer(err) {
+		switch {
+		case plan.FanOut != "":
+			cs.funcs.rowCount, cs.funcs.diag = heldValue(0), diagnostics{why: "the statement ran once per physical table"}
+		case plan.Catalog != nil || plan.Concat:
+			cs.funcs.rowCount, cs.funcs.diag = heldValue(-1), diagnostics{why: "obroute computed the answer from several statements"}
+		}
 	}
 	if opensImplicitTx && (err == nil || reachedServer(err)) {
 		// It reached its server, which now holds the transaction (a failed statement opens it
 		// too) until COMMIT/ROLLBACK.
 		cs.tx = txState{active: true, backend: first, shadow: plan.Shadow}
+		if s := cs.serverOf(first); s != nil {
+			s.inTx = true
+		}
+	}
+	if len(plan.Targets) == 1 && (err == nil || reachedServer(err)) {
+		if s := cs.serverOf(first); s != nil {
+			cs.afterControl(s, plan, err)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -239,17 +333,52 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 	if plan.Shadow {
 		cs.routing.LastBackend = cs.c.productionOf(first)
 	}
-	temp := cs.tempTablesOf(plan.Shadow)
-	if st.TempTableCreated != "" {
-		temp[st.TempTableCreated] = first
+	if eff != nil {
+		temp := cs.tempTablesOf(plan.Shadow)
+		if eff.TempTableCreated != "" {
+			temp[eff.TempTableCreated] = first
+		}
+		for _, t := range eff.TempTablesDropped {
+			delete(temp, t)
+		}
+		if cs.tx.active && cs.tx.backend != "" && eff.CommitsTx && cs.tx.xa == "" {
+			cs.closeTx() // some, as CREATE TABLE … SELECT, also commit after they ran
+		}
 	}
-	for _, t := range st.TempTablesDropped {
-		delete(temp, t)
-	}
-	if cs.tx.active && cs.tx.backend != "" && commitsImplicitly(st) {
-		cs.closeTx()
+	if st.Kind == routing.KindXA {
+		cs.afterXA(st)
 	}
 	return res, rows, nil
+}
+
+// opensTx reports whether a statement opens a transaction on its server under autocommit=0:
+// one that reads or writes a table, or whose effect obroute cannot see (nil: a text it could
+// not read).
+func opensTx(st *routing.Statement) bool {
+	if st == nil {
+		return true
+	}
+	switch {
+	case st.Kind == routing.KindSet, st.Kind == routing.KindUse, st.Kind == routing.KindSavepoint, st.Kind == routing.KindPrepare,
+		st.Kind == routing.KindDeallocate, st.Kind == routing.KindXA, st.CommitsTx:
+		return false // a statement that commits implicitly leaves no transaction open either
+	}
+	return len(st.Tables) > 0 || st.Invisible
+}
+
+// preparedBackends returns, for the router, the backend of each SQL-level prepared statement:
+// the traffic tr's, and the other traffic's under names tr has none of; nil when there is none.
+func (cs *clientSession) preparedBackends(tr int) map[string]string {
+	if len(cs.prepared[0])+len(cs.prepared[1]) == 0 {
+		return nil
+	}
+	m := map[string]string{}
+	for _, t := range [2]int{1 - tr, tr} {
+		for name, p := range cs.prepared[t] {
+			m[name] = p.backend
+		}
+	}
+	return m
 }
 
 // runTarget runs one target on its server session, binding a pending transaction to it and
@@ -268,7 +397,7 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		// The transaction is lost with s when it is bound there (an implicit, autocommit=0,
 		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
 		// transaction's first statement after something was sent (BEGIN is sent with it).
-		bound := cs.tx.backend == s.backend.name && (s.tx != nil || !cs.tx.explicit)
+		bound := cs.tx.backend == s.backend.name && s.inTx
 		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
 		lostInTx := cs.tx.active && (bound || first)
 		cs.dropBroken(s)
@@ -277,6 +406,9 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		}
 		// Retry only what provably never reached the server, and only outside a transaction
 		// (or before it is bound to its backend).
+		if cs.unusable() {
+			return nil, nil, driver.ErrBadConn // s held what no other server session can be given
+		}
 		if attempt == 0 && s.broken && errors.Is(err, driver.ErrBadConn) && (!cs.tx.active || cs.tx.backend == "") {
 			cs.replaced(ctx, s.backend, "connection lost")
 			continue
@@ -326,7 +458,7 @@ func reachedServer(err error) bool {
 // sessions of other backends. Otherwise ErrBadConn stays, exactly as go-sql-driver returns it
 // (database/sql then retries on a fresh client session; rejectReadOnly relies on that).
 func (cs *clientSession) keepSession(err error) error {
-	if !errors.Is(err, driver.ErrBadConn) {
+	if !errors.Is(err, driver.ErrBadConn) || cs.unusable() {
 		return err
 	}
 	if cs.tx.active || len(cs.tempTables[0]) > 0 || len(cs.tempTables[1]) > 0 || len(cs.servers) > 0 {
@@ -359,7 +491,14 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, nil, err
 	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+	if plan.OutsideTx {
+		// Not part of the transaction: neither started nor bound by it.
+	} else if cs.tx.active && !cs.tx.explicit && cs.tx.backend == "" && opensTx(cs.effective(plan)) {
+		// The pending transaction of autocommit=0 (savepoints set before it) binds here.
+		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
+			return nil, nil, err
+		}
+	} else if cs.tx.active && cs.tx.explicit && !s.inTx {
 		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
 			return nil, nil, errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
 		}
@@ -372,37 +511,52 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 			return nil, nil, err
 		}
 	}
-	switch st.Kind {
-	case routing.KindSet:
+	eff := cs.effective(plan)
+	switch {
+	case eff != nil && eff.Kind == routing.KindSet:
 		res, err := s.exec(ctx, t.SQL, t.Args, false)
+		cs.ranOn(plan, s, res, err)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := cs.recordSet(ctx, s, st, plan.Shadow); err != nil {
+		if err := cs.recordSet(ctx, s, eff, plan.Shadow); err != nil {
 			return nil, nil, err
 		}
 		return cs.noRowsResult(res, wantRows)
-	case routing.KindUse:
+	case st.Kind == routing.KindUse:
 		res, err := s.exec(ctx, t.SQL, nil, false)
+		cs.ranOn(plan, s, res, err)
 		if err != nil {
 			return nil, nil, err
 		}
 		cs.recordUse(s, st.Database, plan.Shadow)
 		return cs.noRowsResult(res, wantRows)
 	}
-	if len(st.UserVars) > 0 {
+	if eff != nil && len(eff.UserVars) > 0 {
 		// Read back before the next statement, once its rows are closed: whether it succeeds
 		// or not, the server session holds what it assigned.
-		cs.assigned = assignedVars{s: s, names: st.UserVars, shadow: plan.Shadow}
+		cs.assigned = assignedVars{s: s, names: eff.UserVars, shadow: plan.Shadow}
 	}
 	prepared := prep != nil
 	if prepared && t.SQL == st.SQL {
-		return prep.runOn(ctx, s, t.Args, wantRows)
+		res, rows, err := prep.runOn(ctx, s, t.Args, wantRows)
+		cs.ranOn(plan, s, res, err)
+		return res, rows, err
 	}
 	if wantRows {
 		rows, err := s.query(ctx, t.SQL, t.Args, prepared)
+		cs.ranOn(plan, s, nil, err)
 		return nil, rows, err
 	}
 	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
+	cs.ranOn(plan, s, res, err)
 	return res, nil, err
+}
+
+// ranOn records where the session functions are after plan's statement ran on s (err: its
+// error), when the server answered it.
+func (cs *clientSession) ranOn(plan *routing.Plan, s *serverSession, res driver.Result, err error) {
+	if err == nil || reachedServer(err) {
+		cs.ran(plan, s.backend.name, res)
+	}
 }

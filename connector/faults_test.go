@@ -47,7 +47,7 @@ func newCommitCutter(t *testing.T, target string) *commitCutter {
 				if _, err := io.ReadFull(c, body); err != nil {
 					return
 				}
-				if len(body) > 1 && body[0] == 0x03 && strings.EqualFold(strings.TrimSpace(string(body[1:])), "COMMIT") && p.armed.CompareAndSwap(true, false) {
+				if len(body) > 1 && body[0] == 0x03 && isCommit(body[1:]) && p.armed.CompareAndSwap(true, false) {
 					commitSent.Store(true)
 				}
 				if _, err := up.Write(append(head, body...)); err != nil {
@@ -443,4 +443,11 @@ func TestConnectErrorsNameTheBackend(t *testing.T) {
 	if !errors.Is(err, connector.ErrMetadataUnavailable) || !strings.Contains(err.Error(), "it does not exist: CreateTable creates it") {
 		t.Errorf("first statement without a metadata table: %v; want ErrMetadataUnavailable saying CreateTable creates it", err)
 	}
+}
+
+// isCommit reports whether a COM_QUERY's text is a COMMIT: the word alone, or with its clauses
+// (obroute's own commits say AND NO CHAIN NO RELEASE).
+func isCommit(text []byte) bool {
+	f := strings.Fields(string(text))
+	return len(f) > 0 && strings.EqualFold(f[0], "COMMIT")
 }

@@ -163,7 +163,7 @@ func (cs *clientSession) readBackend(plan *routing.Plan, backend string) string 
 // usable, an error when the transaction on it is lost, and (nil, nil) after dropping an idle
 // s that is dead, on a moved primary, or on a backend marked down.
 func (cs *clientSession) reuse(ctx context.Context, be *backend, s *serverSession) (*serverSession, error) {
-	inTx := s.tx != nil || (cs.tx.active && cs.tx.backend == be.name)
+	inTx := s.inTx || (cs.tx.active && cs.tx.backend == be.name)
 	stale := be.isStale(s)
 	switch {
 	case inTx && stale:

@@ -116,7 +116,6 @@ func TestRoutedTableInsideOtherStatements(t *testing.T) {
 	both("DO @d := (SELECT MAX(id) FROM audit_log)")
 	rowsBoth("SELECT @d, n FROM items WHERE id = @d")
 	both("DO (SELECT COUNT(*) FROM audit_log)")
-	rowsBoth("CALL echo_n((SELECT COUNT(*) FROM audit_log))")
 	both("INSERT INTO audit_archive (id, note) VALUES (100, (SELECT MAX(note) FROM audit_log))")
 	both("UPDATE audit_archive SET note = (SELECT note FROM audit_log WHERE id = 2) WHERE id = 100")
 	both("DELETE FROM audit_archive WHERE id IN (SELECT id FROM audit_log WHERE id > 2)")
@@ -152,6 +151,9 @@ func TestRoutedTableInsideOtherStatements(t *testing.T) {
 		f.cold.Exec(t, fmt.Sprintf("KILL CONNECTION %d", id))
 	}
 	rowsBoth("SELECT @n, @first, @k, @d, COUNT(*) FROM audit_log")
+	// Last: CALL leaves its server session holding state obroute cannot see, and the client
+	// session then stays there and ends when it is lost (TestCallPinsTheClientSession).
+	rowsBoth("CALL echo_n((SELECT COUNT(*) FROM audit_log))")
 }
 
 // The same statements on a time-sharded table, whose rows no one server holds, are refused with a

@@ -44,6 +44,9 @@ func passKind(query string) (routing.Kind, bool) {
 	if strings.IndexByte(query, '@') >= 0 {
 		return 0, false // it may assign a user variable (@v := …, INTO @v): session state
 	}
+	if hasLockCall(query) {
+		return 0, false // GET_LOCK …: the server session then holds the lock
+	}
 	i := 0
 	for i < len(query) && isSpaceByte(query[i]) {
 		i++
@@ -81,7 +84,7 @@ func passKind(query string) (routing.Kind, bool) {
 // routed path would run it there, and reports false, having done nothing, for a statement that
 // must be analysed.
 func (cs *clientSession) passthrough(ctx context.Context, query string, args []driver.NamedValue, wantRows bool) (driver.Result, driver.Rows, bool, error) {
-	if !cs.c.passthrough || cs.unusable() || cs.tx.lost || cs.assigned.s != nil {
+	if !cs.c.passthrough || cs.unusable() || cs.tx.lost || cs.assigned.s != nil || cs.funcs.holds() {
 		return nil, nil, false, nil
 	}
 	kind, ok := passKind(query)
@@ -107,6 +110,32 @@ type passed struct {
 	st     routing.Statement
 	plan   routing.Plan
 	target [1]routing.Target
+}
+
+// hasLockCall reports whether query may call a user-level lock function: it holds "_lock" or
+// "_locks" followed by "(" (GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK …), in any
+// case. It does not allocate.
+func hasLockCall(query string) bool {
+	for i := 0; ; i++ {
+		k := strings.IndexByte(query[i:], '_')
+		if k < 0 {
+			return false
+		}
+		i += k
+		if i+5 >= len(query) || !equalFoldASCII(query[i+1:i+5], "lock") {
+			continue
+		}
+		j := i + 5
+		if j < len(query) && query[j]|0x20 == 's' {
+			j++
+		}
+		for j < len(query) && isSpaceByte(query[j]) {
+			j++
+		}
+		if j < len(query) && query[j] == '(' {
+			return true
+		}
+	}
 }
 
 func isSpaceByte(c byte) bool {

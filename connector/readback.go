@@ -3,7 +3,9 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -19,16 +21,104 @@ func variableRef(name string) string {
 	return "@@session." + name
 }
 
-// readBack reads a variable's current value on s as an SQL literal.
-func readBack(ctx context.Context, s *serverSession, name string) (string, error) {
-	text, numeric, err := readValue(ctx, s, name)
+// readBackStart starts the statement that reads variables back (readLiterals).
+const readBackStart = "SELECT FOUND_ROWS(), ROW_COUNT()"
+
+// literal is a variable's value read back: as SQL that gives the same value on any server
+// session, whatever its sql_mode or character set, and in lower case for comparisons.
+type literal struct {
+	sql, value string
+}
+
+// readLiterals reads the current values of the variables names on s in one statement, and what
+// FOUND_ROWS() and ROW_COUNT() answered before it (a SELECT, it changes both). A number
+// is written as the server wrote it (a DOUBLE with an exponent, so that it stays one); a user
+// variable's string with its character set and collation (_utf8mb4 X'…' COLLATE …, which no
+// sql_mode reads otherwise); a system variable's string quoted, or in hexadecimal when it
+// holds a backslash, which NO_BACKSLASH_ESCAPES reads otherwise.
+func readLiterals(ctx context.Context, s *serverSession, names []string) (lits []literal, found, rowCount int64, err error) {
+	var b strings.Builder
+	b.WriteString(readBackStart)
+	cols := make([]int, len(names)) // the first column of each variable
+	n := 2
+	for i, name := range names {
+		b.WriteString(", ")
+		ref := variableRef(name)
+		cols[i] = n
+		if strings.HasPrefix(name, "@") {
+			fmt.Fprintf(&b, "%s, HEX(%s), CHARSET(%s), COLLATION(%s)", ref, ref, ref, ref)
+			n += 4
+		} else {
+			fmt.Fprintf(&b, "%s, HEX(%s)", ref, ref)
+			n += 2
+		}
+	}
+	rows, err := s.query(ctx, b.String(), nil, false)
 	if err != nil {
-		return "", err
+		return nil, 0, 0, err
 	}
-	if text == "NULL" || numeric {
-		return text, nil
+	defer rows.Close()
+	dest := make([]driver.Value, n)
+	if err := rows.Next(dest); err != nil {
+		return nil, 0, 0, errorf("obroute: reading back %s: %w", strings.Join(names, ", "), err)
 	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(text) + "'", nil
+	for i, p := range [2]*int64{&found, &rowCount} {
+		text, _ := valueText(dest[i])
+		*p, _ = strconv.ParseInt(text, 10, 64)
+	}
+	ct, _ := rows.(driver.RowsColumnTypeDatabaseTypeName)
+	out := make([]literal, len(names))
+	for i, name := range names {
+		c := cols[i]
+		typ := ""
+		if ct != nil {
+			typ = ct.ColumnTypeDatabaseTypeName(c)
+		}
+		out[i] = literalOf(name, dest[c:], typ)
+	}
+	return out, found, rowCount, nil
+}
+
+// literalOf renders the value v[0] of variable name, of database type typ, with the columns
+// readLiterals read after it (HEX, and for a user variable CHARSET and COLLATION).
+func literalOf(name string, v []driver.Value, typ string) literal {
+	text, ok := valueText(v[0])
+	if !ok {
+		return literal{"NULL", "null"}
+	}
+	switch strings.TrimPrefix(typ, "UNSIGNED ") {
+	case "BIGINT", "INT", "DECIMAL", "TINYINT", "SMALLINT", "MEDIUMINT":
+		return literal{text, strings.ToLower(text)}
+	case "DOUBLE", "FLOAT":
+		if !strings.ContainsAny(text, "eE") {
+			return literal{text + "e0", strings.ToLower(text)}
+		}
+		return literal{text, strings.ToLower(text)}
+	}
+	hx, _ := valueText(v[1])
+	if strings.HasPrefix(name, "@") {
+		charset, _ := valueText(v[2])
+		collation, _ := valueText(v[3])
+		return literal{fmt.Sprintf("_%s X'%s' COLLATE %s", charset, hx, quoteIdent(collation)), strings.ToLower(text)}
+	}
+	if strings.ContainsRune(text, '\\') {
+		return literal{"X'" + hex.EncodeToString([]byte(text)) + "'", strings.ToLower(text)}
+	}
+	return literal{"'" + strings.ReplaceAll(text, "'", "''") + "'", strings.ToLower(text)}
+}
+
+// valueText returns a column value as text; false for NULL.
+func valueText(v driver.Value) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case []byte:
+		return string(x), true
+	case string:
+		return x, true
+	default:
+		return fmt.Sprint(x), true
+	}
 }
 
 // readValue reads a variable's current value on s: its text ("NULL" for NULL) and whether the
@@ -49,16 +139,15 @@ func readValue(ctx context.Context, s *serverSession, name string) (text string,
 			numeric = true
 		}
 	}
-	switch x := dest[0].(type) {
-	case nil:
+	text, ok := valueText(dest[0])
+	if !ok {
 		return "NULL", false, nil
-	case []byte:
-		return string(x), numeric, nil
-	case string:
-		return x, numeric, nil
-	default:
-		return fmt.Sprint(x), true, nil
 	}
+	switch dest[0].(type) {
+	case []byte, string:
+		return text, numeric, nil
+	}
+	return text, true, nil
 }
 
 func quoteIdent(name string) string {

@@ -42,6 +42,10 @@ var (
 	ErrBadLimit = routing.ErrBadLimit
 	// ErrUnreadable: a statement names a routed table in syntax obroute cannot read.
 	ErrUnreadable = routing.ErrUnreadable
+	// ErrSessionState: a statement changes session or transaction state (a transaction, locks,
+	// a prepared statement, what a stored procedure leaves) in a way obroute cannot keep as one
+	// server would across its backends; the message says how to rewrite it. Nothing of it ran.
+	ErrSessionState = routing.ErrSessionState
 	// ErrMultiStatement: a text of several statements (multiStatements=true) whose statements
 	// would go to different backends, or one of which changes the session's tracked state.
 	ErrMultiStatement = routing.ErrMultiStatement

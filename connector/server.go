@@ -5,16 +5,18 @@ import (
 	"database/sql/driver"
 	"errors"
 	"strconv"
+
+	"github.com/obroute/obroute/internal/routing"
 )
 
 // serverSession is one go-sql-driver connection to one backend, owned by one client session.
 type serverSession struct {
 	backend *backend
 	conn    driver.Conn
-	// applied maps each session variable name to the assignment this server session has
-	// received; version and shadowVersion are the versions of the client session's production
-	// and shadow layers it has caught up with (shadowVersion only on a shadow backend).
-	applied       map[string]string
+	// applied are the client session's assignments this server session holds; version and
+	// shadowVersion are the versions of the client session's production and shadow layers it
+	// has caught up with (shadowVersion only on a shadow backend).
+	applied       []routing.SessionVar
 	version       uint64
 	shadowVersion uint64
 	database      string
@@ -24,8 +26,11 @@ type serverSession struct {
 	// refused names the variable (or "database") of the client session's state the server
 	// refused while catching up; "" when it has taken everything.
 	refused string
-	// tx is the transaction open on this server session, nil outside one.
-	tx driver.Tx
+	// inTx is set while the client session's transaction is open on this server session.
+	inTx bool
+	// holds is the state this server session holds that no other could be given: when it is
+	// lost, the client session ends (see clientSession.lostState).
+	holds holding
 	// verified is set when the client session's ResetSession found the connection alive; the
 	// next statement then skips its own liveness check.
 	verified bool
@@ -43,12 +48,24 @@ type serverSession struct {
 	newRun uint64
 }
 
+// holding is a set of the kinds of state a server session holds that cannot be replayed on
+// another: with one server, a connection that breaks loses them, and go-sql-driver's
+// connection is then discarded.
+type holding uint8
+
+const (
+	holdsPrepared  holding = 1 << iota // SQL-level prepared statements (PREPARE)
+	holdsUserLocks                     // user-level locks (GET_LOCK)
+	holdsLocks                         // table locks (LOCK TABLES, FLUSH TABLES … WITH READ LOCK)
+	holdsUnknown                       // what a statement whose effect obroute cannot see left (CALL …)
+)
+
 // errStatementTimeout is the cause logged for KILL QUERY of a statement that outlived its read or
 // write timeout.
 var errStatementTimeout = errors.New("the statement outlived its read or write timeout (timeouts.read, timeouts.write or the DSN's readTimeout, writeTimeout)")
 
 func newServerSession(b *backend, conn driver.Conn) *serverSession {
-	return &serverSession{backend: b, conn: conn, applied: map[string]string{}}
+	return &serverSession{backend: b, conn: conn}
 }
 
 func (s *serverSession) close() error {

@@ -59,6 +59,30 @@ type clientSession struct {
 	// assigned are user variables the last statement assigned outside SET, read back before
 	// the next one (readAssigned).
 	assigned assignedVars
+	// completion is completion_type as production [0] and shadow traffic [1] set it ("no_chain",
+	// "chain", "release"; "" when it set none: the server's default, NO_CHAIN).
+	completion [2]string
+	// pins, locks and prepared are, for production [0] and shadow traffic [1], the server
+	// session every statement goes to (control.go), the table locks held, and the SQL-level
+	// prepared statements by name (lower case).
+	pins     [2]pin
+	locks    [2]tableLocks
+	prepared [2]map[string]sqlStatement
+	// funcs are where the session functions and diagnostics of the last statements are
+	// (registers.go).
+	funcs sessionFuncs
+	// lostState is set when a server session holding state that cannot be replayed (prepared
+	// statements, locks, what CALL left) was lost: as go-sql-driver's broken connection, the
+	// client session then answers driver.ErrBadConn (once a transaction lost with it has ended).
+	lostState bool
+}
+
+// traffic indexes the per-traffic state of a client session: 0 production, 1 shadow.
+func traffic(shadow bool) int {
+	if shadow {
+		return 1
+	}
+	return 0
 }
 
 type txState struct {
@@ -73,6 +97,12 @@ type txState struct {
 	shadow   bool
 	opts     driver.TxOptions
 	hints    hint.Set // the hints of BeginTx's context, in force for every statement of the tx
+	// savepoints are those set while the transaction was not bound yet, in order (lower case):
+	// they are set on its backend after it starts there (startTx).
+	savepoints []string
+	// xa is the xid of an XA transaction (XA START … XA COMMIT), "" for a local one; xaStart
+	// is the XA START statement, sent when the transaction binds.
+	xa, xaStart string
 }
 
 var (
@@ -94,12 +124,16 @@ var (
 func newClientSession(c *Connector) *clientSession {
 	cs := &clientSession{c: c, autocommit: c.autocommit, statsShard: c.stats.routes.shard()}
 	cs.tempTables = [2]map[string]string{{}, {}}
+	cs.prepared = [2]map[string]sqlStatement{{}, {}}
 	cs.routing.TempTables = cs.tempTables[0]
 	return cs
 }
 
-// unusable reports whether the client session answers driver.ErrBadConn: closed, or broken.
-func (cs *clientSession) unusable() bool { return cs.closed || cs.broken }
+// unusable reports whether the client session answers driver.ErrBadConn: closed, broken, or
+// its unreplayable state lost (once a transaction lost with it has ended).
+func (cs *clientSession) unusable() bool {
+	return cs.closed || cs.broken || cs.lostState && !cs.tx.lost
+}
 
 // Connector returns the connector of the client session, for callers that reach it through
 // (*sql.Conn).Raw.
@@ -124,8 +158,8 @@ func (cs *clientSession) Begin() (driver.Tx, error) {
 }
 
 // BeginTx implements driver.ConnBeginTx. Nothing is sent yet: the transaction binds to the
-// backend of its first statement, where it is started with opts. A lost transaction still
-// open (a text BEGIN) ends here, and the client session with it.
+// backend of its first statement, where it is started with opts (see begin). A lost transaction
+// still open (a text BEGIN) ends here, and the client session with it.
 func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if cs.tx.lost {
 		cs.endLostTx()
@@ -141,10 +175,9 @@ func (cs *clientSession) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 	default:
 		return nil, errorf("mysql: unsupported isolation level: %v", sql.IsolationLevel(opts.Isolation))
 	}
-	if err := cs.endImplicitTx(ctx); err != nil {
-		return nil, err
+	if err := cs.begin(ctx, opts, hint.FromContext(ctx)); err != nil {
+		return nil, cs.keepSession(err)
 	}
-	cs.tx = txState{active: true, explicit: true, opts: opts, hints: hint.FromContext(ctx)}
 	return &tx{cs: cs}, nil
 }
 
@@ -207,6 +240,9 @@ func (cs *clientSession) ResetSession(ctx context.Context) error {
 		}
 		s.broken = true
 		cs.dropBroken(s)
+		if cs.unusable() {
+			return driver.ErrBadConn // it held what cannot be given to another server session
+		}
 		cs.replaced(ctx, s.backend, "connection lost while idle")
 	}
 	return nil
@@ -260,6 +296,9 @@ func (cs *clientSession) Close() error {
 // An idle server session found dead, or opened on a service primary that has since moved, is
 // replaced; one whose backend is marked down is dropped and ErrBackendDown returned at once.
 func (cs *clientSession) server(ctx context.Context, backend string) (*serverSession, error) {
+	if cs.unusable() {
+		return nil, driver.ErrBadConn // a server session lost state no other can be given
+	}
 	be, ok := cs.c.backends[backend]
 	if !ok {
 		return nil, errorf("%w %q", routing.ErrUnknownBackend, backend)
@@ -267,6 +306,9 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	if s := cs.serverOf(backend); s != nil && !s.broken {
 		if s, err := cs.reuse(ctx, be, s); s != nil || err != nil {
 			return s, err
+		}
+		if cs.unusable() {
+			return nil, driver.ErrBadConn
 		}
 	}
 	// The server session is missing or lost. A transaction bound to it, or temporary tables
@@ -315,10 +357,14 @@ func (cs *clientSession) dropServer(s *serverSession) {
 	}
 }
 
-// dropBroken forgets a server session go-sql-driver reported unusable.
+// dropBroken forgets a server session go-sql-driver reported unusable. When it held state no
+// other server session can be given, the client session ends with it (lostState).
 func (cs *clientSession) dropBroken(s *serverSession) {
 	if !s.broken {
 		return
+	}
+	if s.holds != 0 && cs.serverOf(s.backend.name) == s {
+		cs.lostState = true
 	}
 	cs.dropServer(s)
 	s.close()

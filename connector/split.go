@@ -56,6 +56,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		return nil, errRetyped
 	}
 	results, cancel, err := cs.fanOut(ctx, plan, servers)
+	cs.ranSplit(plan, servers, 0, err)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +110,9 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 		return nil, errRetyped
 	}
 	_, rows, err := cs.runTarget(ctx, plan, plan.Targets[0], true, prep)
+	if s := cs.serverOf(plan.Targets[0].Backend); s != nil {
+		cs.ranSplit(plan, []*serverSession{s}, 0, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +346,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, err
 	}
-	if cs.tx.active && cs.tx.explicit && s.tx == nil {
+	if cs.tx.active && cs.tx.explicit && !s.inTx {
 		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
 			return nil, err
 		}
@@ -350,12 +354,14 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	inTx := cs.tx.active
 	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
 	if !inTx {
-		begin, undo, done = "START TRANSACTION", "ROLLBACK", "COMMIT"
+		// Neither chained nor released, whatever completion_type the client session set.
+		begin, undo, done = "START TRANSACTION", rollbackImplicitly, commitImplicitly
 	}
 	w := splitWrite{plan: plan, inTx: inTx}
 	// fail ends the attempt: the parts are undone (even when ctx is done: the undo must run), or
 	// the transaction is lost with its session.
 	fail := func(err error, part int) (driver.Result, error) {
+		cs.ranSplit(plan, nil, 0, err)
 		if !s.broken {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 			_, uerr := s.exec(uctx, undo, nil, false)
@@ -401,6 +407,7 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 		return nil, errorf("%w (backend %s was at %s): the %s ran as %d parts (%s) in one local transaction, whose COMMIT was sent and got no answer: either every part was written or none; check before running it again: %w",
 			ErrCommitUnknown, s.backend.name, s.addr(), plan.Statement.Kind, len(plan.Targets), w.parts(), err)
 	}
+	cs.ranSplit(plan, nil, total, nil)
 	return driver.RowsAffected(total), nil
 }
 
@@ -444,7 +451,7 @@ func (w splitWrite) failed(err error, part int, why string) error {
 // failed before it was sent.
 func (cs *clientSession) splitServer(ctx context.Context, plan *routing.Plan, backend string) (*serverSession, error) {
 	s, err := cs.targetServer(ctx, plan, backend)
-	if err != nil || s.valid() || s.tx != nil || cs.tx.active && cs.tx.backend == backend {
+	if err != nil || s.valid() || s.inTx || cs.tx.active && cs.tx.backend == backend {
 		return s, err
 	}
 	s.broken = true

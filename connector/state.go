@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -23,45 +24,38 @@ var mysqlInvalidConn = mysql.ErrInvalidConn
 // current database and pending one-shot SET TRANSACTION, versioned so that a server session can
 // tell in one comparison whether it is behind.
 type sessionState struct {
-	version  uint64
-	vars     []routing.SessionVar // one entry per variable, latest assignment, first-set order
+	version uint64
+	// vars holds one assignment per variable, the latest, in the order the client session made
+	// them (a variable assigned again moves to the end): replayed in that order, they give the
+	// state the client session is in. Variables that set each other (SET NAMES and
+	// character_set_client, tx_isolation and SET SESSION TRANSACTION …) are one entry, read back
+	// from the server (see canonical).
+	vars     []routing.SessionVar
 	database string
 	// nextTx is a one-shot SET TRANSACTION waiting for the next transaction's backend.
 	nextTx string
 }
 
-// record adds the assignments of one SET statement.
+// record adds the assignments of one SET statement, in their order.
 func (st *sessionState) record(vars []routing.SessionVar) {
 	for _, v := range vars {
-		replaced := false
-		for i := range st.vars {
-			if st.vars[i].Name == v.Name {
-				st.vars[i] = v
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			st.vars = append(st.vars, v)
-		}
+		st.vars = slices.DeleteFunc(st.vars, func(old routing.SessionVar) bool { return old.Name == v.Name })
+		st.vars = append(st.vars, v)
 	}
 	st.version++
 }
 
-// use records the current database.
+// use records the current database. USE sets the database's character set and collation
+// (character_set_database, collation_database): an assignment of them made before is void.
 func (st *sessionState) use(db string) {
 	st.database = db
+	st.vars = slices.DeleteFunc(st.vars, func(v routing.SessionVar) bool { return v.Name == databaseCollation })
 	st.version++
 }
 
 // sets reports whether the layer assigns the variable name.
 func (st *sessionState) sets(name string) bool {
-	for i := range st.vars {
-		if st.vars[i].Name == name {
-			return true
-		}
-	}
-	return false
+	return st.variable(name) != nil
 }
 
 // isShadowBackend reports whether backend is the shadow side of a shadow mapping.
@@ -135,27 +129,27 @@ func (cs *clientSession) database(s *serverSession) string {
 	return cs.state.database
 }
 
-// sync brings s up to the client session's session state: the variables whose assignment
-// differs are re-applied in one SET, then the current database.
+// wanted returns the assignments s must have, in their order: production's, and on a shadow
+// backend the shadow layer's after those of production it does not override.
+func (cs *clientSession) wanted(s *serverSession) []routing.SessionVar {
+	if !s.shadow || len(cs.shadowState.vars) == 0 {
+		return cs.state.vars
+	}
+	out := make([]routing.SessionVar, 0, len(cs.state.vars)+len(cs.shadowState.vars))
+	for _, v := range cs.state.vars {
+		if !cs.shadowState.sets(v.Name) {
+			out = append(out, v)
+		}
+	}
+	return append(out, cs.shadowState.vars...)
+}
+
+// sync brings s up to the client session's session state: its current database first (USE
+// sets the database's character set and collation, which an assignment after it may change),
+// then the assignments it lacks, in the client session's order, in one SET.
 func (cs *clientSession) sync(ctx context.Context, s *serverSession) error {
 	if cs.inLine(s) {
 		return nil
-	}
-	var pending []routing.SessionVar
-	for _, v := range cs.state.vars {
-		if s.applied[v.Name] != v.Assignment && !(s.shadow && cs.shadowState.sets(v.Name)) {
-			pending = append(pending, v)
-		}
-	}
-	if s.shadow {
-		for _, v := range cs.shadowState.vars {
-			if s.applied[v.Name] != v.Assignment {
-				pending = append(pending, v)
-			}
-		}
-	}
-	if err := s.replay(ctx, pending); err != nil {
-		return err
 	}
 	if db := cs.database(s); db != "" && db != s.database {
 		use := "USE " + quoteIdent(db)
@@ -163,49 +157,58 @@ func (cs *clientSession) sync(ctx context.Context, s *serverSession) error {
 			return s.refusal(err, "database", "database "+db, use)
 		}
 		s.database = db
+		s.applied = slices.DeleteFunc(s.applied, func(v routing.SessionVar) bool { return v.Name == databaseCollation })
+	}
+	if err := s.replay(ctx, cs.wanted(s)); err != nil {
+		return err
 	}
 	cs.markInLine(s)
 	return nil
 }
 
-// replay sends the pending assignments to s: in one SET, except those that must stand alone.
+// replay gives s the assignments of want it lacks. Each entry of want sets variables no other
+// entry sets, to a value that means the same on any server session in any state (see recordSet),
+// so what s holds is compared entry by entry, and the others are sent in want's order, in one SET.
 // When the server refuses the SET (which then changes nothing), each assignment is tried alone,
 // so that the others are applied and the refused one is named in the error; an assignment the
 // server refuses although s already has its value (a variable set back to the value s never
 // left) counts as applied.
-func (s *serverSession) replay(ctx context.Context, pending []routing.SessionVar) error {
-	var list []string
-	for _, v := range pending {
-		if !v.Standalone {
-			list = append(list, v.Assignment)
+func (s *serverSession) replay(ctx context.Context, want []routing.SessionVar) error {
+	var pending []routing.SessionVar
+	for _, v := range want {
+		if !slices.Contains(s.applied, v) {
+			pending = append(pending, v)
 		}
 	}
-	if len(list) > 1 {
+	if len(pending) > 1 {
+		list := make([]string, len(pending))
+		for k, v := range pending {
+			list[k] = v.Assignment
+		}
 		_, err := s.exec(ctx, "SET "+strings.Join(list, ", "), nil, false)
 		if err == nil {
-			for _, v := range pending {
-				if !v.Standalone {
-					s.applied[v.Name] = v.Assignment
-				}
-			}
+			s.applied = slices.Clone(want)
+			return nil
 		} else if !reachedServer(err) {
 			return err
 		}
 	}
-	for _, v := range pending {
-		if s.applied[v.Name] == v.Assignment {
-			continue
-		}
-		text := v.Assignment
-		if !v.Standalone {
-			text = "SET " + text
-		}
+	for k, v := range pending {
+		text := "SET " + v.Assignment
 		_, err := s.exec(ctx, text, nil, false)
 		if err != nil && (!reachedServer(err) || !s.has(ctx, v)) {
+			// s holds what it held of want, and the assignments it took.
+			s.applied = slices.DeleteFunc(slices.Clone(want), func(w routing.SessionVar) bool {
+				i := slices.Index(pending, w)
+				return i >= k || i < 0 && !slices.Contains(s.applied, w)
+			})
+			if !reachedServer(err) {
+				return err
+			}
 			return s.refusal(err, v.Name, "session variable "+strings.TrimPrefix(v.Name, "@"), text)
 		}
-		s.applied[v.Name] = v.Assignment
 	}
+	s.applied = slices.Clone(want)
 	return nil
 }
 
@@ -222,10 +225,10 @@ func (s *serverSession) refusal(err error, name, what, text string) error {
 }
 
 // has reports whether s already holds the value v assigns: it reads the variable back and
-// compares it with v's literal (booleans as MySQL reads them). An expression or a value that
-// cannot be read back is never taken as held.
+// compares it with v's literal (booleans as MySQL reads them). An expression, an entry of
+// several variables or a value that cannot be read back is never taken as held.
 func (s *serverSession) has(ctx context.Context, v routing.SessionVar) bool {
-	if v.Value == "" || v.Standalone || v.Name == "names" {
+	if v.Value == "" || strings.Contains(v.Assignment, ",") {
 		return false
 	}
 	text, numeric, err := readValue(ctx, s, v.Name)
@@ -265,30 +268,135 @@ func (cs *clientSession) forgetRefusals(name string) {
 }
 
 // recordSet keeps the session assignments of a SET that s has just run, in the shadow layer
-// for shadow traffic, else in production's. An assignment whose value is an expression is
-// recorded with the value s computed, so that replaying it elsewhere gives the same value.
+// for shadow traffic, else in production's. What the server holds after it is what is kept:
+// variables that set each other, or that obroute reads (autocommit, completion_type,
+// sql_mode), are read back as one entry (see canonical); a value that is an expression, or
+// that would mean something else replayed elsewhere (a user variable's string), is recorded
+// with the value s holds.
 func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *routing.Statement, shadow bool) error {
 	if len(st.Vars) == 0 {
 		return nil
 	}
-	vars, copied := st.Vars, false
-	for i, v := range st.Vars {
-		if v.Value != "" || v.Standalone || v.Name == "names" {
-			continue
-		}
-		lit, err := readBack(ctx, s, v.Name)
-		if err != nil {
-			return err
-		}
-		if !copied { // st is shared by every client session: never modify it
-			vars, copied = append([]routing.SessionVar(nil), st.Vars...), true
-		}
-		vars[i].Assignment = variableRef(v.Name) + " = " + lit
-		vars[i].Value = strings.ToLower(strings.Trim(lit, "'"))
+	vars, err := cs.readBackVars(ctx, s, st.Vars)
+	if err != nil {
+		return err
 	}
 	cs.recordVars(s, vars, shadow)
 	return nil
 }
+
+// readBackVars returns the entries the assignments of one statement, which s has just run,
+// record: each as written, or read back from s (see recordSet), in the order of their last
+// assignment. All that is read back is read in one statement, which changes FOUND_ROWS() and
+// ROW_COUNT() on s: the values they had before it, which it reads too, are held for the client
+// session's next statement.
+func (cs *clientSession) readBackVars(ctx context.Context, s *serverSession, assigned []routing.SessionVar) ([]routing.SessionVar, error) {
+	type entry struct {
+		v, asWritten routing.SessionVar
+		canon        *canon
+	}
+	var entries []entry
+	var read []string // what to read back, each once
+	for _, v := range assigned {
+		e := entry{v: v, asWritten: v, canon: canonical[v.Name]}
+		switch {
+		case e.canon != nil:
+			e.v = routing.SessionVar{Name: e.canon.name}
+			for _, name := range e.canon.read {
+				if !slices.Contains(read, name) {
+					read = append(read, name)
+				}
+			}
+		case v.Value == "":
+			if !slices.Contains(read, v.Name) {
+				read = append(read, v.Name)
+			}
+		}
+		entries = slices.DeleteFunc(entries, func(old entry) bool { return old.v.Name == e.v.Name })
+		entries = append(entries, e)
+	}
+	lits := map[string]literal{}
+	if len(read) > 0 {
+		got, found, count, err := readLiterals(ctx, s, read)
+		if err != nil {
+			return nil, err
+		}
+		for i, name := range read {
+			lits[name] = got[i]
+		}
+		b := cs.c.productionOf(s.backend.name)
+		if f := &cs.funcs; f.foundRows.backend == b && !f.foundRows.held {
+			f.foundRows = heldValue(found)
+		}
+		if f := &cs.funcs; f.rowCount.backend == b && !f.rowCount.held {
+			f.rowCount = heldValue(count)
+		}
+	}
+	vars := make([]routing.SessionVar, len(entries))
+	for i, e := range entries {
+		switch {
+		case e.canon != nil && lits[e.canon.read[0]].sql == "NULL":
+			// No server value (a dry run's server session): the assignment as written.
+			e.v = e.asWritten
+		case e.canon != nil:
+			parts := make([]string, len(e.canon.read))
+			for k, name := range e.canon.read {
+				parts[k] = variableRef(name) + " = " + lits[name].sql
+			}
+			e.v.Assignment = strings.Join(parts, ", ")
+			if len(e.canon.read) == 1 {
+				e.v.Value = lits[e.canon.read[0]].value
+			}
+		case e.v.Value == "":
+			lit := lits[e.v.Name]
+			e.v.Assignment, e.v.Value = variableRef(e.v.Name)+" = "+lit.sql, lit.value
+		}
+		vars[i] = e.v
+	}
+	return vars, nil
+}
+
+// canon is how the client session records a group of variables: under one name, with the values
+// of read as the server holds them after any assignment of one of them.
+type canon struct {
+	name string
+	read []string
+}
+
+// databaseCollation is the entry of character_set_database and collation_database, which USE
+// sets.
+const databaseCollation = "collation_database"
+
+// canonical maps each variable that a SET may name to the entry recording it, for the variables
+// that set one another or are set through several names (MariaDB's manual: SET NAMES and SET
+// CHARACTER SET set character_set_client, character_set_results and collation_connection, which
+// sets character_set_connection and the other way round; SET SESSION TRANSACTION sets
+// tx_isolation and tx_read_only, transaction_isolation and transaction_read_only are their
+// names since 11.1; a max_join_size other than DEFAULT sets sql_big_selects; storage_engine is
+// default_storage_engine; tmp_memory_table_size is tmp_table_size; optimizer_switch is changed
+// flag by flag), and for those obroute reads itself (autocommit, completion_type, sql_mode,
+// whose names the server expands).
+var canonical = func() map[string]*canon {
+	m := map[string]*canon{}
+	add := func(c *canon, names ...string) {
+		for _, n := range append(names, c.name) {
+			m[n] = c
+		}
+	}
+	add(&canon{"names", []string{"character_set_client", "character_set_results", "collation_connection"}},
+		"character_set_client", "character_set_results", "character_set_connection", "collation_connection")
+	add(&canon{databaseCollation, []string{"collation_database"}}, "character_set_database")
+	add(&canon{"collation_server", []string{"collation_server"}}, "character_set_server")
+	add(&canon{"tx_isolation", []string{"tx_isolation"}}, "transaction_isolation")
+	add(&canon{"tx_read_only", []string{"tx_read_only"}}, "transaction_read_only")
+	add(&canon{"max_join_size", []string{"max_join_size", "sql_big_selects"}}, "sql_max_join_size", "sql_big_selects")
+	add(&canon{"default_storage_engine", []string{"default_storage_engine"}}, "storage_engine")
+	add(&canon{"tmp_table_size", []string{"tmp_table_size"}}, "tmp_memory_table_size")
+	for _, name := range []string{"autocommit", "completion_type", "sql_mode", "optimizer_switch"} {
+		add(&canon{name, []string{name}})
+	}
+	return m
+}()
 
 // recordVars keeps variables s has just been given, in the layer of its traffic. s was in line
 // before (sync ran); it stays in line unless they gave a shadow server session a production
@@ -297,14 +405,17 @@ func (cs *clientSession) recordVars(s *serverSession, vars []routing.SessionVar,
 	stays := cs.inLine(s)
 	cs.layer(shadow).record(vars)
 	for _, v := range vars {
-		s.applied[v.Name] = v.Assignment
 		cs.forgetRefusals(v.Name)
 		stays = stays && (shadow || !s.shadow || !cs.shadowState.sets(v.Name))
-		if v.Name == "autocommit" {
+		switch v.Name {
+		case "autocommit":
 			cs.setAutocommit(shadow, isOn(v.Value))
+		case "completion_type":
+			cs.completion[traffic(shadow)] = v.Value
 		}
 	}
 	if stays {
+		s.applied = slices.Clone(cs.wanted(s))
 		cs.markInLine(s)
 	}
 }
@@ -327,18 +438,18 @@ func (cs *clientSession) readAssigned(ctx context.Context) error {
 		cs.broken = true
 		return driver.ErrBadConn
 	}
-	vars := make([]routing.SessionVar, len(a.names))
+	assigned := make([]routing.SessionVar, len(a.names))
 	for i, name := range a.names {
-		lit, err := readBack(ctx, a.s, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				cs.assigned = a // the statement's context ended: read them before the next one
-				return err
-			}
-			cs.broken = true
-			return driver.ErrBadConn
+		assigned[i] = routing.SessionVar{Name: name}
+	}
+	vars, err := cs.readBackVars(ctx, a.s, assigned)
+	if err != nil {
+		if ctx.Err() != nil {
+			cs.assigned = a // the statement's context ended: read them before the next one
+			return err
 		}
-		vars[i] = routing.SessionVar{Name: name, Assignment: variableRef(name) + " = " + lit, Value: strings.ToLower(strings.Trim(lit, "'"))}
+		cs.broken = true
+		return driver.ErrBadConn
 	}
 	cs.recordVars(a.s, vars, a.shadow)
 	return nil
@@ -349,6 +460,7 @@ func (cs *clientSession) recordUse(s *serverSession, db string, shadow bool) {
 	stays := cs.inLine(s) && (shadow || !s.shadow || cs.shadowState.database == "")
 	cs.layer(shadow).use(db)
 	s.database = db
+	s.applied = slices.DeleteFunc(s.applied, func(v routing.SessionVar) bool { return v.Name == databaseCollation })
 	cs.forgetRefusals("database")
 	if stays {
 		cs.markInLine(s)
@@ -363,9 +475,11 @@ func (cs *clientSession) autocommitFor(shadow bool) bool {
 	return cs.autocommit
 }
 
-// setAutocommit records SET autocommit for shadow traffic or production. Turning it on commits
-// an implicit transaction of the same traffic, as MySQL does.
+// setAutocommit records SET autocommit for shadow traffic or production. Turning it on from off
+// commits the transaction of the same traffic, explicit or not, as MariaDB does (turning it on
+// when it is on commits nothing).
 func (cs *clientSession) setAutocommit(shadow, on bool) {
+	wasOn := cs.autocommitFor(shadow)
 	if shadow {
 		cs.shadowAutocommit = -1
 		if on {
@@ -374,7 +488,7 @@ func (cs *clientSession) setAutocommit(shadow, on bool) {
 	} else {
 		cs.autocommit = on
 	}
-	if on && cs.tx.active && !cs.tx.explicit && cs.tx.shadow == shadow {
+	if on && !wasOn && cs.tx.active && cs.tx.shadow == shadow {
 		cs.closeTx()
 	}
 }

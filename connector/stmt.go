@@ -28,7 +28,8 @@ type stmt struct {
 func (cs *clientSession) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 	s := &stmt{cs: cs, st: cs.c.router.Analyze(query), serverInputs: -1}
 	switch s.st.Kind {
-	case routing.KindBegin, routing.KindCommit, routing.KindRollback, routing.KindSet, routing.KindUse, routing.KindExplainRoute:
+	case routing.KindBegin, routing.KindCommit, routing.KindRollback, routing.KindSet, routing.KindUse, routing.KindExplainRoute,
+		routing.KindSavepoint, routing.KindXA:
 		return s, nil // obroute runs these itself
 	}
 	if cs.tx.lost || s.st.HintErr != nil {

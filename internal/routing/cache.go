@@ -203,6 +203,12 @@ func (st *Statement) size() int {
 	if st.Explained != nil {
 		n += st.Explained.size()
 	}
+	if c := st.Control; c != nil {
+		n += 128 + len(c.Name) + len(c.Text) + len(c.TextVar)
+		if c.Prepared != nil {
+			n += c.Prepared.size()
+		}
+	}
 	for _, pc := range st.pieces {
 		n += pc.size()
 	}

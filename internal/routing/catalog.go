@@ -452,14 +452,21 @@ func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
 	return out
 }
 
-// itemHasAlias reports whether a select item (its tokens) ends with an alias.
+// itemHasAlias reports whether a select item (its tokens) ends with an alias: AS name, or a name
+// after an expression's end (a parenthesis, a literal, a variable).
 func itemHasAlias(item []token) bool {
 	n := len(item)
 	if n < 2 {
 		return false
 	}
 	last, before := item[n-1], item[n-2]
-	return before.is("as") || (last.kind == tokIdent || last.kind == tokWord) && before.kind == tokPunct && before.text == ")"
+	if before.is("as") {
+		return true
+	}
+	if last.kind != tokIdent && last.kind != tokWord && last.kind != tokString {
+		return false
+	}
+	return before.kind == tokPunct && before.text == ")" || before.kind == tokNumber || before.kind == tokString || before.kind == tokVar
 }
 
 // listing returns the SELECT of a SHOW listing: cols of the rows of inner, filtered by the

@@ -458,3 +458,17 @@ func (r *Router) useDDL(st *Statement, d *ddlForm, toks []token) {
 	}
 	st.Tables, st.mentions = names, r.mentions(toks, names)
 }
+
+// FansOut reports whether st is DDL that runs on each physical table of a time-sharded table
+// (or is refused for it): inside a transaction it is refused rather than committing it.
+func (r *Router) FansOut(st *Statement) bool {
+	if st.ddl == nil || st.ddl.temporary || r.time == nil {
+		return false
+	}
+	for _, name := range st.ddl.tableNames() {
+		if _, ok := r.time.tables[name]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -34,6 +34,11 @@ var (
 	// WHERE that reaches both, an UPDATE that moves a row to the other traffic's values. It
 	// runs nowhere; write one statement per traffic.
 	ErrMixedShadow = errors.New("obroute: statement mixes shadow and production rows")
+	// ErrSessionState: the statement changes the session's or its transaction's state (a
+	// transaction, locks, a prepared statement, state a stored procedure may leave) in a way that
+	// obroute cannot keep as one server would across its backends; the message says how to
+	// rewrite it. Nothing of it ran.
+	ErrSessionState = errors.New("obroute: session or transaction state obroute cannot keep as one server would")
 	// ErrMultiStatement: a text of several statements whose statements obroute cannot send as one
 	// text, to one backend, and keep the session's state right; the message says which statement
 	// and why.

@@ -71,7 +71,15 @@ func TestSetAssignmentsAsWritten(t *testing.T) {
 		{"set names 'latin1'", KindSet, false, []SessionVar{{Name: "names", Assignment: "NAMES 'latin1'"}}},
 		{"SET CHARACTER SET latin1", KindSet, false, []SessionVar{{Name: "names", Assignment: "CHARACTER SET latin1"}}},
 		{`SET @x = 'a\%', @@session.sql_mode = 'ANSI_QUOTES'`, KindSet, false, []SessionVar{
-			{Name: "@x", Assignment: `@x = 'a\%'`, Value: `a\%`}, {Name: "sql_mode", Assignment: "@@session.sql_mode = 'ANSI_QUOTES'", Value: "ansi_quotes"}}},
+			// A user variable's string is read back (its character set is the connection's).
+			{Name: "@x", Assignment: `@x = 'a\%'`}, {Name: "sql_mode", Assignment: "@@session.sql_mode = 'ANSI_QUOTES'", Value: "ansi_quotes"}}},
+		// Strings that sql_mode reads in more than one way are read back.
+		{`SET time_zone = "+01:00", lc_time_names = 'a\\b'`, KindSet, false, []SessionVar{
+			{Name: "time_zone", Assignment: `time_zone = "+01:00"`}, {Name: "lc_time_names", Assignment: `lc_time_names = 'a\\b'`}}},
+		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY", KindSet, false, []SessionVar{
+			{Name: "tx_isolation", Assignment: "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY"},
+			{Name: "tx_read_only", Assignment: "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY"}}},
+		{"SET LOCAL TRANSACTION READ WRITE", KindSet, false, []SessionVar{{Name: "tx_read_only", Assignment: "SET LOCAL TRANSACTION READ WRITE"}}},
 		{"SET @d := DATE '2025-01-01'", KindSet, false, []SessionVar{{Name: "@d", Assignment: "@d := DATE '2025-01-01'"}}},
 		{"SET @'q' = 1, @`w x` = 2", KindSet, false, []SessionVar{{Name: "@q", Assignment: "@'q' = 1", Value: "1"}, {Name: "@w x", Assignment: "@`w x` = 2", Value: "2"}}},
 		{"SET SESSION a = 1, GLOBAL b = 2, c = 3, @u = 4, SESSION d = DEFAULT", KindSet, true, []SessionVar{

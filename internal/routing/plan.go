@@ -29,6 +29,12 @@ const (
 	UsePartitionLocationLookup RouteInfoType = "USE_PARTITION_LOCATION_LOOKUP"
 	// UseSessionState: a statement that only changes session state (SET, USE, BEGIN …).
 	UseSessionState RouteInfoType = "USE_SESSION_STATE"
+	// UsePreparedSession: EXECUTE or DEALLOCATE PREPARE of an SQL-level prepared statement,
+	// on the server session that prepared it.
+	UsePreparedSession RouteInfoType = "USE_PREPARED_STATEMENT_SESSION"
+	// UsePinnedSession: the client session is pinned to one server session (table locks, or a
+	// statement whose effect obroute cannot see), and every statement goes there.
+	UsePinnedSession RouteInfoType = "USE_PINNED_SESSION"
 )
 
 // Class is the statistics bucket of a route.
@@ -124,6 +130,11 @@ type Plan struct {
 	// Rename maps, for a statement describing a time-sharded table (DESCRIBE, SHOW CREATE TABLE
 	// …), the physical table it was sent to to the logical name its answer shows; empty otherwise.
 	Rename [2]string
+	// OutsideTx marks a statement that runs on its backend outside the client session's
+	// transaction, without binding one: a statement of user-level lock functions and no table,
+	// which goes to the backend of the locks wherever the transaction is (locks are not
+	// transactional, and such a statement opens no transaction on its server).
+	OutsideTx bool
 
 	explain bool // Input.Explain: fill Prompts
 	// shadowSide: the statement is shadow traffic by its hints or its transaction, routed by the

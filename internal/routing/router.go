@@ -54,6 +54,17 @@ type SessionState struct {
 	// as the client session set them with USE; "" for the backend DSN's own. The definitions
 	// of shadow tables are read in them.
 	Databases [2]string
+	// Prepared maps each SQL-level prepared statement (lower case) to the backend holding it:
+	// the traffic's own, and the other traffic's under names the traffic has none of (EXECUTE of
+	// a statement prepared as shadow traffic is shadow traffic).
+	Prepared map[string]string
+	// SessionBackend is the backend whose server session holds what a session-dependent
+	// statement reads (FOUND_ROWS() of the last SELECT …), "" for LastBackend.
+	SessionBackend string
+	// Pin is the backend every statement goes to while the client session holds table locks
+	// there or ran a statement there whose effect obroute cannot see; PinWhy says which, for
+	// refusals. "" when the client session is not pinned.
+	Pin, PinWhy string
 }
 
 // Input is one statement to route.
@@ -207,6 +218,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 	if st.pieces != nil {
 		return r.routeMulti(in, hints, sess)
 	}
+	if st.Kind == KindPrepare || st.Kind == KindExecute && st.Control.Immediate {
+		return r.routePrepared(in, hints, sess)
+	}
 	p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}
 	if r.time != nil && r.cfg.Shadow != nil && r.time.names(st) {
 		r.shadowTimeSide(p, st, hints, sess)
@@ -219,15 +233,26 @@ func (r *Router) route(in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.applyShadow(p, st, hints, rargs, sess); err != nil {
+	if err := r.applySession(p, st, hints, rargs, sess, pinned); err != nil {
 		return nil, err
 	}
-	if sess.InTransaction && sess.TxBackend != "" {
-		if err := r.applyTransaction(p, sess, pinned); err != nil {
-			return nil, err
-		}
-	}
 	return p, nil
+}
+
+// applySession applies what the client session's state decides to p's route: shadow traffic,
+// then the transaction's backend, or the server session the client session is pinned to.
+func (r *Router) applySession(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, pinned bool) error {
+	if err := r.applyShadow(p, st, hints, args, sess); err != nil {
+		return err
+	}
+	switch {
+	case p.OutsideTx:
+	case sess.InTransaction && sess.TxBackend != "":
+		return r.applyTransaction(p, sess, pinned)
+	case sess.Pin != "":
+		return r.applyPin(p, sess, pinned)
+	}
+	return nil
 }
 
 // baseRoute fills p's targets with production backends for p's statement under p's hints, and
@@ -236,6 +261,11 @@ func (r *Router) route(in Input) (*Plan, error) {
 // Statement.routeArgs).
 func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
 	st, hints := p.Statement, p.Hints
+	if c := st.Control; c != nil && c.Lock != 0 && hints.Backend == "" {
+		if err := r.lockTables(st, sess); err != nil {
+			return false, err
+		}
+	}
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
 			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)
@@ -245,8 +275,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return true, nil
 		}
 	}
-	if st.SessionDependent && sess.LastBackend != "" {
-		p.single(UseLastSession, ClassForced, sess.LastBackend, st.SQL, in.Args)
+	if b := sess.SessionBackend; st.SessionDependent && (b != "" || sess.LastBackend != "") {
+		if b == "" {
+			b = sess.LastBackend
+		}
+		p.single(UseLastSession, ClassForced, b, st.SQL, in.Args)
 		if in.Explain {
 			p.Prompts = append(p.Prompts, "Will route to last connected server since the statement reads the previous statement's session")
 		}
@@ -262,8 +295,23 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 		}
 		return true, nil
 	}
+	if st.UserLocks {
+		return r.userLockRoute(p, st, in)
+	}
 	switch st.Kind {
-	case KindSet, KindUse, KindBegin, KindCommit, KindRollback:
+	case KindExecute, KindDeallocate:
+		if b, ok := sess.Prepared[st.Control.Name]; ok {
+			p.single(UsePreparedSession, ClassForced, b, st.SQL, in.Args)
+			if r.shadowOf[b] {
+				p.Shadow, p.Class = true, ClassShadow // prepared as shadow traffic: it stays that
+			}
+			if in.Explain {
+				p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the server session that prepared %s", st.Control.Name))
+			}
+			return true, nil
+		}
+		fallthrough // a name obroute did not see prepared: the server answers
+	case KindSet, KindUse, KindBegin, KindCommit, KindRollback, KindSavepoint, KindXA:
 		if st.scanned && (len(st.Tables) > 0 || len(st.mentions) > 0) {
 			return r.setRoute(p, st, in) // a SET reading tables
 		}

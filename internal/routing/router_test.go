@@ -200,7 +200,7 @@ func TestStatementAnalysis(t *testing.T) {
 		}, "autocommit on"},
 		{"SET GLOBAL max_connections = 10", func(s *Statement) bool { return s.GlobalSet && len(s.Vars) == 0 }, "global, not session state"},
 		{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", func(s *Statement) bool { return s.NextTransaction != "" && len(s.Vars) == 0 }, "next transaction only"},
-		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", func(s *Statement) bool { return len(s.Vars) == 1 && s.Vars[0].Standalone }, "standalone session assignment"},
+		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", func(s *Statement) bool { return len(s.Vars) == 1 && s.Vars[0].Name == "tx_isolation" }, "the variable it sets"},
 		{"SET @a = ?", func(s *Statement) bool { return s.ParseErr != nil }, "placeholder refused"},
 		{"USE shop", func(s *Statement) bool { return s.Kind == KindUse && s.Database == "shop" }, "use"},
 		{"START TRANSACTION READ ONLY", func(s *Statement) bool { return s.Kind == KindBegin && s.ReadOnly }, "read-only begin"},

@@ -1,8 +1,10 @@
 package routing
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
+	"unicode/utf8"
 )
 
 // errSetPlaceholder refuses SET statements with ? placeholders: the client session replays SET
@@ -37,7 +39,15 @@ func classifySet(st *Statement, toks []token, body string) bool {
 		st.NextTransaction = text
 		return true
 	case (at(1).is("session") || at(1).is("local")) && at(2).is("transaction"):
-		st.Vars = append(st.Vars, SessionVar{Name: "transaction", Assignment: text, Standalone: true})
+		// It sets tx_isolation, tx_read_only or both, which the client session reads back.
+		for i := 3; i < len(toks); i++ {
+			switch {
+			case toks[i].is("isolation"):
+				st.Vars = append(st.Vars, SessionVar{Name: "tx_isolation", Assignment: text})
+			case toks[i].is("read") && (at(i+1).is("only") || at(i+1).is("write")):
+				st.Vars = append(st.Vars, SessionVar{Name: "tx_read_only", Assignment: text})
+			}
+		}
 		return true
 	case at(1).is("global") && at(2).is("transaction"):
 		st.GlobalSet = true
@@ -139,7 +149,13 @@ func readAssignment(p []token, body string, global *bool) (v SessionVar, isGloba
 	if len(value) == 1 {
 		switch t := value[0]; t.kind {
 		case tokString:
-			v.Value = strings.ToLower(t.val)
+			// A user variable's string has the connection's character set and collation; a
+			// double-quoted string is a name under ANSI_QUOTES, a backslash an escape or not under
+			// NO_BACKSLASH_ESCAPES: those values are read back, and replayed in a spelling that
+			// means the same on any server session.
+			if !strings.HasPrefix(v.Name, "@") && t.text[0] != '"' && !strings.ContainsRune(t.val, '\\') {
+				v.Value = strings.ToLower(t.val)
+			}
 		case tokNumber:
 			v.Value = strings.ToLower(t.text)
 		case tokWord:
@@ -199,4 +215,35 @@ func (r *Router) setRoute(p *Plan, st *Statement, in Input) (pinned bool, err er
 	}
 	r.defaultRoute(p, st, in)
 	return false, nil
+}
+
+// StringValue returns the string a user variable's assignment gives it, as the client session
+// records it: a string literal, or the value read back (_charset X'…' COLLATE …) in a character
+// set whose bytes are the text's. ok is false for any other value.
+func (v SessionVar) StringValue() (string, bool) {
+	toks, ok := lex(v.Assignment)
+	if !ok || len(toks) < 3 || toks[1].text != "=" && toks[1].text != ":=" {
+		return "", false
+	}
+	val := toks[2:]
+	switch {
+	case len(val) == 1 && val[0].kind == tokString:
+		return val[0].val, true
+	case len(val) == 4 && val[0].kind == tokWord && val[1].kind == tokNumber && val[2].is("collate"):
+		switch strings.ToLower(val[0].text) {
+		case "_utf8mb4", "_utf8mb3", "_utf8", "_binary", "_ascii":
+		default:
+			return "", false
+		}
+		h := val[1].text
+		if len(h) < 3 || h[0]|0x20 != 'x' || h[1] != '\'' || h[len(h)-1] != '\'' {
+			return "", false
+		}
+		b, err := hex.DecodeString(h[2 : len(h)-1])
+		if err != nil || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	return "", false
 }

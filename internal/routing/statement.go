@@ -27,9 +27,15 @@ const (
 	KindRollback                 // ROLLBACK (not ROLLBACK TO SAVEPOINT)
 	KindShow                     // SHOW …
 	KindExplainRoute             // EXPLAIN ROUTE <statement>: answered by obroute itself
+	KindSavepoint                // SAVEPOINT, RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT (Control says which)
+	KindXA                       // XA START, END, PREPARE, COMMIT, ROLLBACK, RECOVER (Control.XA)
+	KindPrepare                  // PREPARE name FROM text (SQL-level prepared statement)
+	KindExecute                  // EXECUTE name [USING …], EXECUTE IMMEDIATE text [USING …]
+	KindDeallocate               // DEALLOCATE PREPARE name, DROP PREPARE name
 )
 
-var kindNames = [...]string{"OTHER", "SELECT", "INSERT", "UPDATE", "DELETE", "DDL", "SET", "USE", "BEGIN", "COMMIT", "ROLLBACK", "SHOW", "EXPLAIN_ROUTE"}
+var kindNames = [...]string{"OTHER", "SELECT", "INSERT", "UPDATE", "DELETE", "DDL", "SET", "USE", "BEGIN", "COMMIT", "ROLLBACK", "SHOW", "EXPLAIN_ROUTE",
+	"SAVEPOINT", "XA", "PREPARE", "EXECUTE", "DEALLOCATE"}
 
 // String returns the kind's upper-case name.
 func (k Kind) String() string {
@@ -42,21 +48,24 @@ func (k Kind) String() string {
 // IsDML reports whether the kind is a data manipulation statement (SELECT, INSERT, UPDATE, DELETE).
 func (k Kind) IsDML() bool { return k >= KindSelect && k <= KindDelete }
 
+// IsWrite reports whether the kind is INSERT, UPDATE or DELETE.
+func (k Kind) IsWrite() bool { return k >= KindInsert && k <= KindDelete }
+
 // SessionVar is one assignment of a SET statement, kept by the client session and re-applied to
 // server sessions that are behind.
 type SessionVar struct {
 	// Name identifies the variable: a lower-case system variable name without scope ("time_zone"),
-	// "@name" for a user variable, "names" for SET NAMES / CHARACTER SET, "transaction" for
-	// SET SESSION TRANSACTION.
+	// "@name" for a user variable, "names" for SET NAMES / CHARACTER SET / CHARSET. SET SESSION
+	// TRANSACTION gives "tx_isolation" and/or "tx_read_only", the variables it sets.
 	Name string
 	// Assignment is the SQL text of the assignment as it can stand in a SET list, e.g.
-	// "time_zone = '+08:00'", or a whole statement when Standalone is set.
+	// "time_zone = '+08:00'", "NAMES utf8mb4"; for SET SESSION TRANSACTION, the statement's
+	// text (the client session records the values it reads back instead).
 	Assignment string
-	// Standalone marks an assignment that cannot share a SET list (SET SESSION TRANSACTION …):
-	// Assignment is then a complete statement.
-	Standalone bool
 	// Value is the assigned literal in lower case when it is a simple literal ("0", "on",
-	// "+08:00"), else "".
+	// "+08:00") that means the same replayed on any server session, else "": the value is
+	// then read back (an expression, DEFAULT, a user variable's string, whose character set is
+	// the connection's, a string that sql_mode reads in more than one way).
 	Value string
 }
 
@@ -79,8 +88,11 @@ type Statement struct {
 	// TempTablesDropped are the tables a DROP TEMPORARY TABLE drops, lower case.
 	TempTablesDropped []string
 	// SessionDependent marks statements whose meaning depends on the previous statement's server
-	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS.
+	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS,
+	// @@warning_count … (SessionReads says which).
 	SessionDependent bool
+	// SessionReads are the session functions the statement reads.
+	SessionReads SessionReads
 	// UserVars are the user variables a statement other than SET assigns (@v := …, INTO @v), by
 	// name in lower case: their values are read back after it ran, so that a server session
 	// replacing a lost one, or another backend's, gets them.
@@ -96,6 +108,20 @@ type Statement struct {
 	Database string
 	// ReadOnly is set for START TRANSACTION READ ONLY.
 	ReadOnly bool
+	// CommitsTx marks a statement that commits an open transaction before it runs, even when it
+	// fails: DDL other than on temporary tables, LOCK TABLES, FLUSH, GRANT … (see commitsBefore).
+	CommitsTx bool
+	// UserLocks marks a statement that calls a user-level lock function (GET_LOCK, RELEASE_LOCK,
+	// RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK).
+	UserLocks bool
+	// Invisible marks a statement whose effect on its server session obroute cannot see: CALL of
+	// a stored procedure, which may set session variables, create temporary tables, open or end a
+	// transaction.
+	Invisible bool
+	// Control is what a statement that controls transactions, locks or SQL-level prepared
+	// statements does (COMMIT … AND CHAIN, SAVEPOINT, XA, LOCK TABLES, PREPARE …); nil for the
+	// others.
+	Control *Control
 	// Explained is the statement that EXPLAIN ROUTE explains (KindExplainRoute).
 	Explained *Statement
 	// ParseErr is set when the parser could not read the statement. The statement still runs
@@ -167,6 +193,12 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		return st
 	}
 	st.Params = countParams(toks)
+	if len(toks) > 0 && toks[0].is("show") {
+		st.SessionReads = readsDiagnostics(body)
+	} else {
+		st.SessionReads = sessionReads(toks)
+	}
+	st.SessionDependent = st.SessionReads != 0
 	if at := plainExplainAt(toks, lexed); at >= 0 && r.time != nil {
 		if inner := r.analyzeText(strings.TrimSpace(body[at:])); inner.time != nil || inner.namesTimeTable(r) {
 			st.explainOf, st.explainAt = inner, hint.StatementStart(sql)+at
@@ -196,6 +228,9 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		}
 		return st
 	}
+	if pieces == nil && lexed && r.classifyControl(st, toks, body) {
+		return st
+	}
 	p, err := parse(body, toks)
 	if err != nil {
 		if stripped, aside := setAside(body, toks); aside != nil {
@@ -219,14 +254,14 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		}
 		r.readCatalog(st, toks, start, body)
 	}
-	switch st.Kind {
-	case KindShow:
-		st.SessionDependent = readsDiagnostics(body)
-	case KindSelect, KindOther:
-		st.SessionDependent = callsSessionFunction(toks)
-	}
 	if st.Kind != KindSet {
 		st.UserVars = assignedUserVars(toks)
+	}
+	st.CommitsTx = commitsBefore(toks)
+	st.UserLocks = callsUserLocks(toks)
+	st.Invisible = invisible(toks)
+	if lock := readLocks(toks); lock != 0 {
+		st.Control = &Control{Lock: lock}
 	}
 	if st.ParseErr != nil || st.scanned {
 		return st

@@ -1,0 +1,316 @@
+package connector
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/obroute/obroute/internal/merge"
+	"github.com/obroute/obroute/internal/routing"
+)
+
+// The session functions (ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()) and the diagnostics
+// (SHOW WARNINGS, @@warning_count …) answer for a previous statement, which ran on a server
+// session of its own, on several (a statement split across tables), or nowhere (a statement
+// obroute answered itself, such as a BEGIN it holds). The client session keeps, for each, where
+// one server's answer is: the server session of a backend, a value obroute holds, or nothing it
+// can tell (then a statement that reads it is refused, saying why). A statement that reads them
+// goes to that backend; values obroute holds are written into it.
+
+// sessionValue is where the value of one session function is.
+type sessionValue struct {
+	backend string // the server session of this (production) backend answers it
+	value   int64  // obroute holds it: value
+	held    bool
+	why     string // it cannot be told: why
+}
+
+// diagnostics is where the diagnostics of the last statement are: on the server session of
+// backend, on the server sessions of a split SELECT's parts (parts, in order), or nowhere one
+// server's could be read (why).
+type diagnostics struct {
+	backend string
+	parts   []*serverSession
+	why     string
+}
+
+// sessionFuncs are the client session's session functions and diagnostics.
+type sessionFuncs struct {
+	rowCount, foundRows, insertID sessionValue
+	diag                          diagnostics
+}
+
+func heldValue(v int64) sessionValue { return sessionValue{value: v, held: true} }
+
+// holds reports whether obroute holds the value of a session function (the server session
+// would answer another): a statement that reads it must be analysed, never passed through.
+func (f *sessionFuncs) holds() bool {
+	return f.rowCount.held || f.foundRows.held || f.insertID.held || f.rowCount.why != "" || f.foundRows.why != ""
+}
+
+// changesFoundRows reports whether a statement of kind sets FOUND_ROWS() (a SELECT, SHOW, or one
+// obroute cannot tell about); INSERT, UPDATE, DELETE, SET, DDL and the like leave it.
+func changesFoundRows(st *routing.Statement) bool {
+	if st == nil {
+		return true
+	}
+	switch st.Kind {
+	case routing.KindInsert, routing.KindUpdate, routing.KindDelete, routing.KindSet, routing.KindUse, routing.KindDDL,
+		routing.KindBegin, routing.KindCommit, routing.KindRollback, routing.KindSavepoint, routing.KindXA,
+		routing.KindPrepare, routing.KindDeallocate:
+		return false
+	}
+	return true
+}
+
+// ran records where the session functions are after a statement of plan ran on the one backend
+// b, with res its result (nil for rows).
+func (cs *clientSession) ran(plan *routing.Plan, b string, res driver.Result) {
+	b = cs.c.productionOf(b)
+	f := &cs.funcs
+	eff := cs.effective(plan)
+	f.rowCount = sessionValue{backend: b}
+	if changesFoundRows(eff) {
+		f.foundRows = sessionValue{backend: b}
+	}
+	if res != nil {
+		if id, err := res.LastInsertId(); err == nil && id != 0 {
+			f.insertID = sessionValue{backend: b}
+		}
+	}
+	if f.diag.parts == nil && f.diag.why == "" || eff == nil || len(eff.Tables) > 0 {
+		f.diag = diagnostics{backend: b}
+	} else if f.diag.backend != b {
+		// It used no table: one server would still show the split statement's warnings,
+		// unless this statement gave its own.
+		f.diag = diagnostics{why: "a statement that uses no table ran after the statement split across tables; obroute cannot tell whether it replaced their warnings"}
+	}
+}
+
+// ranSplit records where the session functions are after a statement split across tables ran:
+// a SELECT whose parts ran on servers (its FOUND_ROWS() is set when its rows are read to the
+// end, see countedRows), or a write that changed affected rows in all.
+func (cs *clientSession) ranSplit(plan *routing.Plan, servers []*serverSession, affected int64, err error) {
+	f := &cs.funcs
+	switch {
+	case err != nil:
+		f.rowCount = heldValue(-1)
+		f.diag = diagnostics{why: "the statement split across tables failed, and its error is the one it returned"}
+	case plan.Statement.Kind == routing.KindSelect:
+		f.rowCount = heldValue(-1)
+		f.foundRows = sessionValue{why: "the rows of the SELECT split across tables were not all read"}
+		f.diag = diagnostics{parts: servers}
+	default:
+		f.rowCount = heldValue(affected)
+		f.insertID = sessionValue{why: "the INSERT ran as one statement per physical table, each with its own AUTO_INCREMENT"}
+		f.diag = diagnostics{why: "the write ran as one statement per physical table, whose warnings obroute does not collect; write one table at a time to see them"}
+	}
+}
+
+// countedRows counts the rows of a result obroute computed (a merge), to set FOUND_ROWS() when
+// they are read to the end.
+type countedRows struct {
+	*rows
+	cs   *clientSession
+	n    int64
+	done bool
+}
+
+// counted returns r, whose rows obroute computed, counting them for FOUND_ROWS().
+func (cs *clientSession) counted(r driver.Rows) driver.Rows {
+	w, ok := r.(*rows)
+	if !ok {
+		w = wrapRows(r, nil)
+	}
+	cs.funcs.foundRows = sessionValue{why: "the rows of the statement obroute merged were not all read"}
+	return &countedRows{rows: w, cs: cs}
+}
+
+// Next implements driver.Rows.
+func (r *countedRows) Next(dest []driver.Value) error {
+	err := r.rows.Next(dest)
+	switch {
+	case err == nil:
+		r.n++
+	case err == io.EOF && !r.done:
+		r.done = true
+		r.cs.funcs.foundRows = heldValue(r.n)
+	}
+	return err
+}
+
+// Close implements driver.Rows. A dry run's rows (WithDryRun) count as read to their end:
+// `obroute check` reads none, the application it stands for reads them.
+func (r *countedRows) Close() error {
+	if !r.done && r.cs.c.dryRun {
+		r.done = true
+		r.cs.funcs.foundRows = heldValue(r.n)
+	}
+	return r.rows.Close()
+}
+
+// resolveSession rewrites a statement that reads session functions so that it reads one
+// server's answer: it returns the statement to run (st itself, or st with the values obroute
+// holds written in) and the backend whose server session holds the rest; or the rows it
+// answers itself (SHOW WARNINGS after a split SELECT); or a refusal.
+func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Statement) (*routing.Statement, string, driver.Rows, error) {
+	f := &cs.funcs
+	reads := st.SessionReads
+	var vals routing.SessionValues
+	at := ""
+	if reads&routing.ReadsDiagnostics != 0 {
+		switch d := f.diag; {
+		case d.why != "":
+			return nil, "", nil, errorf("%w: the statement reads diagnostics (SHOW WARNINGS, @@warning_count …), and %s", routing.ErrSessionState, d.why)
+		case d.parts != nil:
+			if rows, ok, err := cs.partsDiagnostics(ctx, st, d.parts); ok || err != nil {
+				return nil, "", rows, err
+			}
+			counts, err := cs.partsCounts(ctx, d.parts)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			vals.Reads |= routing.ReadsDiagnostics
+			vals.WarningCount, vals.ErrorCount = counts[0], counts[1]
+		default:
+			at = d.backend
+		}
+	}
+	for _, r := range [...]struct {
+		read routing.SessionReads
+		v    *sessionValue
+		fn   string
+	}{{routing.ReadsFoundRows, &f.foundRows, "FOUND_ROWS()"}, {routing.ReadsRowCount, &f.rowCount, "ROW_COUNT()"}, {routing.ReadsInsertID, &f.insertID, "LAST_INSERT_ID()"}} {
+		if reads&r.read == 0 {
+			continue
+		}
+		switch v := *r.v; {
+		case v.why != "":
+			return nil, "", nil, errorf("%w: the statement reads %s, and %s; one server's value cannot be told", routing.ErrSessionState, r.fn, v.why)
+		case v.held:
+			vals.Set(r.read, v.value)
+		case at == "" || v.backend == at:
+			at = v.backend
+		default:
+			// Two server sessions hold what it reads: this one's value is read there and written in.
+			n, err := cs.readFunction(ctx, v.backend, r.fn)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			*r.v = heldValue(n)
+			vals.Set(r.read, n)
+		}
+	}
+	if vals.Reads == 0 {
+		return st, at, nil, nil
+	}
+	text, ok := st.WithSessionValues(vals)
+	if !ok {
+		return nil, "", nil, errorf("%w: the statement reads session functions whose values obroute holds (the last statement was split across tables) where it cannot write them in; read them in a SELECT of their own (SELECT ROW_COUNT())", routing.ErrSessionState)
+	}
+	return cs.c.router.Analyze(text), at, nil, nil
+}
+
+// readFunction reads a session function (FOUND_ROWS() …) on backend's server session.
+func (cs *clientSession) readFunction(ctx context.Context, backend, fn string) (int64, error) {
+	s, err := cs.server(ctx, backend)
+	if err != nil {
+		return 0, err
+	}
+	return cs.readSessionNumber(ctx, s, fn)
+}
+
+// partsCounts sums @@warning_count and @@error_count over the server sessions of a split
+// SELECT's parts.
+func (cs *clientSession) partsCounts(ctx context.Context, parts []*serverSession) ([2]int64, error) {
+	var sum [2]int64
+	for _, s := range parts {
+		if s.broken || cs.serverOf(s.backend.name) != s {
+			return sum, errorf("%w: the diagnostics of the statement split across tables were lost with the server session of backend %s", routing.ErrSessionState, s.backend.name)
+		}
+		rows, err := s.query(ctx, "SELECT @@warning_count, @@error_count", nil, false)
+		if err != nil {
+			return sum, err
+		}
+		dest := make([]driver.Value, 2)
+		err = rows.Next(dest)
+		rows.Close()
+		if err != nil {
+			return sum, err
+		}
+		for i := range sum {
+			text, _ := valueText(dest[i])
+			n, _ := strconv.ParseInt(text, 10, 64)
+			sum[i] += n
+		}
+	}
+	return sum, nil
+}
+
+// partsDiagnostics answers SHOW WARNINGS or SHOW ERRORS [LIMIT [offset,] n] after a split SELECT
+// as one server would: the parts' conditions in order, at most max_error_count of them, then the
+// LIMIT. ok is false for any other statement.
+func (cs *clientSession) partsDiagnostics(ctx context.Context, st *routing.Statement, parts []*serverSession) (driver.Rows, bool, error) {
+	show, offset, limit, ok := routing.ShowDiagnostics(st.SQL)
+	if !ok {
+		return nil, false, nil
+	}
+	if len(parts) == 0 {
+		return nil, true, errors.New("obroute: internal error: a split SELECT without parts")
+	}
+	maxErrors, err := cs.readSessionNumber(ctx, parts[0], "@@max_error_count")
+	if err != nil {
+		return nil, true, err
+	}
+	results := make([]driver.Rows, 0, len(parts))
+	closeAll := func() {
+		for _, r := range results {
+			r.Close()
+		}
+	}
+	for _, s := range parts {
+		if s.broken || cs.serverOf(s.backend.name) != s {
+			closeAll()
+			return nil, true, errorf("%w: the diagnostics of the statement split across tables were lost with the server session of backend %s", routing.ErrSessionState, s.backend.name)
+		}
+		r, err := s.query(ctx, show, nil, false)
+		if err != nil {
+			closeAll()
+			return nil, true, err
+		}
+		results = append(results, r)
+	}
+	// One server keeps max_error_count conditions: the LIMIT applies to those.
+	keep := maxErrors - offset
+	if limit != merge.NoLimit && limit < keep {
+		keep = limit
+	}
+	merged, err := merge.New(merge.Spec{Offset: offset, Limit: max(keep, 0)}, results)
+	if err != nil {
+		closeAll()
+		return nil, true, err
+	}
+	cs.funcs.rowCount = heldValue(-1)
+	return cs.counted(merged), true, nil
+}
+
+// readSessionNumber reads a numeric expression on s.
+func (cs *clientSession) readSessionNumber(ctx context.Context, s *serverSession, expr string) (int64, error) {
+	rows, err := s.query(ctx, "SELECT "+expr, nil, false)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		return 0, err
+	}
+	text, ok := valueText(dest[0])
+	if !ok {
+		return 0, nil // NULL: a dry run's server session
+	}
+	return strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+}
