@@ -51,7 +51,9 @@ func Shared(tb testing.TB, names ...string) []*Backend {
 	backends := make([]*Backend, 0, len(names))
 	for _, name := range names {
 		db := uniqueDatabase(tb, name)
-		if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+		// The character set is named: a server's default (latin1 for a mariadbd started
+		// without a configuration file, utf8mb4 for Debian's) is not the tests' concern.
+		if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+db+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
 			tb.Fatalf("sqltest: Shared %s: CREATE DATABASE %s on %s: %v", name, db, where, err)
 		}
 		tb.Cleanup(func() {
