@@ -41,6 +41,8 @@ type sqlStatement struct {
 }
 
 // pinTo pins the traffic's statements to backend (see pin) and marks s as holding what.
+//
+//go:noinline
 func (cs *clientSession) pinTo(s *serverSession, shadow bool, why string, locks bool, what holding) {
 	p := &cs.pins[traffic(shadow)]
 	if p.backend == "" || p.locks && !locks {
@@ -264,6 +266,8 @@ func (cs *clientSession) afterControl(s *serverSession, plan *routing.Plan, err 
 }
 
 // backendsOf lists the backends of production (shadow false) or shadow traffic.
+//
+//go:noinline
 func (c *Connector) backendsOf(shadow bool) []string {
 	var out []string
 	for _, b := range c.cfg.Backends {

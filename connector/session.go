@@ -131,6 +131,8 @@ func newClientSession(c *Connector) *clientSession {
 
 // unusable reports whether the client session answers driver.ErrBadConn: closed, broken, or
 // its unreplayable state lost (once a transaction lost with it has ended).
+//
+//go:noinline
 func (cs *clientSession) unusable() bool {
 	return cs.closed || cs.broken || cs.lostState && !cs.tx.lost
 }
@@ -333,6 +335,8 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 }
 
 // serverOf returns the client session's server session to backend, nil when it has none.
+//
+//go:noinline
 func (cs *clientSession) serverOf(backend string) *serverSession {
 	for _, s := range cs.servers {
 		if s.backend.name == backend {

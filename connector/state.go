@@ -59,6 +59,8 @@ func (st *sessionState) sets(name string) bool {
 }
 
 // isShadowBackend reports whether backend is the shadow side of a shadow mapping.
+//
+//go:noinline
 func (c *Connector) isShadowBackend(backend string) bool {
 	if c.cfg.Shadow == nil {
 		return false

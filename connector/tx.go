@@ -198,6 +198,8 @@ func (cs *clientSession) release() {
 }
 
 // closeTx forgets the transaction.
+//
+//go:noinline
 func (cs *clientSession) closeTx() {
 	if s := cs.serverOf(cs.tx.backend); s != nil {
 		s.inTx = false

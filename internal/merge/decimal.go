@@ -157,6 +157,8 @@ func (d *decSum) appendText(buf []byte) []byte {
 
 // appendScaled formats the integer text digits (optionally "-"-prefixed)
 // with scale decimals: ("-5", 2) → "-0.05".
+//
+//go:noinline
 func appendScaled(buf, digits []byte, scale int) []byte {
 	if len(digits) > 0 && digits[0] == '-' {
 		buf = append(buf, '-')

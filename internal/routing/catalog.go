@@ -508,7 +508,17 @@ func hasAlias(toks []token, i int) bool {
 func quoteName(n string) string { return "`" + strings.ReplaceAll(n, "`", "``") + "`" }
 
 func quoteString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' || s[i] == '\'' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // CatalogView is the logical view of the tables at one moment (see above): which table of which

@@ -345,6 +345,8 @@ func commitsBefore(toks []token) bool {
 }
 
 // lowerWord returns toks[i] in lower case when it is an unquoted word, else "".
+//
+//go:noinline
 func lowerWord(toks []token, i int) string {
 	if i < len(toks) && toks[i].kind == tokWord {
 		return strings.ToLower(toks[i].text)

@@ -208,6 +208,8 @@ type ddlReader struct {
 }
 
 // word moves past the word w when it stands next.
+//
+//go:noinline
 func (r *ddlReader) word(w string) bool {
 	if r.i < len(r.toks) && r.toks[r.i].is(w) {
 		r.i++

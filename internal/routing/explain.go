@@ -225,6 +225,8 @@ func weighedColumns(w []int) int {
 //	  [INFO] range [2025-01-10 00:00:00, +inf) on order_time: 2 hot table(s), level L1
 //	Route Plan
 //	  > SQL_PARSE:{cmd:"COM_QUERY", kind:"SELECT", tables:"orders"}
+//
+//go:noinline
 func WriteExplain(w io.Writer, lines []ExplainLine) error {
 	var b strings.Builder
 	section := ""

@@ -260,6 +260,8 @@ func positionalOrder(keys []merge.OrderKey) sqlparser.OrderBy {
 }
 
 // aggregateCall is the call of aggregate function name on arg.
+//
+//go:noinline
 func aggregateCall(name string, arg sqlparser.Expr) sqlparser.Expr {
 	return &sqlparser.FuncExpr{Name: sqlparser.NewColIdent(name), Exprs: sqlparser.SelectExprs{&sqlparser.AliasedExpr{Expr: arg}}}
 }

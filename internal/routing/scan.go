@@ -160,6 +160,7 @@ func tableRef(toks []token, i int) (string, int) {
 	return table, i
 }
 
+//go:noinline
 func appendNew(list []string, s string) []string {
 	if slices.Contains(list, s) {
 		return list

@@ -400,6 +400,8 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 }
 
 // checkOneBackend refuses a write that would change tables on two backends.
+//
+//go:noinline
 func checkOneBackend(ts *timeStatement, locs []string, tables []metadata.Table) error {
 	for i := range locs {
 		if locs[i] != locs[0] {

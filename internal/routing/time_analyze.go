@@ -372,6 +372,7 @@ func whereExpr(w *sqlparser.Where) sqlparser.Expr {
 	return w.Expr
 }
 
+//go:noinline
 func andAll(e sqlparser.Expr, more []sqlparser.Expr) sqlparser.Expr {
 	for _, m := range more {
 		if e == nil {
@@ -384,6 +385,8 @@ func andAll(e sqlparser.Expr, more []sqlparser.Expr) sqlparser.Expr {
 }
 
 // withClamp adds the clamp marker to a WHERE clause.
+//
+//go:noinline
 func withClamp(w *sqlparser.Where) *sqlparser.Where {
 	clamp := sqlparser.NewColName(clampColumn)
 	if w == nil || w.Expr == nil {

@@ -48,6 +48,7 @@ type foldNotes struct {
 	widened []string // why a value was not read
 }
 
+//go:noinline
 func (n *foldNotes) add(list *[]string, s string) {
 	for _, x := range *list {
 		if x == s {

@@ -155,6 +155,7 @@ func normalize(s rangeSet) rangeSet {
 	return out
 }
 
+//go:noinline
 func union(a, b rangeSet) rangeSet {
 	return normalize(append(slices.Clip(a), b...))
 }

@@ -52,6 +52,8 @@ func withColumnNames(sel *sqlparser.Select, sql string) *sqlparser.Select {
 }
 
 // isStringLiteral reports whether text is one string literal (or adjacent ones, joined).
+//
+//go:noinline
 func isStringLiteral(text string) bool {
 	toks, ok := lex(text)
 	return ok && len(toks) == 1 && toks[0].kind == tokString && !toks[0].national

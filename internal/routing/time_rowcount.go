@@ -105,6 +105,7 @@ func addRows(a, b int64) int64 {
 	return a + b
 }
 
+//go:noinline
 func appendInt(b []byte, n int64) []byte {
 	if n == 0 {
 		return append(b, '0')
