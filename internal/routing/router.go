@@ -439,6 +439,8 @@ func (r *Router) defaultRoute(p *Plan, st *Statement, in Input) {
 }
 
 // single makes p a plan of one target.
+//
+//go:noinline
 func (p *Plan) single(t RouteInfoType, c Class, backend, sql string, args []driver.NamedValue) {
 	p.Type, p.Class = t, c
 	p.one[0] = Target{Backend: backend, SQL: sql, Args: args}
