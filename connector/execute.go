@@ -18,6 +18,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if cs.unusable() {
 		return nil, nil, driver.ErrBadConn
 	}
+	if st.CommentErr != nil {
+		return nil, nil, st.CommentErr
+	}
 	if cs.assigned.s != nil {
 		if err := cs.readAssigned(ctx); err != nil {
 			return nil, nil, err

@@ -60,6 +60,89 @@ type lexer struct {
 	s    string
 	i    int
 	exec bool // inside an executable comment
+	// dependent is the opening of the first executable comment whose version number leaves it
+	// to the server's version whether it runs (see execComment).
+	dependent string
+	// edits, when not nil, collects where the executable comments' markers are (see plainText).
+	edits *[]commentEdit
+}
+
+// commentEdit is n bytes at at of an executable comment's markers: the opening (/*!, /*M! and
+// the version number) and closing */ of one that runs, blanked in plainText; the ! of one
+// that does not, blanked to make it a plain comment.
+type commentEdit struct{ at, n int }
+
+// execComment reads the executable comment s starts with (/*! or /*M!), as MariaDB reads it:
+// an optional version of 5 or 6 digits; without one the content runs. A version runs when it
+// is not above the server's, except MySQL's versions from 50700 to 99999 in /*! (MariaDB skips
+// those). open is the length of the opening; run reports whether MariaDB runs the content;
+// known is false for a version above 100000 (MariaDB 10.0.0), which runs or not by the
+// server's version.
+func execComment(s string) (open int, run, known bool) {
+	open = strings.IndexByte(s, '!') + 1
+	maria := open == 4
+	digits := 0
+	for open+digits < len(s) && digits < 6 && isDigit(s[open+digits]) {
+		digits++
+	}
+	if digits < 5 {
+		return open, true, true
+	}
+	version := 0
+	for _, c := range s[open : open+digits] {
+		version = version*10 + int(c-'0')
+	}
+	open += digits
+	switch {
+	case version >= 50700 && version <= 99999 && !maria:
+		return open, false, true
+	case version > 100000:
+		return open, true, false
+	}
+	return open, true, true
+}
+
+// plainText returns sql with its executable comments written as MariaDB reads them, at the
+// same offsets: the markers of one that runs blanked (its content is plain SQL), one that
+// does not made a plain comment. sql itself when it has none.
+func plainText(sql string) string {
+	if !strings.Contains(sql, "/*!") && !strings.Contains(sql, "/*M!") {
+		return sql
+	}
+	var edits []commentEdit
+	l := lexer{s: sql, edits: &edits}
+	for {
+		_, more, good := l.next()
+		if !good || !more {
+			break
+		}
+	}
+	if len(edits) == 0 {
+		return sql
+	}
+	b := []byte(sql)
+	for _, e := range edits {
+		for i := e.at; i < e.at+e.n && i < len(b); i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// dependentComment returns the opening of sql's first executable comment that runs or not by
+// the server's version, "" when it has none.
+func dependentComment(sql string) string {
+	if !strings.Contains(sql, "/*!") && !strings.Contains(sql, "/*M!") {
+		return ""
+	}
+	l := lexer{s: sql}
+	for l.dependent == "" {
+		_, more, good := l.next()
+		if !good || !more {
+			break
+		}
+	}
+	return l.dependent
 }
 
 // skip moves past blanks and comments.
@@ -80,13 +163,33 @@ func (l *lexer) skip() bool {
 				l.i = len(s)
 			}
 		case l.exec && strings.HasPrefix(s[l.i:], "*/"):
+			if l.edits != nil {
+				*l.edits = append(*l.edits, commentEdit{at: l.i, n: 2})
+			}
 			l.i += 2
 			l.exec = false
 		case strings.HasPrefix(s[l.i:], "/*!") || strings.HasPrefix(s[l.i:], "/*M!"):
-			l.i += strings.IndexByte(s[l.i:], '!') + 1
-			for l.i < len(s) && isDigit(s[l.i]) {
-				l.i++
+			start := l.i
+			open, run, known := execComment(s[l.i:])
+			if !run {
+				// MariaDB skips it as a comment (a MySQL version from 5.7 on).
+				if l.edits != nil {
+					*l.edits = append(*l.edits, commentEdit{at: start + strings.IndexByte(s[start:], '!'), n: 1})
+				}
+				j := strings.Index(s[l.i+2:], "*/")
+				if j < 0 {
+					return false
+				}
+				l.i += j + 4
+				continue
 			}
+			if !known && l.dependent == "" {
+				l.dependent = s[start : start+open]
+			}
+			if l.edits != nil {
+				*l.edits = append(*l.edits, commentEdit{at: start, n: open})
+			}
+			l.i += open
 			l.exec = true
 		case strings.HasPrefix(s[l.i:], "/*"):
 			j := strings.Index(s[l.i+2:], "*/")

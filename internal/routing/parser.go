@@ -41,6 +41,9 @@ func parse(sql string, toks []token) (*parsed, error) {
 		toks, _ = lex(sql)
 	}
 	input, marked := parseInput(sql, toks)
+	// The parser reads /*! … */ whatever its version and skips /*M! … */: it reads the text as
+	// MariaDB does.
+	input = plainText(input)
 	ast, err := sqlparser.ParseWithOptions(context.Background(), input, sqlparser.ParserOptions{})
 	if err != nil {
 		return nil, err
@@ -184,10 +187,6 @@ func nodeText(n sqlparser.SQLNode) string { return sqlparser.String(n) }
 // might lose: every literal (with its type or N prefix), variable and placeholder of the text it
 // read. It fails with ErrUnreadable naming what would change.
 func (p *parsed) faithful() error {
-	sql := p.text
-	if strings.Contains(sql, "/*M!") {
-		return errorf("%w: the parser skips MariaDB's executable comments /*M! … */, which a rewritten statement would lose; write their content as plain SQL", ErrUnreadable)
-	}
 	pr := &printer{typed: p.typed}
 	buf := sqlparser.NewTrackedBuffer(pr.format)
 	pr.format(buf, p.ast)

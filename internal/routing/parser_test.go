@@ -26,6 +26,8 @@ func TestRewriteKeepsWhatTheParserMisreads(t *testing.T) {
 		{"select id from orders " + where + " and note = 'a' 'b'", "note = 'a' 'b'"},
 		{"select id, 'a' 'b' from orders " + where, "select id, 'ab' from orders_202503"},
 		{"select `select`, `a b` from orders " + where, "select `select`, `a b` from orders_202503"},
+		// Executable comments as MariaDB reads them: /*M! … */ runs, /*!50700 … */ does not.
+		{"select id /*M! , 2 */ /*!50701 , 3 */ from orders " + where, "select id, 2 from orders_202503"},
 	}
 	for _, c := range kept {
 		p, err := f.route(c.sql, nil, Input{})
@@ -42,7 +44,7 @@ func TestRewriteKeepsWhatTheParserMisreads(t *testing.T) {
 		{"select id, @'v' from orders " + where, "@'v'"},
 		{"select id, `a@b` from orders " + where, "@b"},
 		{"select id, 0b101 from orders " + where, "0b101"},
-		{"select id /*M! , 2 */ from orders " + where, "/*M!"},
+		{"select id /*M!100600 , 2 */ from orders " + where, "/*M!100600"},
 	}
 	for _, c := range refused {
 		_, err := f.route(c.sql, nil, Input{})

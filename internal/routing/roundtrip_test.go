@@ -77,7 +77,7 @@ func TestRewriteMeansTheSameOnMariaDB(t *testing.T) {
 			"SELECT a, COUNT(*), SUM(d), MIN(s), MAX(ts), AVG(d), GROUP_CONCAT(s ORDER BY s SEPARATOR ';')" + from + " GROUP BY a WITH ROLLUP",
 			"SELECT `a` AS `select`, b AS \"quoted alias\", s 'str alias', COUNT(*) c" + from + " GROUP BY a, b, s HAVING c > 0 ORDER BY 1, 2",
 			"SELECT /*+ MAX_EXECUTION_TIME(10000) */ id /* a comment */" + from + " AND id IN (SELECT 1 UNION SELECT 2) AND EXISTS (SELECT 1) ORDER BY id -- trailing",
-			"SELECT /*!50000 id, */ a" + from + " ORDER BY id",
+			"SELECT /*!50000 id, */ /*M! a, */ b /*!50701 , s */ /*M!100000 , d */" + from + " ORDER BY id",
 		}
 	}
 	const from = " FROM rt WHERE ts >= '2025-03-01'"
@@ -86,7 +86,7 @@ func TestRewriteMeansTheSameOnMariaDB(t *testing.T) {
 		"SELECT id, @'quoted'" + from,
 		"SELECT id, `weird@name`" + from,
 		"SELECT id, 0b101" + from,
-		"SELECT id /*M! , a */" + from,
+		"SELECT id /*M!100600 , a */" + from,
 	}
 	ctx := context.Background()
 	first := same(from)

@@ -204,6 +204,9 @@ func (r *Router) Route(in Input) (*Plan, error) {
 // route decides where the statement of in goes, by its analysis.
 func (r *Router) route(in Input) (*Plan, error) {
 	st := in.Statement
+	if st.CommentErr != nil {
+		return nil, st.CommentErr
+	}
 	if st.HintErr != nil {
 		return nil, st.HintErr
 	}

@@ -124,6 +124,10 @@ type Statement struct {
 	Control *Control
 	// Explained is the statement that EXPLAIN ROUTE explains (KindExplainRoute).
 	Explained *Statement
+	// CommentErr refuses a statement with an executable comment whose version number leaves it
+	// to the server's version whether the comment runs (/*M!100600 … */): obroute does not read
+	// the statement by the version of the server it reaches.
+	CommentErr error
 	// ParseErr is set when the parser could not read the statement. The statement still runs
 	// (obroute never blocks valid SQL of the backend) unless it names a routed table it cannot
 	// be routed by: by the static routes of the tables it names, else by the cached-server rule.
@@ -187,6 +191,10 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
 	toks, lexed := lex(body)
+	if d := dependentComment(body); d != "" {
+		st.CommentErr = errorf("%w: the executable comment %s … */ runs or not by the version of the server, which obroute does not read the statement by; write its content as plain SQL, or drop the comment", ErrUnreadable, d)
+		return st
+	}
 	if at := explainRouteAt(toks, lexed); at >= 0 {
 		st.Kind = KindExplainRoute
 		st.Explained = r.analyzeText(strings.TrimSpace(body[at:]))
