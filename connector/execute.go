@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/metadata"
 )
 
 // run executes one statement: routing, session bookkeeping, execution.
@@ -172,6 +173,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		defer release()
 		plan = next
 	}
+	// DDL may add a unique key or change a column: what was read of the tables it runs on is
+	// forgotten before it runs and read again after.
+	cs.c.ddlBackends(st, plan, func(f *storeFacts, b string, snap *metadata.Snapshot) { f.tablesChanging(b, snap) })
 	res, rows, err := cs.executeWithin(ctx, plan, wantRows, prep)
 	for retry := 0; errors.Is(err, errRetyped) || errors.Is(err, errOutdated); retry++ {
 		// A split SELECT read its column types: routed again, it is rendered for them. A plan
@@ -195,6 +199,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		res, rows, err = cs.executeWithin(ctx, plan, wantRows, prep)
 	}
 	cs.c.forgetDefinitions(st, plan)
+	cs.c.ddlBackends(st, plan, func(f *storeFacts, b string, snap *metadata.Snapshot) { f.tablesChanged(ctx, b, snap) })
 	err = cs.keepSession(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err

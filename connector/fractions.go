@@ -43,6 +43,7 @@ type timeFacts interface {
 	ForgetBackendServer(backend string)
 	SetShardKeyColumns(cols map[string]routing.ShardKeyColumn)
 	SetUniqueKeys(keys map[string]string)
+	ForgetTables(cols []routing.KeyColumn)
 }
 
 // storeFacts reads the backends' servers and the shard-key columns for the router.
@@ -142,6 +143,33 @@ func (f *storeFacts) serverChanged(ctx context.Context, backend string, run uint
 	ctx, cancel := context.WithTimeout(ctx, factsTimeout)
 	defer cancel()
 	f.readLocked(ctx, map[string][]routing.KeyColumn{backend: f.router.KeyColumnsOn(snap, backend)}, false)
+}
+
+// tablesChanging forgets what was read of backend's physical tables: a DDL statement is about
+// to run there, which may add a unique key or change a column. Until tablesChanged reads them
+// again, what needs them is refused.
+func (f *storeFacts) tablesChanging(backend string, snap *metadata.Snapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.router.ForgetTables(f.router.KeyColumnsOn(snap, backend))
+}
+
+// tablesChanged reads again, within ctx, what was read of backend's physical tables after a
+// DDL statement ran there; a read that fails is tried again at the next refresh.
+func (f *storeFacts) tablesChanged(ctx context.Context, backend string, snap *metadata.Snapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx.Err() != nil {
+		return
+	}
+	cols := f.router.KeyColumnsOn(snap, backend)
+	if len(cols) == 0 {
+		return
+	}
+	f.router.ForgetTables(cols)
+	ctx, cancel := context.WithTimeout(ctx, factsTimeout)
+	defer cancel()
+	f.readLocked(ctx, map[string][]routing.KeyColumn{backend: cols}, false)
 }
 
 // readLocked reads the servers of cols' backends and the columns cols, concurrently, and gives
@@ -365,16 +393,64 @@ func readUniqueKeys(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
+	// A WITHOUT OVERLAPS key lists its period's end and start columns last: it holds the shard
+	// key only as a period, and rows of other shard-key values conflict when their periods
+	// overlap. information_schema does not tell it from a plain key: SHOW CREATE TABLE does.
+	periods := map[string]map[string]string{} // table → index → its columns as written
+	for _, k := range keys {
+		if n := len(k.columns); k.holds && n >= 3 && periods[k.table] == nil && slices.ContainsFunc(cols, func(c routing.KeyColumn) bool {
+			return c.Table == k.table && (strings.EqualFold(c.Column, k.columns[n-1]) || strings.EqualFold(c.Column, k.columns[n-2]))
+		}) {
+			if periods[k.table], err = overlapKeys(ctx, db, k.table); err != nil {
+				return nil, err
+			}
+		}
+	}
 	unique := make(map[string]string, len(cols))
 	for _, c := range cols {
 		unique[c.Table] = ""
 	}
 	for _, k := range keys {
+		if written, ok := periods[k.table][k.index]; ok && unique[k.table] == "" {
+			unique[k.table] = k.index + " (" + written + ")"
+		}
 		if !k.holds && unique[k.table] == "" {
 			unique[k.table] = k.index + " (" + strings.Join(k.columns, ", ") + ")"
 		}
 	}
 	return unique, nil
+}
+
+// overlapKeys returns the unique keys of table declared WITHOUT OVERLAPS, by name, each with its
+// parts as SHOW CREATE TABLE writes them ("id, p WITHOUT OVERLAPS").
+func overlapKeys(ctx context.Context, db *sql.DB, table string) (map[string]string, error) {
+	var name, def string
+	if err := db.QueryRowContext(ctx, "SHOW CREATE TABLE `"+strings.ReplaceAll(table, "`", "``")+"`").Scan(&name, &def); err != nil {
+		return nil, err
+	}
+	keys := map[string]string{}
+	for _, line := range strings.Split(def, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.Contains(line, " WITHOUT OVERLAPS") {
+			continue
+		}
+		open, close := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		index := "PRIMARY"
+		if !strings.HasPrefix(line, "PRIMARY KEY") {
+			head := line[:open]
+			i, j := strings.IndexByte(head, '`'), strings.LastIndexByte(head, '`')
+			if i < 0 || j <= i {
+				continue
+			}
+			index = strings.ReplaceAll(head[i+1:j], "``", "`")
+		}
+		keys[index] = strings.ReplaceAll(strings.ReplaceAll(line[open+1:close], "`", ""), ",", ", ")
+	}
+	return keys, nil
 }
 
 // sqlMode returns the sql_mode the client session set for production traffic, or for shadow

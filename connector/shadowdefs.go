@@ -9,6 +9,7 @@ import (
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
+	"github.com/obroute/obroute/metadata"
 )
 
 // A statement on a shadow table whose algorithms read column values is routed by those values
@@ -124,5 +125,37 @@ func (c *Connector) forgetDefinitions(st *routing.Statement, plan *routing.Plan)
 	}
 	for _, t := range plan.Targets {
 		c.router.ForgetTableDefinitions(t.Backend, st.Tables)
+	}
+}
+
+// ddlBackends calls do with the facts (production's or the shadow side's) and the backend they
+// are kept under, for each backend plan's DDL statement runs on.
+func (c *Connector) ddlBackends(st *routing.Statement, plan *routing.Plan, do func(f *storeFacts, backend string, snap *metadata.Snapshot)) {
+	if st.Kind != routing.KindDDL || plan == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, t := range plan.Targets {
+		if seen[t.Backend] {
+			continue
+		}
+		seen[t.Backend] = true
+		if !c.isShadowBackend(t.Backend) {
+			if c.meta != nil && c.meta.facts != nil {
+				if snap := c.meta.snapshot(); snap != nil {
+					do(c.meta.facts, t.Backend, snap)
+				}
+			}
+			continue
+		}
+		if m := c.shadowMeta; m != nil && m.facts != nil {
+			if snap := m.snapshot(); snap != nil {
+				for _, mp := range c.cfg.Shadow.Mappings {
+					if mp.Shadow == t.Backend {
+						do(m.facts, mp.Production, snap)
+					}
+				}
+			}
+		}
 	}
 }

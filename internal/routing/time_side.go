@@ -117,6 +117,9 @@ func (r *Router) SetShardKeyColumns(cols map[string]ShardKeyColumn) {
 	r.TimeFacts(false).SetShardKeyColumns(cols)
 }
 
+// ForgetTables is TimeFacts.ForgetTables of production's side.
+func (r *Router) ForgetTables(cols []KeyColumn) { r.TimeFacts(false).ForgetTables(cols) }
+
 // SetUniqueKeys is TimeFacts.SetUniqueKeys of production's side.
 func (r *Router) SetUniqueKeys(keys map[string]string) { r.TimeFacts(false).SetUniqueKeys(keys) }
 

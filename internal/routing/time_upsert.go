@@ -63,6 +63,20 @@ func (r TimeFacts) SetUniqueKeys(keys map[string]string) {
 	}
 }
 
+// ForgetTables forgets the shard-key columns and unique keys read of the physical tables of
+// cols: DDL ran on them. Unknown, they are read again (UnknownKeyColumns lists them); until
+// then what needs them is refused or routed as for a column of unknown precision.
+func (r TimeFacts) ForgetTables(cols []KeyColumn) {
+	if r.time != nil && len(cols) > 0 {
+		r.time.facts.update(func(f *storeFacts) {
+			for _, c := range cols {
+				delete(f.keys, strings.ToLower(c.Table))
+				delete(f.unique, strings.ToLower(c.Table))
+			}
+		})
+	}
+}
+
 // checkUpsert refuses a duplicate-resolving INSERT whose rows go to tables where a duplicate of
 // theirs may live in another table (see above).
 func (t *timeRouter) checkUpsert(ts *timeStatement, tables []metadata.Table, locs []string) error {
