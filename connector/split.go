@@ -331,7 +331,7 @@ const undoTimeout = 5 * time.Second
 
 // execTargets runs the targets of a split write. The router only splits a write across tables
 // of one backend; the parts land together or not at all: outside a transaction in a local one,
-// inside the client's transaction behind a savepoint. Its error says which parts were written:
+// inside the client's transaction (or the one it opens, with autocommit off) behind a savepoint. Its error says which parts were written:
 // none (a part failed and all were undone, or the connection broke before COMMIT was sent), or,
 // when the local transaction's COMMIT got no answer, all or none (ErrCommitUnknown).
 func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (driver.Result, error) {
@@ -351,7 +351,9 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 			return nil, err
 		}
 	}
-	inTx := cs.tx.active
+	// With autocommit off the write opens the client session's transaction (execute records
+	// it): its parts stay in it, behind a savepoint, for the client's COMMIT or ROLLBACK.
+	inTx := cs.tx.active || !plan.OutsideTx && !cs.autocommitFor(plan.Shadow)
 	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
 	if !inTx {
 		// Neither chained nor released, whatever completion_type the client session set.
