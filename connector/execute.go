@@ -321,6 +321,15 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 			cs.funcs.rowCount, cs.funcs.diag = heldValue(-1), diagnostics{why: "obroute computed the answer from several statements"}
 		}
 	}
+	if isDeadlock(err) && !plan.OutsideTx {
+		// The server rolled the transaction back, whichever statement of it deadlocked: the
+		// next statement runs outside it, as on one server (an XA transaction stays, rollback
+		// only, until XA ROLLBACK).
+		if cs.tx.active && !cs.tx.lost && cs.tx.xa == "" {
+			cs.closeTx()
+		}
+		opensImplicitTx = false
+	}
 	if opensImplicitTx && (err == nil || reachedServer(err)) {
 		// It reached its server, which now holds the transaction (a failed statement opens it
 		// too) until COMMIT/ROLLBACK.

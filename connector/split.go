@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/obroute/obroute/internal/merge"
 	"github.com/obroute/obroute/internal/routing"
 )
@@ -364,6 +366,11 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	// the transaction is lost with its session.
 	fail := func(err error, part int) (driver.Result, error) {
 		cs.ranSplit(plan, nil, 0, err)
+		if inTx && isDeadlock(err) {
+			// The server rolled the whole transaction back, its savepoints with it; the client
+			// session's transaction is over, as on one server (execute ends it).
+			return nil, w.deadlocked(err, part)
+		}
 		if !s.broken {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 			_, uerr := s.exec(uctx, undo, nil, false)
@@ -411,6 +418,26 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	}
 	cs.ranSplit(plan, nil, total, nil)
 	return driver.RowsAffected(total), nil
+}
+
+// deadlocked is the error of a split write inside a transaction whose part failed with a
+// deadlock, with which the server rolled back the whole transaction.
+func (w splitWrite) deadlocked(err error, part int) error {
+	what := "its RELEASE SAVEPOINT"
+	if part >= 0 {
+		what = "part " + strings.Join(w.plan.Targets[part].Tables, ", ")
+	}
+	return errorf("obroute: the %s ran as %d parts (%s) in the transaction; %s failed with a deadlock, with which the server rolled the whole transaction back, as one server would: no part and nothing else of the transaction was written, and the next statement runs outside it: %w",
+		w.plan.Statement.Kind, len(w.plan.Targets), w.parts(), what, err)
+}
+
+// isDeadlock reports whether err is InnoDB's deadlock (1213), with which the server rolls back
+// the whole transaction (a lock wait timeout, 1205, rolls back the statement only, unless
+// innodb_rollback_on_timeout: then the savepoint of a split write is gone and the transaction is
+// lost with its server session).
+func isDeadlock(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1213
 }
 
 // splitWrite words the errors of a split write.
