@@ -84,11 +84,26 @@ func readLiterals(ctx context.Context, s *serverSession, names []string) (lits [
 func literalOf(name string, v []driver.Value, typ string) literal {
 	text, ok := valueText(v[0])
 	if !ok {
+		if strings.HasPrefix(name, "@") {
+			return literal{typedNull(typ, v), "null"}
+		}
 		return literal{"NULL", "null"}
 	}
 	switch strings.TrimPrefix(typ, "UNSIGNED ") {
-	case "BIGINT", "INT", "DECIMAL", "TINYINT", "SMALLINT", "MEDIUMINT":
+	case "DECIMAL":
+		if !strings.ContainsRune(text, '.') {
+			// 0 would be an integer elsewhere: a DECIMAL stays one.
+			return literal{"CAST(" + text + " AS DECIMAL(65,0))", strings.ToLower(text)}
+		}
 		return literal{text, strings.ToLower(text)}
+	case "BIGINT", "INT", "TINYINT", "SMALLINT", "MEDIUMINT":
+		return literal{text, strings.ToLower(text)}
+	case "GEOMETRY":
+		// The server's form: the SRID (4 bytes, little-endian), then the WKB.
+		if hx, _ := valueText(v[1]); len(hx) > 8 {
+			srid, _ := strconv.ParseUint(hx[6:8]+hx[4:6]+hx[2:4]+hx[0:2], 16, 32)
+			return literal{fmt.Sprintf("ST_GeomFromWKB(X'%s', %d)", hx[8:], srid), strings.ToLower(text)}
+		}
 	case "DOUBLE", "FLOAT":
 		if !strings.ContainsAny(text, "eE") {
 			return literal{text + "e0", strings.ToLower(text)}
@@ -105,6 +120,30 @@ func literalOf(name string, v []driver.Value, typ string) literal {
 		return literal{"X'" + hex.EncodeToString([]byte(text)) + "'", strings.ToLower(text)}
 	}
 	return literal{"'" + strings.ReplaceAll(text, "'", "''") + "'", strings.ToLower(text)}
+}
+
+// typedNull is a user variable's NULL of the type the server holds it with (v as literalOf
+// reads it): a NULL a numeric or string expression gave keeps that type, which SELECT @v and
+// COERCIBILITY(@v) show; NULL itself has none.
+func typedNull(typ string, v []driver.Value) string {
+	switch strings.TrimPrefix(typ, "UNSIGNED ") {
+	case "BIGINT", "INT", "TINYINT", "SMALLINT", "MEDIUMINT":
+		if strings.HasPrefix(typ, "UNSIGNED ") {
+			return "CAST(NULL AS UNSIGNED)"
+		}
+		return "CAST(NULL AS SIGNED)"
+	case "DECIMAL":
+		return "CAST(NULL AS DECIMAL)"
+	case "DOUBLE", "FLOAT":
+		return "CAST(NULL AS DOUBLE)"
+	case "VARCHAR", "CHAR", "TEXT", "MEDIUMTEXT", "LONGTEXT", "TINYTEXT":
+		charset, _ := valueText(v[2])
+		collation, _ := valueText(v[3])
+		if charset != "" && charset != "binary" && collation != "" {
+			return fmt.Sprintf("CAST(NULL AS CHAR CHARACTER SET %s) COLLATE %s", quoteIdent(charset), quoteIdent(collation))
+		}
+	}
+	return "NULL"
 }
 
 // valueText returns a column value as text; false for NULL.

@@ -101,3 +101,23 @@ func TestUserVariableLostWithItsSession(t *testing.T) {
 		t.Fatalf("SELECT @v after the session that assigned it was lost: %v, want an error (the client session is discarded)", v)
 	}
 }
+
+// A user variable set on one backend and read on another holds there the value, type and
+// collation it holds on one server: a DECIMAL without a fraction stays a DECIMAL, a NULL keeps
+// the type of the expression that gave it, a geometry stays a geometry; strings keep their
+// character set, binary strings stay binary.
+func TestUserVariableTypesOnAnotherBackend(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, v := range []string{"1", "'1'", "_binary '1'", "CAST(1 AS DECIMAL(10,3))", "NOW(6) - NOW(6)", "CAST(7 AS DECIMAL(5,0))",
+		"_latin1 'é'", "CONVERT('é' USING latin1)", "NULL", "CAST(NULL AS SIGNED)", "CAST(NULL AS UNSIGNED)", "CAST(NULL AS DECIMAL(5,2))",
+		"CAST(NULL AS DOUBLE)", "CAST(NULL AS CHAR CHARACTER SET latin1)", "IF(1, NULL, 'x')", "1.5e0", "0x41", "X'E9'",
+		"18446744073709551615", "-0.0", "_utf8mb4 'a' COLLATE utf8mb4_bin", "POINT(1, 2)", "ST_GeomFromText('LINESTRING(0 0, 1 1)', 4326)"} {
+		p := o.pair(t)
+		p.both("SET NAMES utf8mb4")
+		p.both("SET @v = " + v)
+		for _, from := range []string{"audit_log", "items"} {
+			p.both("SELECT (SELECT COUNT(*) FROM " + from + ") AS c, @v, HEX(@v), @v = '1', @v = 'A', @v = 'é', COLLATION(@v), CHARSET(@v), @v IS NULL, COERCIBILITY(@v), LENGTH(@v)")
+			p.both("SELECT (SELECT COUNT(*) FROM " + from + ") AS c, @v + 0")
+		}
+	}
+}
