@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"log/slog"
 	"slices"
 	"strings"
@@ -248,6 +249,39 @@ func (c *Connector) serverChanged(ctx context.Context, be *backend, run uint64) 
 			}
 		}
 	}
+}
+
+// startChanged follows a global sql_mode changed without a restart (SET GLOBAL), which the
+// connection ids do not show: s, a server session just opened on be, is read for the sql_mode
+// it starts with (one statement, before anything else ran there), for a production backend
+// whose server was read for time routing. When it is not what was read, the router is given it,
+// so that a plan made with the old one is routed again; it reports whether it changed.
+func (c *Connector) startChanged(ctx context.Context, be *backend, s *serverSession) bool {
+	if c.meta == nil || c.meta.facts == nil || be.dryRun || c.isShadowBackend(be.name) {
+		return false
+	}
+	facts := c.router.TimeFacts(false)
+	flavor, mode, zone, ok := facts.BackendStart(be.name)
+	if !ok {
+		return false
+	}
+	rows, err := s.query(ctx, "SELECT @@session.sql_mode", nil, false)
+	if err != nil {
+		return false // the statement that needs the session finds out
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if rows.Next(dest) != nil {
+		return false
+	}
+	got, _ := valueText(dest[0])
+	if got == mode {
+		return false
+	}
+	c.events.state(ctx, StateServerChanged, slog.LevelInfo, "backend's sql_mode changed",
+		slog.String("backend", be.name), slog.String("sql_mode", got))
+	facts.SetBackendServer(be.name, flavor, got, zone)
+	return true
 }
 
 // close stops reading and closes the handles opened here (not the metadata backend's).

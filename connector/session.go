@@ -325,6 +325,9 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	if err != nil {
 		return nil, err
 	}
+	if s.newRun == 0 {
+		cs.c.startChanged(ctx, be, s)
+	}
 	if s.newRun > 0 {
 		cs.c.serverChanged(ctx, be, s.newRun)
 	}

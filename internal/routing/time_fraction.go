@@ -147,6 +147,20 @@ func (r *Router) Outdated(p *Plan) bool {
 	return t == nil || p.factsGen != t.facts.gen.Load()+1
 }
 
+// BackendStart returns what SetBackendServer recorded of backend's server: its flavour, and the
+// sql_mode and time_zone a server session there starts with; ok is false when nothing was read.
+func (r TimeFacts) BackendStart(backend string) (flavor Flavor, sqlMode, timeZone string, ok bool) {
+	if r.time == nil {
+		return 0, "", "", false
+	}
+	f := r.time.facts.p.Load()
+	if f == nil {
+		return 0, "", "", false
+	}
+	s, ok := f.servers[backend]
+	return s.flavor, s.mode, s.zone, ok
+}
+
 // SetBackendServer records the flavour of backend's server, and the sql_mode and time_zone a
 // server session there starts with (the global ones, or the DSN's sql_mode and time_zone
 // parameters), as read back from it ("" for a time zone not read). Without time tables it does
