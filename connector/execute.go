@@ -534,6 +534,9 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 		res, err := s.exec(ctx, t.SQL, t.Args, false)
 		cs.ranOn(plan, s, res, err)
 		if err != nil {
+			if reachedServer(err) {
+				cs.recordFailedSet(ctx, s, eff, plan.Shadow)
+			}
 			return nil, nil, err
 		}
 		if err := cs.recordSet(ctx, s, eff, plan.Shadow); err != nil {

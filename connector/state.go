@@ -287,6 +287,25 @@ func (cs *clientSession) recordSet(ctx context.Context, s *serverSession, st *ro
 	return nil
 }
 
+// recordFailedSet keeps what a SET that failed on s left of its user variables: MariaDB creates
+// a user variable whose value failed (a subquery of more than one row) as a NULL string, which a
+// SELECT @v elsewhere must see as it does there. They are read back from s; if that fails, the
+// statement's own error is what the application gets, and they stay as they were recorded.
+func (cs *clientSession) recordFailedSet(ctx context.Context, s *serverSession, st *routing.Statement, shadow bool) {
+	var user []routing.SessionVar
+	for _, v := range st.Vars {
+		if strings.HasPrefix(v.Name, "@") {
+			user = append(user, routing.SessionVar{Name: v.Name})
+		}
+	}
+	if len(user) == 0 {
+		return
+	}
+	if vars, err := cs.readBackVars(ctx, s, user); err == nil {
+		cs.recordVars(s, vars, shadow)
+	}
+}
+
 // readBackVars returns the entries the assignments of one statement, which s has just run,
 // record: each as written, or read back from s (see recordSet), in the order of their last
 // assignment. All that is read back is read in one statement, which changes FOUND_ROWS() and

@@ -121,3 +121,18 @@ func TestUserVariableTypesOnAnotherBackend(t *testing.T) {
 		}
 	}
 }
+
+// A SET whose value fails (a subquery of two rows) leaves its user variable on the server as a
+// NULL string of the connection's character set, not unset: read on another backend it is the
+// same.
+func TestUserVariableOfAFailedSetOnAnotherBackend(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		SET NAMES utf8mb4
+		SET @v = (SELECT 1 UNION SELECT 2)
+		SELECT (SELECT COUNT(*) FROM audit_log), @v, COLLATION(@v), COERCIBILITY(@v), COLLATION(@never)
+		SET @x = 5, @y = (SELECT 1 UNION SELECT 2)
+		SELECT (SELECT COUNT(*) FROM audit_log), @x, @y, COLLATION(@y)
+		SELECT (SELECT COUNT(*) FROM items), @x, @y, COLLATION(@y)`, refusals)
+}
