@@ -385,3 +385,51 @@ func queryAll(t *testing.T, query func(context.Context, string, ...any) (*sql.Ro
 	}
 	return out
 }
+
+// misplacedHintStatements write the shadow hint, or a comment naming obroute, where obroute does
+// not read hints: after the first keyword, at the end, in a line comment, inside an executable
+// comment (which the server runs as code or skips by its version), or in a note. Each is
+// refused; %d is a fresh id.
+var misplacedHintStatements = []string{
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') /*+ OBROUTE(shadow=true) */",
+	"INSERT INTO /* shadow */ items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT INTO items (id, user_id, note) /* SHADOW */ VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') -- obroute(shadow=true)",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') # obroute shadow",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') /* OBROUTE shadow=true */",
+	"/* route via OBROUTE(shadow=true) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*+ QB_NAME(obroute) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*!999999 /* shadow */ */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*! /*+ OBROUTE(shadow=true) */ */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*!INSERT*/ /*+ OBROUTE(shadow=true) */ INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*! /* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') */",
+	"/*M! /* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') */",
+	"/*!+ OBROUTE(shadow=true) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT /*! /*+ OBROUTE(shadow=true) */ */ INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"(/* shadow */ SELECT note FROM items WHERE note = 'misplaced-%[1]d')",
+	"SELECT note FROM items WHERE note = 'misplaced-%[1]d\\' /* shadow */ '",
+}
+
+// A hint written where obroute does not read hints, and a comment that names obroute without
+// being read as a hint, are refused: counted on the production servers' general logs, none of
+// them reaches production, and a hint-like text inside a string is data.
+func TestShadowMisplacedHintsAreRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range misplacedHintStatements {
+		q := fmt.Sprintf(f, 5000+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, hint.ErrMalformedHint) {
+			t.Errorf("%s: err = %v, want %v", q, err, hint.ErrMalformedHint)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO items (id, user_id, note) VALUES (1, 1, '/* shadow */ prodmisplaced')"); err != nil {
+		t.Errorf("a hint-like string: %v", err)
+	}
+	if lines := w.productionLines(t, "misplaced-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a misplaced hint, first: %s", len(lines), lines[0])
+	}
+	if lines := w.productionLines(t, "prodmisplaced"); len(lines) != 1 {
+		t.Errorf("production received %d inserts of the hint-like string, want 1: %v", len(lines), lines)
+	}
+}
