@@ -433,3 +433,64 @@ func TestShadowMisplacedHintsAreRefused(t *testing.T) {
 		t.Errorf("production received %d inserts of the hint-like string, want 1: %v", len(lines), lines)
 	}
 }
+
+// Values written in executable comments are read as MariaDB reads them: the content of one every
+// server runs is statement text, and one the server runs or skips by its version is refused;
+// values a session's sql_mode reads in another way (a double-quoted name under ANSI_QUOTES, ||
+// under PIPES_AS_CONCAT, a backslash under NO_BACKSLASH_ESCAPES) are refused. Counted on the
+// production servers' general logs and rows: nothing of them reaches production.
+func TestShadowValuesInExecutableCommentsAndSQLModes(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, s := range []struct {
+		mode, sql string
+		err       error // nil: shadow traffic
+	}{
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, /*!0*/, 'modeval-%[1]d')", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*!-7*/, 'modeval-%[1]d')", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*!40000 -7*/, 'modeval-%[1]d')", nil},
+		{"", "/*!40101 INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'modeval-%[1]d') */", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0 /*!99999 +7 */, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0 /*!999999 +7 */, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*M!-7*/, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*M!100000 -7*/, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE user_id = 7 /*!99999 -7 */", connector.ErrUnreadable},
+		{"ANSI_QUOTES", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE \"user_id\" = 0 AND id = %[1]d", connector.ErrUnreadable},
+		{"ANSI", "DELETE FROM t_order WHERE \"user_id\" = 0 AND id = %[1]d AND note = 'modeval-%[1]d'", connector.ErrUnreadable},
+		{"STRICT_ALL_TABLES,ANSI_QUOTES", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, \"0\", 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"NO_BACKSLASH_ESCAPES", "INSERT INTO t_order (id, note, user_id) VALUES (%[1]d, 'modeval-%[1]d\\', 0) -- ', 7)", connector.ErrUnreadable},
+		{"PIPES_AS_CONCAT", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE user_id = 1 || 0", connector.ErrUnreadable},
+		{"ANSI_QUOTES", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, '0', 'modeval-%[1]d')", nil},
+	} {
+		id := 6000 + i
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.mode != "" {
+			if _, err := conn.ExecContext(ctx, "SET sql_mode = '"+s.mode+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q := fmt.Sprintf(s.sql, id)
+		_, err = conn.ExecContext(ctx, q)
+		conn.Close()
+		switch {
+		case s.err == nil && err != nil:
+			t.Errorf("%s (sql_mode %s): %v", q, s.mode, err)
+		case s.err != nil && !errors.Is(err, s.err):
+			t.Errorf("%s (sql_mode %s): err = %v, want %v", q, s.mode, err, s.err)
+		case s.err == nil && !slices.Contains(shadowRows(t, w.shadows[0], "t_order"), fmt.Sprintf("%d:0:modeval-%d", id, id)):
+			t.Errorf("%s (sql_mode %s): no shadow row %d on shadow_hot: %v", q, s.mode, id, shadowRows(t, w.shadows[0], "t_order"))
+		}
+	}
+	if lines := w.productionLines(t, "modeval-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a shadow statement, first: %s", len(lines), lines[0])
+	}
+	for _, b := range w.prod {
+		if rows := shadowRows(t, b, "t_order"); len(rows) != 0 {
+			t.Errorf("production %s holds t_order rows %v", b.Name, rows)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNee
 		schema = need.Schema
 	}
 	rows, err := db.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IFNULL(NUMERIC_PRECISION, 0), IFNULL(NUMERIC_SCALE, 0), "+
-		"IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(COLLATION_NAME, ''), COLUMN_DEFAULT, EXTRA, TABLE_NAME FROM information_schema.COLUMNS "+
+		"IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(COLLATION_NAME, ''), COLUMN_DEFAULT, EXTRA, TABLE_NAME, @@SESSION.sql_mode FROM information_schema.COLUMNS "+
 		"WHERE TABLE_SCHEMA = IFNULL(?, DATABASE()) AND LOWER(TABLE_NAME) = ? ORDER BY TABLE_NAME, ORDINAL_POSITION", schema, need.Table)
 	if err != nil {
 		return errorf("obroute: reading the definition of the shadow table %s on backend %s (its column values decide the route): %w", need.Table, need.Backend, err)
@@ -69,7 +69,7 @@ func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNee
 		var col routing.TableColumn
 		var dflt sql.NullString
 		var table string
-		if err := rows.Scan(&col.Name, &col.DataType, &col.ColumnType, &col.Precision, &col.Scale, &col.MaxLength, &col.Collation, &dflt, &col.Extra, &table); err != nil {
+		if err := rows.Scan(&col.Name, &col.DataType, &col.ColumnType, &col.Precision, &col.Scale, &col.MaxLength, &col.Collation, &dflt, &col.Extra, &table, &def.SQLMode); err != nil {
 			return errorf("obroute: reading the definition of the shadow table %s on backend %s: %w", need.Table, need.Backend, err)
 		}
 		if name != "" && table != name {

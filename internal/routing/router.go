@@ -50,6 +50,9 @@ type SessionState struct {
 	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
 	// tells how a fraction of a second in an INSERT is stored.
 	SQLMode SessionSQLMode
+	// SQLModes are the sql_mode production traffic (0) and shadow traffic (1) set, as SQLMode
+	// is: a shadow table's values are read as a server session of the side reads them.
+	SQLModes [2]SessionSQLMode
 	// Databases are the current databases of production traffic (0) and of shadow traffic (1)
 	// as the client session set them with USE; "" for the backend DSN's own. The definitions
 	// of shadow tables are read in them.

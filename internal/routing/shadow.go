@@ -158,7 +158,7 @@ func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []dri
 		mapped = false
 	}
 	if mapped {
-		rd := &columnReader{r: r, st: st, backend: shadowSide, db: sess.Databases[1], args: args, sess: sess}
+		rd := &columnReader{r: r, st: st, backend: shadowSide, db: sess.Databases[1], args: args, sess: sess, side: 1}
 		c.Read, c.Hint = rd.read, hintOn || txShadow
 		d := r.cfg.Shadow.Decide(c)
 		if err := rd.refusal(d); err != nil {
@@ -201,8 +201,12 @@ type columnReader struct {
 	// declared: the statement is hinted as production traffic; an assignment obroute cannot
 	// read is then the caller's to declare.
 	declared bool
-	need     *ColumnsNeeded
-	last     shadow.Verdict // of the last read: the one that refused, when Decide refuses
+	side     int // 0 reading for production, 1 for shadow: the index of the side's sql_mode
+	// modalBits is what of the text a sql_mode reads in another way, once modalRead.
+	modalBits modal
+	modalRead bool
+	need      *ColumnsNeeded
+	last      shadow.Verdict // of the last read: the one that refused, when Decide refuses
 }
 
 // refusal turns what the reading found into the route's error: a definition to read first, or
@@ -228,6 +232,30 @@ func (rd *columnReader) tableRead(table string) *tableRead {
 		}
 	}
 	return nil
+}
+
+// modeProblem says why tr's text cannot be read in the sql_mode of a server session of the
+// reader's side: the mode the client session set for the side, else the mode the backend's
+// sessions start with (read with def).
+func (rd *columnReader) modeProblem(tr *tableRead, def *TableColumns) string {
+	m := SessionSQLMode{Known: true, Value: def.SQLMode}
+	if s := rd.sess.SQLModes[rd.side]; s.Set {
+		m = s
+	} else if s := rd.sess.SQLModes[0]; rd.side == 1 && s.Set {
+		m = s // the shadow side follows production's SET unless it set its own
+	}
+	return modeProblem(rd.modal(), m.Value, m.Known)
+}
+
+// modal returns what of the statement's text a sql_mode reads in another way, read from the
+// text itself (the analysis may be the one of its normalized text, whose literals are ?).
+func (rd *columnReader) modal() modal {
+	if !rd.modalRead {
+		body, _ := execComments(rd.st.SQL[hint.StatementStart(rd.st.SQL):])
+		toks, _ := lex(body)
+		rd.modalBits, rd.modalRead = modalTokens(toks), true
+	}
+	return rd.modalBits
 }
 
 // column returns the definition and type of column of tr's table on the reader's backend; why
@@ -277,10 +305,25 @@ func (rd *columnReader) verdict(table, column string, set shadow.ValueSet) (shad
 	if tr.why != "" {
 		return shadow.VerdictUnread, tr.why
 	}
+	def, col, idx, t, why := (*TableColumns)(nil), (*TableColumn)(nil), -1, colType{}, ""
 	if tr.kind != KindInsert && !tr.mentions[column] {
-		return shadow.VerdictNone, "" // a WHERE that does not name the column: production, as in ShardingSphere
+		if rd.modal() == 0 {
+			return shadow.VerdictNone, "" // a WHERE that does not name the column: production, as in ShardingSphere
+		}
+		// Whether the WHERE names the column may depend on the session's sql_mode
+		// ("user_id" under ANSI_QUOTES).
+		if def, col, idx, t, why = rd.column(tr, column); why == "" {
+			why = rd.modeProblem(tr, def)
+		}
+		if why != "" {
+			return shadow.VerdictUnread, why
+		}
+		return shadow.VerdictNone, ""
 	}
-	def, col, idx, t, why := rd.column(tr, column)
+	def, col, idx, t, why = rd.column(tr, column)
+	if why == "" {
+		why = rd.modeProblem(tr, def)
+	}
 	if why != "" {
 		return shadow.VerdictUnread, why
 	}
@@ -740,7 +783,10 @@ func (rd *columnReader) checkAssignments(shadowTraffic bool) error {
 			if !ok {
 				continue
 			}
-			_, _, _, t, why := rd.column(tr, a.column)
+			def, _, _, t, why := rd.column(tr, a.column)
+			if why == "" {
+				why = rd.modeProblem(tr, def)
+			}
 			var sv shadowValues
 			if why == "" {
 				sv, why = valuesIn(&t, set)

@@ -150,6 +150,9 @@ type Statement struct {
 	shadowReads []*tableRead
 	// loadsRows marks LOAD DATA: rows whose values the statement does not show.
 	loadsRows bool
+	// execWhy names an executable comment whose reading depends on the server (see
+	// execComments); a shadow table's values are not read from such a statement.
+	execWhy string
 	time      *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
 	ddl *ddlForm
@@ -186,6 +189,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	hints, _, err := hint.ParseLeading(sql)
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
+	body, st.execWhy = execComments(body)
 	toks, lexed := lex(body)
 	if at := explainRouteAt(toks, lexed); at >= 0 {
 		st.Kind = KindExplainRoute
