@@ -153,7 +153,7 @@ type Statement struct {
 	// execWhy names an executable comment whose reading depends on the server (see
 	// execComments); a shadow table's values are not read from such a statement.
 	execWhy string
-	time      *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	time    *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
 	ddl *ddlForm
 	// catalog is the catalog statement read (see catalog.go), nil for other statements;
