@@ -494,3 +494,72 @@ func TestShadowValuesInExecutableCommentsAndSQLModes(t *testing.T) {
 		}
 	}
 }
+
+// A backend hint naming a shadow backend makes the statement shadow traffic, refused when the
+// rule does not accept it; one naming a production backend with the shadow hint goes to that
+// backend's shadow. Inside a transaction begun as production traffic no statement goes to
+// shadow. Counted on the general logs and rows: no shadow statement reaches production, and no
+// production row reaches shadow.
+func TestShadowBackendHints(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, s := range []struct {
+		sql  string
+		err  error  // nil: runs
+		want string // the shadow backend that holds the row
+	}{
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7, 'bkval-%[1]d')", connector.ErrNoShadowBackend, ""},
+		{"/*+ OBROUTE(backend=shadow_cold) */ UPDATE t_route SET note = 'bkval-%[1]d' WHERE user_id = 7", nil, ""}, // t_route's hint algorithm accepts
+		{"/*+ OBROUTE(backend=shadow_hot, shadow=false) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'bkval-%[1]d')", hint.ErrHintConflict, ""},
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(shadow=true, backend=hot) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(backend=hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(shadow=true, backend=cold) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_cold"},
+	} {
+		id := 7000 + i
+		q := fmt.Sprintf(s.sql, id)
+		_, err := db.ExecContext(ctx, q)
+		switch {
+		case s.err != nil && !errors.Is(err, s.err):
+			t.Errorf("%s: err = %v, want %v", q, err, s.err)
+		case s.err == nil && err != nil:
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO items (id, user_id, note) VALUES (7100, 1, 'prodbk')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO items (id, user_id, note) VALUES (7101, 0, 'bkval-7101')",
+		"/* shadow */ INSERT INTO items (id, user_id, note) VALUES (7102, 0, 'bkval-7102')",
+		"INSERT INTO t_order (id, user_id, note) VALUES (7103, 0, 'bkval-7103')",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err == nil {
+			t.Errorf("%s inside a production transaction ran", q)
+		}
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := w.productionLines(t, "bkval-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a shadow statement, first: %s", len(lines), lines[0])
+	}
+	for i, b := range w.shadows {
+		for _, table := range []string{"items", "t_order", "t_route"} {
+			for _, r := range shadowRows(t, b, table) {
+				if strings.Split(r, ":")[1] != "0" || !strings.Contains(r, "bkval-") {
+					t.Errorf("%s %s holds %s, not a shadow row", b.Name, table, r)
+				}
+			}
+		}
+		if i == 0 && len(shadowRows(t, b, "items"))+len(shadowRows(t, b, "t_order")) != 4 {
+			t.Errorf("shadow_hot holds %v and %v, want the 4 shadow rows", shadowRows(t, b, "items"), shadowRows(t, b, "t_order"))
+		}
+	}
+}
