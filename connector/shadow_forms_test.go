@@ -563,3 +563,32 @@ func TestShadowBackendHints(t *testing.T) {
 		}
 	}
 }
+
+// A shadow table whose algorithm column is generated (the server computes it from other
+// columns) is refused for every statement decided by its values: an UPDATE whose WHERE names only
+// the column's sources reaches shadow rows as surely as one naming the column. Counted on the
+// production servers' general logs: none of them reaches production.
+func TestShadowGeneratedColumnIsRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+		b.Exec(t, "CREATE TABLE t_gen (id INT PRIMARY KEY, src INT, user_id INT AS (src - 7) VIRTUAL, note VARCHAR(64))")
+	}
+	w.truncateLogs(t)
+	w.cfg += ";shadow.tables.t_gen.algorithms=insert,update,delete,select"
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range []string{
+		"INSERT INTO t_gen (id, src, note) VALUES (%[1]d, 7, 'genval-%[1]d')",
+		"UPDATE t_gen SET note = 'genval-%[1]d' WHERE src = 7",
+		"DELETE FROM t_gen WHERE src = 7 AND note = 'genval-%[1]d'",
+		"UPDATE t_gen SET src = 7 WHERE id = %[1]d /* genval */",
+	} {
+		q := fmt.Sprintf(f, 8000+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) {
+			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
+		}
+	}
+	if lines := w.productionLines(t, "genval"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a statement on the generated column, first: %s", len(lines), lines[0])
+	}
+}

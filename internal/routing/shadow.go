@@ -307,12 +307,14 @@ func (rd *columnReader) verdict(table, column string, set shadow.ValueSet) (shad
 	}
 	def, col, idx, t, why := (*TableColumns)(nil), (*TableColumn)(nil), -1, colType{}, ""
 	if tr.kind != KindInsert && !tr.mentions[column] {
-		if rd.modal() == 0 {
-			return shadow.VerdictNone, "" // a WHERE that does not name the column: production, as in ShardingSphere
+		// A WHERE that does not name the column: production, as in ShardingSphere, unless the
+		// server computes the column from others (a generated column: the WHERE may reach shadow
+		// rows by them) or the session's sql_mode makes the WHERE name it ("user_id" under
+		// ANSI_QUOTES).
+		if def, col, idx, t, why = rd.column(tr, column); why == "" && strings.Contains(strings.ToLower(col.Extra), "generated") {
+			why = "the shadow column " + column + " is a generated column, whose value the server computes from other columns; make it a plain column, or hint the statement as shadow or production traffic"
 		}
-		// Whether the WHERE names the column may depend on the session's sql_mode
-		// ("user_id" under ANSI_QUOTES).
-		if def, col, idx, t, why = rd.column(tr, column); why == "" {
+		if why == "" && rd.modal() != 0 {
 			why = rd.modeProblem(tr, def)
 		}
 		if why != "" {
