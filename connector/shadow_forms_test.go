@@ -592,3 +592,38 @@ func TestShadowGeneratedColumnIsRefused(t *testing.T) {
 		t.Errorf("%d production general-log lines carry a statement on the generated column, first: %s", len(lines), lines[0])
 	}
 }
+
+// A statement decided by column values that names a view is refused: the view may reach a shadow
+// table (v_order over t_order), and obroute does not read which tables a view reaches. Hinted,
+// it goes to shadow. The views are read on the shadow backends: counted on the production
+// servers' general logs, none of these statements, nor the read, reaches production.
+func TestShadowThroughViewsIsRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+		b.Exec(t, "CREATE VIEW v_order AS SELECT * FROM t_order")
+	}
+	w.truncateLogs(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range []string{
+		"INSERT INTO v_order (id, user_id, note) VALUES (%[1]d, 0, 'viewval-%[1]d')",
+		"UPDATE v_order SET note = 'viewval-%[1]d' WHERE user_id = 0",
+		"DELETE FROM v_order WHERE user_id = 0 AND note = 'viewval-%[1]d'",
+		"SELECT note FROM v_order WHERE user_id = 0 AND note = 'viewval-%[1]d'",
+		"INSERT INTO items (id, user_id, note) SELECT id, user_id, 'viewval-%[1]d' FROM v_order",
+	} {
+		q := fmt.Sprintf(f, 8500+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) {
+			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "/* shadow */ INSERT INTO v_order (id, user_id, note) VALUES (8600, 0, 'viewval-8600')"); err != nil {
+		t.Errorf("hinted INSERT through the view: %v", err)
+	}
+	if got := shadowRows(t, w.shadows[0], "t_order"); !slices.Equal(got, []string{"8600:0:viewval-8600"}) {
+		t.Errorf("shadow_hot holds %v, want the hinted row", got)
+	}
+	if lines := w.productionLines(t, ""); len(lines) != 0 {
+		t.Errorf("%d production general-log lines, first: %s", len(lines), lines[0])
+	}
+}

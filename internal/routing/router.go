@@ -96,6 +96,7 @@ type Router struct {
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
 	defs               tableDefs // definitions of those tables, per backend (see shadow.go)
+	views              shadowViews // the views of the shadow backends (see SetShadowViews)
 	time               *timeRouter
 }
 

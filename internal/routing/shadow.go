@@ -93,6 +93,55 @@ func (r *Router) definition(k defKey) (*TableColumns, bool) {
 	return &e.def, true
 }
 
+// A view may reach a shadow table whose rule reads column values (INSERT INTO v_order … with
+// the shadow value, UPDATE v_order … WHERE user_id = 0): obroute does not read which tables a
+// view reaches, so a statement naming a view is refused when it is decided by column values.
+// The views are those of the shadow backends' databases, read by the connector
+// (SetShadowViews) on the shadow side, never on production.
+
+// shadowViews are the views of the shadow backends' databases.
+type shadowViews struct {
+	mu    sync.RWMutex
+	names map[string]bool // lower case; nil until read
+	at    time.Time
+}
+
+// SetShadowViews records the views (any case) of the shadow backends' databases.
+func (r *Router) SetShadowViews(names []string) {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[strings.ToLower(n)] = true
+	}
+	r.views.mu.Lock()
+	r.views.names, r.views.at = m, r.Now()
+	r.views.mu.Unlock()
+}
+
+// ShadowViewsNeeded reports whether the router wants the shadow backends' views read: the
+// shadow rule has a table whose algorithm reads column values, and the views were not read
+// within the metadata refresh interval.
+func (r *Router) ShadowViewsNeeded() bool {
+	if r.shadowColumnTables == nil {
+		return false
+	}
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	ttl := time.Duration(r.cfg.Settings.Metadata.Refresh)
+	return r.views.names == nil || ttl > 0 && r.Now().Sub(r.views.at) > ttl
+}
+
+// namedView returns a view among st's tables, "" when none (or the views are not known).
+func (r *Router) namedView(st *Statement) string {
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	for _, t := range st.Tables {
+		if r.views.names[t] {
+			return t
+		}
+	}
+	return ""
+}
+
 // readsShadowColumns reports whether st names a shadow table whose algorithm reads column values.
 func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
 	for _, t := range st.Tables {
@@ -123,6 +172,11 @@ func operationOf(k Kind) shadow.Operation {
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
+	if c.Operation != "" && hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil {
+		if v := r.namedView(st); v != "" {
+			return shadow.Decision{}, errorf("%w: the statement names the view %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, v)
+		}
+	}
 	if st.shadowReads == nil || c.Operation == "" || len(p.Targets) != 1 || st.time != nil {
 		if st.shadowReads != nil && c.Operation != "" {
 			c.Read = splitRead // a value table joined with a time-sharded one
