@@ -95,7 +95,7 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
-	defs               tableDefs // definitions of those tables, per backend (see shadow.go)
+	defs               tableDefs   // definitions of those tables, per backend (see shadow.go)
 	views              shadowViews // the views of the shadow backends (see SetShadowViews)
 	time               *timeRouter
 }
