@@ -33,9 +33,10 @@ func StatementStart(sql string) int {
 //
 // A malformed, unknown or self-contradicting hint is an *Error wrapping
 // ErrMalformedHint, ErrUnknownHint or ErrHintConflict; so is a comment that
-// names a hint and cannot be read, and a hint comment right after the
+// names a hint and cannot be read, a hint comment right after the
 // statement's first word (where MariaDB reads optimizer hints, and obroute
-// reads none). Then hints is zero and rest is sql unchanged.
+// reads none), and any comment further into the statement that names a hint
+// (see hintInText). Then hints is zero and rest is sql unchanged.
 func ParseLeading(sql string) (hints Set, rest string, err error) {
 	p := parser{kept: skipSpace(sql, 0)}
 	i := p.kept
