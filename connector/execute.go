@@ -243,6 +243,7 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	rs.TempTables = cs.tempTablesOf(shadow)
 	rs.TimeZone = cs.timeZone(shadow)
 	rs.SQLMode = cs.sqlMode(shadow)
+	rs.SQLModes = [2]routing.SessionSQLMode{cs.sqlMode(false), cs.sqlMode(true)}
 	rs.Databases = [2]string{cs.state.database, cs.state.database}
 	if cs.shadowState.database != "" {
 		rs.Databases[1] = cs.shadowState.database

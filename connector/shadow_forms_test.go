@@ -385,3 +385,245 @@ func queryAll(t *testing.T, query func(context.Context, string, ...any) (*sql.Ro
 	}
 	return out
 }
+
+// misplacedHintStatements write the shadow hint, or a comment naming obroute, where obroute does
+// not read hints: after the first keyword, at the end, in a line comment, inside an executable
+// comment (which the server runs as code or skips by its version), or in a note. Each is
+// refused; %d is a fresh id.
+var misplacedHintStatements = []string{
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') /*+ OBROUTE(shadow=true) */",
+	"INSERT INTO /* shadow */ items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT INTO items (id, user_id, note) /* SHADOW */ VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') -- obroute(shadow=true)",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') # obroute shadow",
+	"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') /* OBROUTE shadow=true */",
+	"/* route via OBROUTE(shadow=true) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*+ QB_NAME(obroute) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*!999999 /* shadow */ */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*! /*+ OBROUTE(shadow=true) */ */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*!INSERT*/ /*+ OBROUTE(shadow=true) */ INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"/*! /* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') */",
+	"/*M! /* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d') */",
+	"/*!+ OBROUTE(shadow=true) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"INSERT /*! /*+ OBROUTE(shadow=true) */ */ INTO items (id, user_id, note) VALUES (%[1]d, 1, 'misplaced-%[1]d')",
+	"(/* shadow */ SELECT note FROM items WHERE note = 'misplaced-%[1]d')",
+	"SELECT note FROM items WHERE note = 'misplaced-%[1]d\\' /* shadow */ '",
+}
+
+// A hint written where obroute does not read hints, and a comment that names obroute without
+// being read as a hint, are refused: counted on the production servers' general logs, none of
+// them reaches production, and a hint-like text inside a string is data.
+func TestShadowMisplacedHintsAreRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range misplacedHintStatements {
+		q := fmt.Sprintf(f, 5000+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, hint.ErrMalformedHint) {
+			t.Errorf("%s: err = %v, want %v", q, err, hint.ErrMalformedHint)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO items (id, user_id, note) VALUES (1, 1, '/* shadow */ prodmisplaced')"); err != nil {
+		t.Errorf("a hint-like string: %v", err)
+	}
+	if lines := w.productionLines(t, "misplaced-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a misplaced hint, first: %s", len(lines), lines[0])
+	}
+	if lines := w.productionLines(t, "prodmisplaced"); len(lines) != 1 {
+		t.Errorf("production received %d inserts of the hint-like string, want 1: %v", len(lines), lines)
+	}
+}
+
+// Values written in executable comments are read as MariaDB reads them: the content of one every
+// server runs is statement text, and one the server runs or skips by its version is refused;
+// values a session's sql_mode reads in another way (a double-quoted name under ANSI_QUOTES, ||
+// under PIPES_AS_CONCAT, a backslash under NO_BACKSLASH_ESCAPES) are refused. Counted on the
+// production servers' general logs and rows: nothing of them reaches production.
+func TestShadowValuesInExecutableCommentsAndSQLModes(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, s := range []struct {
+		mode, sql string
+		err       error // nil: shadow traffic
+	}{
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, /*!0*/, 'modeval-%[1]d')", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*!-7*/, 'modeval-%[1]d')", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*!40000 -7*/, 'modeval-%[1]d')", nil},
+		{"", "/*!40101 INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'modeval-%[1]d') */", nil},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0 /*!99999 +7 */, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0 /*!999999 +7 */, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*M!-7*/, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7 /*M!100000 -7*/, 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE user_id = 7 /*!99999 -7 */", connector.ErrUnreadable},
+		{"ANSI_QUOTES", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE \"user_id\" = 0 AND id = %[1]d", connector.ErrUnreadable},
+		{"ANSI", "DELETE FROM t_order WHERE \"user_id\" = 0 AND id = %[1]d AND note = 'modeval-%[1]d'", connector.ErrUnreadable},
+		{"STRICT_ALL_TABLES,ANSI_QUOTES", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, \"0\", 'modeval-%[1]d')", connector.ErrUnreadable},
+		{"NO_BACKSLASH_ESCAPES", "INSERT INTO t_order (id, note, user_id) VALUES (%[1]d, 'modeval-%[1]d\\', 0) -- ', 7)", connector.ErrUnreadable},
+		{"PIPES_AS_CONCAT", "UPDATE t_order SET note = 'modeval-%[1]d' WHERE user_id = 1 || 0", connector.ErrUnreadable},
+		{"ANSI_QUOTES", "INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, '0', 'modeval-%[1]d')", nil},
+	} {
+		id := 6000 + i
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.mode != "" {
+			if _, err := conn.ExecContext(ctx, "SET sql_mode = '"+s.mode+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q := fmt.Sprintf(s.sql, id)
+		_, err = conn.ExecContext(ctx, q)
+		conn.Close()
+		switch {
+		case s.err == nil && err != nil:
+			t.Errorf("%s (sql_mode %s): %v", q, s.mode, err)
+		case s.err != nil && !errors.Is(err, s.err):
+			t.Errorf("%s (sql_mode %s): err = %v, want %v", q, s.mode, err, s.err)
+		case s.err == nil && !slices.Contains(shadowRows(t, w.shadows[0], "t_order"), fmt.Sprintf("%d:0:modeval-%d", id, id)):
+			t.Errorf("%s (sql_mode %s): no shadow row %d on shadow_hot: %v", q, s.mode, id, shadowRows(t, w.shadows[0], "t_order"))
+		}
+	}
+	if lines := w.productionLines(t, "modeval-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a shadow statement, first: %s", len(lines), lines[0])
+	}
+	for _, b := range w.prod {
+		if rows := shadowRows(t, b, "t_order"); len(rows) != 0 {
+			t.Errorf("production %s holds t_order rows %v", b.Name, rows)
+		}
+	}
+}
+
+// A backend hint naming a shadow backend makes the statement shadow traffic, refused when the
+// rule does not accept it; one naming a production backend with the shadow hint goes to that
+// backend's shadow. Inside a transaction begun as production traffic no statement goes to
+// shadow. Counted on the general logs and rows: no shadow statement reaches production, and no
+// production row reaches shadow.
+func TestShadowBackendHints(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, s := range []struct {
+		sql  string
+		err  error  // nil: runs
+		want string // the shadow backend that holds the row
+	}{
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7, 'bkval-%[1]d')", connector.ErrNoShadowBackend, ""},
+		{"/*+ OBROUTE(backend=shadow_cold) */ UPDATE t_route SET note = 'bkval-%[1]d' WHERE user_id = 7", nil, ""}, // t_route's hint algorithm accepts
+		{"/*+ OBROUTE(backend=shadow_hot, shadow=false) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'bkval-%[1]d')", hint.ErrHintConflict, ""},
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(shadow=true, backend=hot) */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(backend=hot) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_hot"},
+		{"/*+ OBROUTE(shadow=true, backend=cold) */ INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'bkval-%[1]d')", nil, "shadow_cold"},
+	} {
+		id := 7000 + i
+		q := fmt.Sprintf(s.sql, id)
+		_, err := db.ExecContext(ctx, q)
+		switch {
+		case s.err != nil && !errors.Is(err, s.err):
+			t.Errorf("%s: err = %v, want %v", q, err, s.err)
+		case s.err == nil && err != nil:
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO items (id, user_id, note) VALUES (7100, 1, 'prodbk')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"/*+ OBROUTE(backend=shadow_hot) */ INSERT INTO items (id, user_id, note) VALUES (7101, 0, 'bkval-7101')",
+		"/* shadow */ INSERT INTO items (id, user_id, note) VALUES (7102, 0, 'bkval-7102')",
+		"INSERT INTO t_order (id, user_id, note) VALUES (7103, 0, 'bkval-7103')",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err == nil {
+			t.Errorf("%s inside a production transaction ran", q)
+		}
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := w.productionLines(t, "bkval-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a shadow statement, first: %s", len(lines), lines[0])
+	}
+	for i, b := range w.shadows {
+		for _, table := range []string{"items", "t_order", "t_route"} {
+			for _, r := range shadowRows(t, b, table) {
+				if strings.Split(r, ":")[1] != "0" || !strings.Contains(r, "bkval-") {
+					t.Errorf("%s %s holds %s, not a shadow row", b.Name, table, r)
+				}
+			}
+		}
+		if i == 0 && len(shadowRows(t, b, "items"))+len(shadowRows(t, b, "t_order")) != 4 {
+			t.Errorf("shadow_hot holds %v and %v, want the 4 shadow rows", shadowRows(t, b, "items"), shadowRows(t, b, "t_order"))
+		}
+	}
+}
+
+// A shadow table whose algorithm column is generated (the server computes it from other
+// columns) is refused for every statement decided by its values: an UPDATE whose WHERE names only
+// the column's sources reaches shadow rows as surely as one naming the column. Counted on the
+// production servers' general logs: none of them reaches production.
+func TestShadowGeneratedColumnIsRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+		b.Exec(t, "CREATE TABLE t_gen (id INT PRIMARY KEY, src INT, user_id INT AS (src - 7) VIRTUAL, note VARCHAR(64))")
+	}
+	w.truncateLogs(t)
+	w.cfg += ";shadow.tables.t_gen.algorithms=insert,update,delete,select"
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range []string{
+		"INSERT INTO t_gen (id, src, note) VALUES (%[1]d, 7, 'genval-%[1]d')",
+		"UPDATE t_gen SET note = 'genval-%[1]d' WHERE src = 7",
+		"DELETE FROM t_gen WHERE src = 7 AND note = 'genval-%[1]d'",
+		"UPDATE t_gen SET src = 7 WHERE id = %[1]d /* genval */",
+	} {
+		q := fmt.Sprintf(f, 8000+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) {
+			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
+		}
+	}
+	if lines := w.productionLines(t, "genval"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a statement on the generated column, first: %s", len(lines), lines[0])
+	}
+}
+
+// A statement decided by column values that names a view is refused: the view may reach a shadow
+// table (v_order over t_order), and obroute does not read which tables a view reaches. Hinted,
+// it goes to shadow. The views are read on the shadow backends: counted on the production
+// servers' general logs, none of these statements, nor the read, reaches production.
+func TestShadowThroughViewsIsRefused(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+		b.Exec(t, "CREATE VIEW v_order AS SELECT * FROM t_order")
+	}
+	w.truncateLogs(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for i, f := range []string{
+		"INSERT INTO v_order (id, user_id, note) VALUES (%[1]d, 0, 'viewval-%[1]d')",
+		"UPDATE v_order SET note = 'viewval-%[1]d' WHERE user_id = 0",
+		"DELETE FROM v_order WHERE user_id = 0 AND note = 'viewval-%[1]d'",
+		"SELECT note FROM v_order WHERE user_id = 0 AND note = 'viewval-%[1]d'",
+		"INSERT INTO items (id, user_id, note) SELECT id, user_id, 'viewval-%[1]d' FROM v_order",
+	} {
+		q := fmt.Sprintf(f, 8500+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) {
+			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "/* shadow */ INSERT INTO v_order (id, user_id, note) VALUES (8600, 0, 'viewval-8600')"); err != nil {
+		t.Errorf("hinted INSERT through the view: %v", err)
+	}
+	if got := shadowRows(t, w.shadows[0], "t_order"); !slices.Equal(got, []string{"8600:0:viewval-8600"}) {
+		t.Errorf("shadow_hot holds %v, want the hinted row", got)
+	}
+	if lines := w.productionLines(t, ""); len(lines) != 0 {
+		t.Errorf("%d production general-log lines, first: %s", len(lines), lines[0])
+	}
+}

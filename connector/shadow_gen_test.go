@@ -459,8 +459,10 @@ func (w *genWorker) one() error {
 			return w.run(w.db, *s)
 		}
 		return w.run(w.db, w.insert(tr, -1, false))
-	case n < 8:
+	case n < 7:
 		return w.prepared(tr)
+	case n < 8:
+		return w.sqlPrepared(tr)
 	default:
 		return w.transaction(tr)
 	}
@@ -500,6 +502,51 @@ func (w *genWorker) prepared(tr traffic) error {
 	}
 	w.put(tr, tb.name, id, genRow{user: user, note: note})
 	return nil
+}
+
+// sqlPrepared runs an INSERT or REPLACE as an SQL-level prepared statement: EXECUTE IMMEDIATE of
+// its text, or PREPARE, EXECUTE and DEALLOCATE PREPARE on one connection, the hint (if any) on
+// EXECUTE IMMEDIATE and PREPARE, and the context's on every statement.
+func (w *genWorker) sqlPrepared(tr traffic) error {
+	var s genStmt
+	for {
+		s = w.insert(tr, w.rng.IntN(2), false)
+		if len(s.args) == 0 && !strings.Contains(s.sql, "INTO orders") {
+			break
+		}
+	}
+	at := strings.Index(s.sql, "INSERT INTO ")
+	if at < 0 {
+		at = strings.Index(s.sql, "REPLACE INTO ")
+	}
+	prefix, inner := s.sql[:at], strings.ReplaceAll(s.sql[at:], "'", "''")
+	tag := genTag.FindString(s.sql)
+	if w.rng.IntN(2) == 0 {
+		s.sql = prefix + "EXECUTE IMMEDIATE '" + inner + "' " + tag
+		s.kind = "execute immediate: " + s.kind
+		return w.run(w.db, s)
+	}
+	ctx := context.Background()
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	name := fmt.Sprintf("gp%d", w.newID())
+	apply := s.apply
+	prep := s
+	prep.sql, prep.kind, prep.apply = prefix+"PREPARE "+name+" FROM '"+inner+"' "+tag, "prepare: "+s.kind, func() {}
+	if err := w.run(conn, prep); err != nil {
+		return err
+	}
+	exec := s
+	exec.sql, exec.kind, exec.apply = "EXECUTE "+name+" "+tag, "execute: "+s.kind, apply
+	if err := w.run(conn, exec); err != nil {
+		return err
+	}
+	dealloc := s
+	dealloc.sql, dealloc.kind, dealloc.apply = "DEALLOCATE PREPARE "+name+" "+tag, "deallocate prepare", func() {}
+	return w.run(conn, dealloc)
 }
 
 // transaction runs two or three statements of one traffic on one backend in a transaction
@@ -584,7 +631,8 @@ func (w *genWorker) transaction(tr traffic) error {
 // context, bare comments, OBROUTE among the server's optimizer hints over several lines,
 // ShardingSphere's), user_id written every way MariaDB reads as 0 and as other numbers, INSERT
 // with and without a column list, several rows, INSERT … SELECT, REPLACE, UPDATE, DELETE,
-// SELECT, database/sql prepared statements, transactions begun both ways and committed or
+// SELECT, database/sql prepared statements, SQL-level prepared statements (EXECUTE IMMEDIATE,
+// PREPARE and EXECUTE), transactions begun both ways and committed or
 // rolled back, on a plain, a statically routed, two shadow and a time-sharded table — from
 // several goroutines under one pool. Shadow-only traffic first, on a connector of its own:
 // the production servers' general logs stay empty. Then both traffics: no production

@@ -32,6 +32,11 @@ type shadowDefs struct {
 
 // routeReading routes st, first reading the definitions of shadow tables the router asks for.
 func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
+	if !cs.c.noReadBack && cs.c.router.ShadowViewsNeeded() {
+		if err := cs.c.readShadowViews(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for reads := 0; ; reads++ {
 		plan, err := cs.route(st, hints, args, explain)
 		if err == nil || reads == maxDefinitionReads {
@@ -47,6 +52,39 @@ func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement
 	}
 }
 
+// readShadowViews reads the views of every shadow backend's database and gives them to the
+// router: a statement decided by column values that names one is refused. They are read on the
+// shadow backends only, never on production.
+func (c *Connector) readShadowViews(ctx context.Context) error {
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range c.cfg.Shadow.Mappings {
+		if seen[m.Shadow] {
+			continue
+		}
+		seen[m.Shadow] = true
+		rows, err := c.defs.handle(c, m.Shadow).QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE()")
+		if err != nil {
+			return errorf("obroute: reading the views of the shadow backend %s (a view may reach a shadow table whose rule reads column values): %w", m.Shadow, err)
+		}
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
+			}
+			names = append(names, n)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
+		}
+	}
+	c.router.SetShadowViews(names)
+	return nil
+}
+
 // readDefinition reads the definition of need's table on its backend and gives it to the router.
 func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNeeded) error {
 	if c.noReadBack {
@@ -58,7 +96,7 @@ func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNee
 		schema = need.Schema
 	}
 	rows, err := db.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IFNULL(NUMERIC_PRECISION, 0), IFNULL(NUMERIC_SCALE, 0), "+
-		"IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(COLLATION_NAME, ''), COLUMN_DEFAULT, EXTRA, TABLE_NAME FROM information_schema.COLUMNS "+
+		"IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(COLLATION_NAME, ''), COLUMN_DEFAULT, EXTRA, TABLE_NAME, @@SESSION.sql_mode FROM information_schema.COLUMNS "+
 		"WHERE TABLE_SCHEMA = IFNULL(?, DATABASE()) AND LOWER(TABLE_NAME) = ? ORDER BY TABLE_NAME, ORDINAL_POSITION", schema, need.Table)
 	if err != nil {
 		return errorf("obroute: reading the definition of the shadow table %s on backend %s (its column values decide the route): %w", need.Table, need.Backend, err)
@@ -70,7 +108,7 @@ func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNee
 		var col routing.TableColumn
 		var dflt sql.NullString
 		var table string
-		if err := rows.Scan(&col.Name, &col.DataType, &col.ColumnType, &col.Precision, &col.Scale, &col.MaxLength, &col.Collation, &dflt, &col.Extra, &table); err != nil {
+		if err := rows.Scan(&col.Name, &col.DataType, &col.ColumnType, &col.Precision, &col.Scale, &col.MaxLength, &col.Collation, &dflt, &col.Extra, &table, &def.SQLMode); err != nil {
 			return errorf("obroute: reading the definition of the shadow table %s on backend %s: %w", need.Table, need.Backend, err)
 		}
 		if name != "" && table != name {

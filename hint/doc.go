@@ -44,8 +44,7 @@
 //   - line comments (-- note, # note) are skipped and never carry hints;
 //   - a MySQL executable comment (/*! … */, /*M! … */) or an unterminated
 //     comment is statement text: scanning stops there;
-//   - text inside string literals, and comments further into the statement
-//     than right after its first word, are data, never hints.
+//   - text inside string literals is data, never a hint.
 //
 // A comment that looks like a hint and cannot be read is an error, never
 // ignored: a lost shadow hint would send load-test traffic to production. So
@@ -58,7 +57,13 @@
 // (/* shadow: true */, /* shadow traffic */) or whose first word is OBROUTE
 // (the + forgotten); a leading line comment that names a hint; and a hint
 // comment right after the statement's first word (SELECT /*+ OBROUTE(…) */ …,
-// where MariaDB reads optimizer hints: obroute reads none there).
+// where MariaDB reads optimizer hints: obroute reads none there). So is any
+// comment that names OBROUTE or SHARDINGSPHERE_HINT without being a hint
+// (/* sent through obroute */, /*+ QB_NAME(obroute) */), and any comment
+// naming a hint further into the statement: after the first word, at its end,
+// in a line comment, inside or as an executable comment (/*! … */, whose
+// content the server runs as code or skips by its version), with string
+// literals read both with and without backslash escapes.
 //
 // # What ParseLeading returns as rest
 //

@@ -33,9 +33,10 @@ func StatementStart(sql string) int {
 //
 // A malformed, unknown or self-contradicting hint is an *Error wrapping
 // ErrMalformedHint, ErrUnknownHint or ErrHintConflict; so is a comment that
-// names a hint and cannot be read, and a hint comment right after the
+// names a hint and cannot be read, a hint comment right after the
 // statement's first word (where MariaDB reads optimizer hints, and obroute
-// reads none). Then hints is zero and rest is sql unchanged.
+// reads none), and any comment further into the statement that names a hint
+// (see hintInText). Then hints is zero and rest is sql unchanged.
 func ParseLeading(sql string) (hints Set, rest string, err error) {
 	p := parser{kept: skipSpace(sql, 0)}
 	i := p.kept
@@ -56,6 +57,9 @@ func ParseLeading(sql string) (hints Set, rest string, err error) {
 		i = next
 	}
 	if err := hintAfterFirstWord(sql, i); err != nil {
+		return Set{}, sql, err
+	}
+	if err := hintInText(sql, i); err != nil {
 		return Set{}, sql, err
 	}
 	if p.b.Len() == 0 {
@@ -266,6 +270,9 @@ func (p *parser) comment(sql string, start, end, next int) (found bool, err erro
 	case strings.EqualFold(word, "obroute"):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 			Fix: "OBROUTE is an optimizer-hint comment: write it with a + after the opening /*, e.g. /*+ OBROUTE(shadow=true) */"}
+	case namesHint(body):
+		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
+			Fix: "the comment names a hint of obroute's but is not one; write the hint alone in its comment, e.g. /*+ OBROUTE(shadow=true) */ or /* shadow */, and keep notes free of the words OBROUTE and SHARDINGSPHERE_HINT"}
 	default:
 		return false, nil
 	}
@@ -370,6 +377,9 @@ func (p *parser) optimizerHints(sql string, start, end, next int) (found bool, e
 		case containsFold(name, "obroute"), namesHint(name), strings.EqualFold(name, "query_level"):
 			return false, &Error{Err: ErrUnknownHint, Hint: sql[h.from : h.close+1], Offset: h.from,
 				Fix: name + " is not a hint of obroute's nor a hint the server knows; obroute's optimizer hint is OBROUTE(key=value, ...), e.g. OBROUTE(shadow=true)"}
+		case namesHint(sql[h.args:h.close]):
+			return false, &Error{Err: ErrMalformedHint, Hint: sql[h.from : h.close+1], Offset: h.from,
+				Fix: "the server's hint " + name + " names a hint of obroute's in its arguments, which obroute does not read; write obroute's hint as OBROUTE(key=value, ...), e.g. OBROUTE(shadow=true)"}
 		default:
 			others++
 		}
@@ -533,6 +543,91 @@ func (p *parser) apply(fl field, value, text string, at int) error {
 		p.set.Level, _ = ParseLevel(value)
 	case fieldBackend:
 		p.set.Backend = value
+	}
+	return nil
+}
+
+// hintInText refuses a comment in the statement's text, after its leading comments, that names
+// a hint of obroute's (see namesHint): obroute reads hints only in the comments before the first
+// word, and a hint written anywhere else (after the first keyword, at the end, inside an
+// executable comment /*! … */, in a line comment) must not be silently lost. String literals and
+// quoted identifiers are skipped, read once with backslash escapes and once without (sql_mode
+// NO_BACKSLASH_ESCAPES), so that a comment the server may read under either mode is found. The
+// content of an executable comment is read as statement text, as the server reads it, and the
+// executable comment is refused too when its content names a hint (the server may skip it as a
+// comment, by its version number, or run /*!+ OBROUTE(…) */ as code). The comment right after
+// the first word was checked by hintAfterFirstWord.
+func hintInText(sql string, from int) error {
+	if !mentionsHint(sql[from:]) {
+		return nil
+	}
+	if err := commentsInText(sql, from, true); err != nil {
+		return err
+	}
+	return commentsInText(sql, from, false)
+}
+
+func commentsInText(sql string, i int, backslash bool) error {
+	refuse := func(s, e int, where string) error {
+		s, e = trim(sql, s, e)
+		return &Error{Err: ErrMalformedHint, Hint: sql[s:e], Offset: s,
+			Fix: where + " names a hint of obroute's, which obroute reads only in the comments before the statement's first word; move the hint there, e.g. /*+ OBROUTE(shadow=true) */ INSERT …, and keep other comments free of the words OBROUTE and SHARDINGSPHERE_HINT"}
+	}
+	exec := 0 // depth of executable comments the scan is in
+	for i < len(sql) {
+		c := sql[i]
+		rest := sql[i:]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			q := c
+			for i++; i < len(sql) && sql[i] != q; i++ {
+				if sql[i] == '\\' && backslash && q != '`' {
+					i++
+				}
+			}
+			i++
+		case exec > 0 && strings.HasPrefix(rest, "*/"):
+			exec--
+			i += 2
+		case strings.HasPrefix(rest, "/*!") || strings.HasPrefix(rest, "/*M!"):
+			j := i + strings.IndexByte(rest, '!') + 1
+			k := j
+			for k < len(sql) && sql[k] >= '0' && sql[k] <= '9' {
+				k++
+			}
+			end := len(sql)
+			if e := strings.Index(sql[k:], "*/"); e >= 0 {
+				end = k + e
+			}
+			if body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sql[k:end]), "+")); namesHint(body) {
+				return refuse(i, min(end+2, len(sql)), "an executable comment")
+			}
+			exec++
+			i = k
+		case strings.HasPrefix(rest, "/*"):
+			e := strings.Index(sql[i+2:], "*/")
+			if e < 0 {
+				return nil // unterminated: the server refuses it
+			}
+			body := sql[i+2 : i+2+e]
+			body = strings.TrimSpace(strings.TrimPrefix(body, "+"))
+			if namesHint(body) {
+				return refuse(i, i+2+e+2, "a comment in the statement's text")
+			}
+			i += 2 + e + 2
+		case c == '#' || strings.HasPrefix(rest, "--") && (len(rest) == 2 || rest[2] <= ' ' || rest[2] == 0x7f):
+			end := lineEnd(sql, i)
+			from := i + 1
+			if c == '-' {
+				from = i + 2
+			}
+			if body := strings.TrimSpace(sql[from:end]); namesHint(body) || namesHint(strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(body, "/*"), "+"))) {
+				return refuse(i, end, "a line comment")
+			}
+			i = end
+		default:
+			i++
+		}
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ type SessionState struct {
 	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
 	// tells how a fraction of a second in an INSERT is stored.
 	SQLMode SessionSQLMode
+	// SQLModes are the sql_mode production traffic (0) and shadow traffic (1) set, as SQLMode
+	// is: a shadow table's values are read as a server session of the side reads them.
+	SQLModes [2]SessionSQLMode
 	// Databases are the current databases of production traffic (0) and of shadow traffic (1)
 	// as the client session set them with USE; "" for the backend DSN's own. The definitions
 	// of shadow tables are read in them.
@@ -92,7 +95,8 @@ type Router struct {
 	shadowOf map[string]bool   // backends that are the shadow side of a mapping
 	// shadowColumnTables are the shadow tables with an algorithm that reads column values.
 	shadowColumnTables map[string]bool
-	defs               tableDefs // definitions of those tables, per backend (see shadow.go)
+	defs               tableDefs   // definitions of those tables, per backend (see shadow.go)
+	views              shadowViews // the views of the shadow backends (see SetShadowViews)
 	time               *timeRouter
 }
 

@@ -43,6 +43,15 @@ func (r *Router) applyTransaction(p *Plan, sess *SessionState, pinned bool) erro
 
 // applyShadow moves shadow traffic to shadow backends, or refuses it.
 func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState) error {
+	if hints.Backend != "" && r.shadowOf[hints.Backend] && hints.Shadow != hint.ShadowOn && !p.Shadow {
+		// A backend hint naming a shadow backend makes the statement shadow traffic: it must be
+		// one, by the rule, or it is refused, so that no production row or session state is
+		// written there.
+		if hints.Shadow == hint.ShadowOff {
+			return errorf("%w: the statement is hinted as production traffic and its backend hint names the shadow backend %s; remove one of the two hints", hint.ErrHintConflict, hints.Backend)
+		}
+		hints.Shadow = hint.ShadowOn
+	}
 	var d shadow.Decision
 	switch {
 	case r.cfg.Shadow != nil:

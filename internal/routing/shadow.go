@@ -93,6 +93,55 @@ func (r *Router) definition(k defKey) (*TableColumns, bool) {
 	return &e.def, true
 }
 
+// A view may reach a shadow table whose rule reads column values (INSERT INTO v_order … with
+// the shadow value, UPDATE v_order … WHERE user_id = 0): obroute does not read which tables a
+// view reaches, so a statement naming a view is refused when it is decided by column values.
+// The views are those of the shadow backends' databases, read by the connector
+// (SetShadowViews) on the shadow side, never on production.
+
+// shadowViews are the views of the shadow backends' databases.
+type shadowViews struct {
+	mu    sync.RWMutex
+	names map[string]bool // lower case; nil until read
+	at    time.Time
+}
+
+// SetShadowViews records the views (any case) of the shadow backends' databases.
+func (r *Router) SetShadowViews(names []string) {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[strings.ToLower(n)] = true
+	}
+	r.views.mu.Lock()
+	r.views.names, r.views.at = m, r.Now()
+	r.views.mu.Unlock()
+}
+
+// ShadowViewsNeeded reports whether the router wants the shadow backends' views read: the
+// shadow rule has a table whose algorithm reads column values, and the views were not read
+// within the metadata refresh interval.
+func (r *Router) ShadowViewsNeeded() bool {
+	if r.shadowColumnTables == nil {
+		return false
+	}
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	ttl := time.Duration(r.cfg.Settings.Metadata.Refresh)
+	return r.views.names == nil || ttl > 0 && r.Now().Sub(r.views.at) > ttl
+}
+
+// namedView returns a view among st's tables, "" when none (or the views are not known).
+func (r *Router) namedView(st *Statement) string {
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	for _, t := range st.Tables {
+		if r.views.names[t] {
+			return t
+		}
+	}
+	return ""
+}
+
 // readsShadowColumns reports whether st names a shadow table whose algorithm reads column values.
 func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
 	for _, t := range st.Tables {
@@ -123,6 +172,11 @@ func operationOf(k Kind) shadow.Operation {
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
+	if c.Operation != "" && hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil {
+		if v := r.namedView(st); v != "" {
+			return shadow.Decision{}, errorf("%w: the statement names the view %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, v)
+		}
+	}
 	if st.shadowReads == nil || c.Operation == "" || len(p.Targets) != 1 || st.time != nil {
 		if st.shadowReads != nil && c.Operation != "" {
 			c.Read = splitRead // a value table joined with a time-sharded one
@@ -158,7 +212,7 @@ func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []dri
 		mapped = false
 	}
 	if mapped {
-		rd := &columnReader{r: r, st: st, backend: shadowSide, db: sess.Databases[1], args: args, sess: sess}
+		rd := &columnReader{r: r, st: st, backend: shadowSide, db: sess.Databases[1], args: args, sess: sess, side: 1}
 		c.Read, c.Hint = rd.read, hintOn || txShadow
 		d := r.cfg.Shadow.Decide(c)
 		if err := rd.refusal(d); err != nil {
@@ -201,8 +255,12 @@ type columnReader struct {
 	// declared: the statement is hinted as production traffic; an assignment obroute cannot
 	// read is then the caller's to declare.
 	declared bool
-	need     *ColumnsNeeded
-	last     shadow.Verdict // of the last read: the one that refused, when Decide refuses
+	side     int // 0 reading for production, 1 for shadow: the index of the side's sql_mode
+	// modalBits is what of the text a sql_mode reads in another way, once modalRead.
+	modalBits modal
+	modalRead bool
+	need      *ColumnsNeeded
+	last      shadow.Verdict // of the last read: the one that refused, when Decide refuses
 }
 
 // refusal turns what the reading found into the route's error: a definition to read first, or
@@ -228,6 +286,30 @@ func (rd *columnReader) tableRead(table string) *tableRead {
 		}
 	}
 	return nil
+}
+
+// modeProblem says why tr's text cannot be read in the sql_mode of a server session of the
+// reader's side: the mode the client session set for the side, else the mode the backend's
+// sessions start with (read with def).
+func (rd *columnReader) modeProblem(tr *tableRead, def *TableColumns) string {
+	m := SessionSQLMode{Known: true, Value: def.SQLMode}
+	if s := rd.sess.SQLModes[rd.side]; s.Set {
+		m = s
+	} else if s := rd.sess.SQLModes[0]; rd.side == 1 && s.Set {
+		m = s // the shadow side follows production's SET unless it set its own
+	}
+	return modeProblem(rd.modal(), m.Value, m.Known)
+}
+
+// modal returns what of the statement's text a sql_mode reads in another way, read from the
+// text itself (the analysis may be the one of its normalized text, whose literals are ?).
+func (rd *columnReader) modal() modal {
+	if !rd.modalRead {
+		body, _ := execComments(rd.st.SQL[hint.StatementStart(rd.st.SQL):])
+		toks, _ := lex(body)
+		rd.modalBits, rd.modalRead = modalTokens(toks), true
+	}
+	return rd.modalBits
 }
 
 // column returns the definition and type of column of tr's table on the reader's backend; why
@@ -277,10 +359,27 @@ func (rd *columnReader) verdict(table, column string, set shadow.ValueSet) (shad
 	if tr.why != "" {
 		return shadow.VerdictUnread, tr.why
 	}
+	def, col, idx, t, why := (*TableColumns)(nil), (*TableColumn)(nil), -1, colType{}, ""
 	if tr.kind != KindInsert && !tr.mentions[column] {
-		return shadow.VerdictNone, "" // a WHERE that does not name the column: production, as in ShardingSphere
+		// A WHERE that does not name the column: production, as in ShardingSphere, unless the
+		// server computes the column from others (a generated column: the WHERE may reach shadow
+		// rows by them) or the session's sql_mode makes the WHERE name it ("user_id" under
+		// ANSI_QUOTES).
+		if def, col, idx, t, why = rd.column(tr, column); why == "" && strings.Contains(strings.ToLower(col.Extra), "generated") {
+			why = "the shadow column " + column + " is a generated column, whose value the server computes from other columns; make it a plain column, or hint the statement as shadow or production traffic"
+		}
+		if why == "" && rd.modal() != 0 {
+			why = rd.modeProblem(tr, def)
+		}
+		if why != "" {
+			return shadow.VerdictUnread, why
+		}
+		return shadow.VerdictNone, ""
 	}
-	def, col, idx, t, why := rd.column(tr, column)
+	def, col, idx, t, why = rd.column(tr, column)
+	if why == "" {
+		why = rd.modeProblem(tr, def)
+	}
 	if why != "" {
 		return shadow.VerdictUnread, why
 	}
@@ -740,7 +839,10 @@ func (rd *columnReader) checkAssignments(shadowTraffic bool) error {
 			if !ok {
 				continue
 			}
-			_, _, _, t, why := rd.column(tr, a.column)
+			def, _, _, t, why := rd.column(tr, a.column)
+			if why == "" {
+				why = rd.modeProblem(tr, def)
+			}
 			var sv shadowValues
 			if why == "" {
 				sv, why = valuesIn(&t, set)

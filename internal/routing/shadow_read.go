@@ -152,9 +152,89 @@ func (r *Router) shadowReads(st *Statement, p *parsed) []*tableRead {
 				c.backslash = true
 			}
 		}
-		out = append(out, c.compile(st.Kind, cols))
+		tr := c.compile(st.Kind, cols)
+		if st.execWhy != "" && tr.why == "" {
+			tr.why = "the statement holds " + st.execWhy + "; write it without the comment"
+		}
+		out = append(out, tr)
 	}
 	return out
+}
+
+// modal is what of a statement's text the session's sql_mode reads in another way.
+type modal uint8
+
+const (
+	modalDoubleQuote modal = 1 << iota // a "double-quoted" text: an identifier under ANSI_QUOTES
+	modalPipes                         // ||: concatenation under PIPES_AS_CONCAT
+	modalBackslash                     // a backslash in a string: text under NO_BACKSLASH_ESCAPES, where the string may end elsewhere
+	modalNot                           // NOT: bound tighter under HIGH_NOT_PRECEDENCE
+	modalEmpty                         // '': NULL under EMPTY_STRING_IS_NULL
+)
+
+// modalTokens returns what of toks a sql_mode reads in another way.
+func modalTokens(toks []token) modal {
+	var m modal
+	for _, t := range toks {
+		switch {
+		case t.kind == tokString && strings.IndexByte(t.text, '\\') >= 0:
+			m |= modalBackslash
+		case t.kind == tokString && t.val == "":
+			m |= modalEmpty
+		case t.kind == tokPunct && t.text == "||":
+			m |= modalPipes
+		case t.is("not"):
+			m |= modalNot
+		}
+		if t.kind == tokString && strings.IndexByte(t.text, '"') >= 0 {
+			m |= modalDoubleQuote
+		}
+	}
+	return m
+}
+
+// modeProblem says why a statement whose text holds m cannot be read in a server session of
+// sql_mode mode (a comma-separated list); known false means the session's mode is not known.
+// "" when the mode reads the statement as obroute does.
+func modeProblem(m modal, mode string, known bool) string {
+	if !known {
+		return "the session set sql_mode to a value obroute does not know, which may change how the server reads the statement; SET sql_mode to a literal"
+	}
+	for _, name := range strings.Split(mode, ",") {
+		var why string
+		switch strings.ToUpper(strings.TrimSpace(name)) {
+		case "ORACLE", "POSTGRESQL", "MSSQL", "DB2", "MAXDB":
+			why = "reads statements in another dialect"
+		case "ANSI":
+			if m&(modalDoubleQuote|modalPipes) != 0 {
+				why = "reads a \"double-quoted\" text as an identifier and || as concatenation"
+			}
+		case "ANSI_QUOTES":
+			if m&modalDoubleQuote != 0 {
+				why = "reads a \"double-quoted\" text as an identifier"
+			}
+		case "PIPES_AS_CONCAT":
+			if m&modalPipes != 0 {
+				why = "reads || as concatenation"
+			}
+		case "NO_BACKSLASH_ESCAPES":
+			if m&modalBackslash != 0 {
+				why = "reads a backslash in a string as text, so that the string may end elsewhere"
+			}
+		case "HIGH_NOT_PRECEDENCE":
+			if m&modalNot != 0 {
+				why = "binds NOT tighter"
+			}
+		case "EMPTY_STRING_IS_NULL":
+			if m&modalEmpty != 0 {
+				why = "reads '' as NULL"
+			}
+		}
+		if why != "" {
+			return "the session's sql_mode " + strings.TrimSpace(name) + " " + why + "; write the statement without it (single-quoted strings, CONCAT(), no backslash), or hint it as shadow or production traffic"
+		}
+	}
+	return ""
 }
 
 func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {

@@ -27,6 +27,9 @@ type TableColumn struct {
 // backend has no such table.
 type TableColumns struct {
 	Columns []TableColumn
+	// SQLMode is the sql_mode a server session of the backend starts with (its
+	// @@SESSION.sql_mode on a connection of its DSN).
+	SQLMode string
 }
 
 // column returns the column named name (lower case), nil when there is none.

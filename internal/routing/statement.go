@@ -154,7 +154,10 @@ type Statement struct {
 	shadowReads []*tableRead
 	// loadsRows marks LOAD DATA: rows whose values the statement does not show.
 	loadsRows bool
-	time      *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
+	// execWhy names an executable comment whose reading depends on the server (see
+	// execComments); a shadow table's values are not read from such a statement.
+	execWhy string
+	time    *timeStatement // time-sharding analysis, nil when no time-sharded table is involved
 	// ddl is the DDL statement as read from its words (see ddl.go), nil for other statements.
 	ddl *ddlForm
 	// catalog is the catalog statement read (see catalog.go), nil for other statements;
@@ -190,6 +193,7 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	hints, _, err := hint.ParseLeading(sql)
 	st.Hints, st.HintErr = hints, err
 	body := sql[hint.StatementStart(sql):]
+	body, st.execWhy = execComments(body)
 	toks, lexed := lex(body)
 	if d := dependentComment(body); d != "" {
 		st.CommentErr = errorf("%w: the executable comment %s … */ runs or not by the version of the server, which obroute does not read the statement by; write its content as plain SQL, or drop the comment", ErrUnreadable, d)
