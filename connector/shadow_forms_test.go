@@ -419,7 +419,11 @@ func TestShadowMisplacedHintsAreRefused(t *testing.T) {
 	ctx := context.Background()
 	for i, f := range misplacedHintStatements {
 		q := fmt.Sprintf(f, 5000+i)
-		if _, err := db.ExecContext(ctx, q); !errors.Is(err, hint.ErrMalformedHint) {
+		_, err := db.ExecContext(ctx, q)
+		// A comment whose running depends on the server's version makes the statement
+		// unreadable before its hints are read.
+		versioned := strings.Contains(q, "/*!999999") && errors.Is(err, connector.ErrUnreadable)
+		if !errors.Is(err, hint.ErrMalformedHint) && !versioned {
 			t.Errorf("%s: err = %v, want %v", q, err, hint.ErrMalformedHint)
 		}
 	}
