@@ -250,8 +250,10 @@ func routeConnector(cfgFile, dsn, nowText, metaFile string, opts ...connector.Op
 	return connector.New(cfg, opts...)
 }
 
-// logFormat returns the format of -format, or the one LOG's first 64 KiB show: a slow log's
-// "# User@Host:" headers, a general log's entry lines or server header, else statements.
+// logFormat returns the format of -format, or the one LOG's first 64 KiB show: the first line
+// past the server's header (which both logs start with) that starts an entry decides — a slow
+// log's "# Time:" or "# User@Host:", a general log's entry line — else statements. Only the
+// first counts: a statement's text in a log may hold lines that look like the other log's.
 func logFormat(flag string, br *bufio.Reader) (string, error) {
 	switch flag {
 	case "general":
@@ -265,7 +267,6 @@ func logFormat(flag string, br *bufio.Reader) (string, error) {
 		return "", fmt.Errorf("-format %q: give general, slow or statements", flag)
 	}
 	head, _ := br.Peek(64 << 10)
-	general := false
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -277,16 +278,12 @@ func logFormat(flag string, br *bufio.Reader) (string, error) {
 		switch {
 		case bytes.HasPrefix(line, []byte("# User@Host:")), bytes.HasPrefix(line, []byte("# Time:")):
 			return "slow_log", nil
-		case serverHeader(line):
-			general = true
+		case serverHeader(line), headerTail(line):
 		default:
 			if _, _, _, ok := generalEntry(line); ok {
-				general = true
+				return "general_log", nil
 			}
 		}
-	}
-	if general {
-		return "general_log", nil
 	}
 	return "statements", nil
 }

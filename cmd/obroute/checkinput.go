@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
 )
 
@@ -227,7 +228,9 @@ func connectUser(arg []byte) string {
 
 // readGeneralLog reads a general query log: each connection's Connect, Query, Execute (the
 // statement a prepared statement ran, with its values), Init DB (a USE) and Quit, a statement
-// of several lines included. Other commands (Prepare, Close stmt, Ping …) are counted in st.
+// of several lines included (a line inside one of its strings or comments is its text, whatever
+// it looks like). Other commands (Prepare, Close stmt, Ping …) are counted in st, and so is the
+// Execute line the server writes after an SQL EXECUTE (the Query line, which obroute routes).
 func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
@@ -235,6 +238,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		text    []byte
 		have    bool // pending holds a statement whose text may go on
 		seq     uint64
+		// sqlExecute holds the connections whose last entry is a Query of an SQL EXECUTE:
+		// the server logs the statement it runs as an Execute line after it.
+		sqlExecute = map[uint64]bool{}
 	)
 	flush := func() error {
 		if !have {
@@ -269,16 +275,33 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			continue
 		}
 		id, cmd, arg, ok := generalEntry(line)
-		if !ok {
+		if !ok || have && leftOpen(text) {
+			// A line of the statement's text, even one that looks like an entry line: the
+			// server writes the next entry after the whole text, which ends outside strings
+			// and comments.
 			if have {
 				text = append(append(text, '\n'), line...)
 			}
 			continue
 		}
+		if cmd == "Execute" && sqlExecute[id] {
+			// The statement an SQL EXECUTE (the Query line before) ran: that Query is the
+			// statement the application sent, and obroute routes.
+			delete(sqlExecute, id)
+			if err := flush(); err != nil {
+				return err
+			}
+			st.ignore("Execute of an SQL EXECUTE")
+			continue
+		}
+		delete(sqlExecute, id)
 		switch cmd {
 		case "Query", "Execute":
 			if err := flush(); err != nil {
 				return err
+			}
+			if cmd == "Query" && isSQLExecute(arg) {
+				sqlExecute[id] = true
 			}
 			seq++
 			pending = entry{kind: entryStatement, session: id, count: 1, seq: seq}
@@ -362,6 +385,9 @@ func readSlowLog(r io.Reader, out sink) error {
 			}
 			inHeader = false
 			continue
+		case have && !inHeader && isSlowHeader(line) && slowBodyOpen(body, starts):
+			// A line of the statement's text (inside one of its strings or comments) that
+			// looks like a header.
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -388,7 +414,9 @@ func readSlowLog(r io.Reader, out sink) error {
 				}
 			}
 			continue
-		case inHeader && bytes.HasPrefix(line, []byte("# ")):
+		case inHeader && bytes.HasPrefix(line, []byte("#")):
+			// The header's lines: "# Thread_id:", "# Query_time:" …, and with
+			// log_slow_verbosity=query_plan,explain the plan's lines and a lone "#".
 			if v, ok := bytes.CutPrefix(line, []byte("# Thread_id:")); ok {
 				pending.session = leadingNumber(v)
 			}
@@ -401,6 +429,87 @@ func readSlowLog(r io.Reader, out sink) error {
 		starts = append(starts, len(body))
 		body = append(append(body, line...), '\n')
 	}
+}
+
+// isSlowHeader reports whether line starts a slow log entry or its time.
+func isSlowHeader(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# administrator command: "))
+}
+
+// slowBodyOpen reports whether the statement of a slow log entry's body is left open in a
+// string or comment (leftOpen), the lines the server added aside.
+func slowBodyOpen(body []byte, starts []int) bool {
+	return len(starts) > 0 && leftOpen(body)
+}
+
+// leftOpen reports whether text ends inside a string, a quoted identifier or a comment both
+// as the server reads it with backslash escapes and under NO_BACKSLASH_ESCAPES: then the
+// server has not logged the whole statement yet, and a line after it that looks like a log
+// entry is still its text. (A text open in one reading only ends at the next entry line: a
+// session's sql_mode is not known here.)
+func leftOpen(text []byte) bool {
+	if bytes.IndexAny(text, "'\"`/-#") < 0 {
+		return false
+	}
+	return lexOpen(text, true) && lexOpen(text, false)
+}
+
+// lexOpen reports whether text ends inside a string, quoted identifier or comment, backslash
+// escapes read in strings or not.
+func lexOpen(text []byte, backslash bool) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '\'', '"', '`':
+			j := i + 1
+			for ; j < len(text); j++ {
+				if backslash && c != '`' && text[j] == '\\' {
+					j++
+					continue
+				}
+				if text[j] == c {
+					if j+1 < len(text) && text[j+1] == c { // a doubled quote
+						j++
+						continue
+					}
+					break
+				}
+			}
+			if j >= len(text) {
+				return true
+			}
+			i = j
+		case '/':
+			if i+1 < len(text) && text[i+1] == '*' {
+				end := bytes.Index(text[i+2:], []byte("*/"))
+				if end < 0 {
+					return true
+				}
+				i += 2 + end + 1
+			}
+		case '#':
+			if end := bytes.IndexByte(text[i:], '\n'); end >= 0 {
+				i += end
+			} else {
+				return false // a comment to the line's end: the next line is not in it
+			}
+		case '-':
+			if i+2 < len(text) && text[i+1] == '-' && (text[i+2] == ' ' || text[i+2] == '\t') {
+				if end := bytes.IndexByte(text[i:], '\n'); end >= 0 {
+					i += end
+				} else {
+					return false
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isSQLExecute reports whether a statement is an SQL EXECUTE (of a statement PREPAREd in SQL).
+func isSQLExecute(text []byte) bool {
+	s := string(text)
+	s = s[hint.StatementStart(s):]
+	return len(s) > 7 && strings.EqualFold(s[:7], "execute") && (s[7] == ' ' || s[7] == '\t' || s[7] == '\n' || s[7] == '\r')
 }
 
 // slowLine returns line i of a slow log entry's body, without its line end.
