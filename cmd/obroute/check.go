@@ -25,7 +25,8 @@ bookkeeping). Prints a summary by route class and the statement templates (state
 differ only in literal values, as obroute's parse cache groups them), the most frequent first,
 each with its count, class, backends and query level, and for a refusal its reason and how to
 rewrite the statement. Only the shard metadata is read from its backend, unless -metadata
-gives it. Exit status 1 when any statement would be refused (a CI gate), or on an error.
+gives it. Exit status 1 when any statement would be refused or its route cannot be decided
+without a server (unknown, needs_values, truncated): a CI gate; or on an error.
 
 Inputs:
   LOG              a general query log (general_log=1, log_output=FILE), a slow query log
@@ -41,7 +42,9 @@ Inputs:
 Classes: default, static (a static table route), forced (transaction, temporary table,
 previous statement's session, backend hint; SET and USE), cached (route not computable),
 hot_only, split, cold_only (history store only), shadow, session (BEGIN, COMMIT, ROLLBACK:
-kept by obroute itself), refused (by reason, as Stats().Rejections names them). Stats().Routes
+kept by obroute itself), unknown (a SET of a value only a server computes, such as SET
+time_zone = @@global.time_zone, and every later statement of its client session),
+refused (by reason, as Stats().Rejections names them). Stats().Routes
 counts static as default, and a statement refused once routed (routed_class in -json) in the
 class it was routed to.
 
@@ -195,8 +198,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if n, k := r.refused(); n > 0 {
-		return fmt.Errorf("%s statement(s) of %s template(s) would be refused", group(n), group(int64(k)))
+	if v := r.verdict(); v != "" {
+		return errors.New(v)
 	}
 	return nil
 }

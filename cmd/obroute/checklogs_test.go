@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ const fakeHeaders = "x\n# Time: 2025-03-15T10:00:00.123456Z\n# User@Host: app[ap
 // edgeSessions are client sessions whose logged text is hard to read back: a multi-line
 // statement whose strings hold lines that look like log entries, a session under
 // NO_BACKSLASH_ESCAPES whose string ends with a backslash (an open string read with backslash
-// escapes), and SQL PREPARE / EXECUTE.
+// escapes), SQL PREPARE / EXECUTE, and a session whose time zone only the server knows.
 func edgeSessions() [][]string {
 	return [][]string{
 		{
@@ -42,6 +43,10 @@ func edgeSessions() [][]string {
 			"EXECUTE s1 USING @id",
 			"DEALLOCATE PREPARE s1",
 			"SELECT name FROM items WHERE id = 1",
+		},
+		{
+			"SET time_zone = @@global.time_zone",
+			"SELECT name FROM items WHERE id = 2",
 		},
 	}
 }
@@ -174,5 +179,48 @@ func TestCheckReadsRealLogsWhole(t *testing.T) {
 				t.Errorf("ignored %v: want the Execute line of the SQL EXECUTE", st.ignored)
 			}
 		})
+	}
+}
+
+// edgeDSN is an obroute configuration for the edge sessions' logs, with -metadata: nothing
+// reaches its backends.
+const edgeDSN = "obroute:backends.hot.dsn=app:pw@tcp(127.0.0.1:1)/test;backends.cold.dsn=app:pw@tcp(127.0.0.1:1)/test;" +
+	"time_tables.orders.shard_key=order_time;time_tables.orders.shard_key_type=datetime;time_tables.orders.hot_window.months=2"
+
+// reportLabels returns, template by template, the statements of each outcome label.
+func reportLabels(r checkReport) map[string]map[string]int64 {
+	got := map[string]map[string]int64{}
+	for _, tr := range r.Templates {
+		got[tr.Template] = map[string]int64{}
+		for _, o := range tr.Outcomes {
+			got[tr.Template][checkLabel(o)] += o.Count
+		}
+	}
+	return got
+}
+
+// TestCheckUnknownSessionState: in the logs MariaDB wrote, a client session sets its time zone
+// to a value only the server knows (SET time_zone = @@global.time_zone): check reports that
+// statement and every later one of the session as unknown, not routed with a made-up zone,
+// and exits 1; the other sessions' statements are routed.
+func TestCheckUnknownSessionState(t *testing.T) {
+	generalLog, slowLog := edgeServer(t)
+	shards := writeFile(t, "shards.csv", checkShardsCSV)
+	for _, log := range []string{generalLog, slowLog} {
+		routed := int64(3) // the slow log writes the statement the EXECUTE ran: a fourth
+		if log == slowLog {
+			routed = 4
+		}
+		r, code := runCheckJSON(t, "-dsn", edgeDSN, "-metadata", shards, "-now", "2025-03-15", "-user", "app", log)
+		got := reportLabels(r)
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1", log, code)
+		}
+		if g := got["SET time_zone = @@global.time_zone"]; !maps.Equal(g, map[string]int64{classUnknown: 1}) {
+			t.Errorf("%s: SET time_zone = @@global.time_zone: %v, want unknown", log, g)
+		}
+		if g := got["SELECT name FROM items WHERE id = ?"]; g[classUnknown] != 1 || g["default"] != routed {
+			t.Errorf("%s: SELECT name FROM items WHERE id = ?: %v, want 1 unknown (after the SET) and %d default", log, g, routed)
+		}
 	}
 }

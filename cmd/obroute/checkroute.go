@@ -25,14 +25,17 @@ import (
 // Classes of `obroute check` besides the connector's route classes (connector.Plan.Class):
 // static (a static table route, counted as default by Stats), session (a statement obroute
 // keeps in the client session without routing it: BEGIN, COMMIT, ROLLBACK, a SET TRANSACTION
-// for the next transaction), refused, and for digests, needs_values (the route depends on the
-// values performance_schema replaced by ?) and truncated (a digest text cut short).
+// for the next transaction), refused, unknown (a statement of a client session whose state
+// depends on a value only a server computes: connector.ErrDryRunUnknown), and for digests,
+// needs_values (the route depends on the values performance_schema replaced by ?) and
+// truncated (a digest text cut short).
 const (
 	classStatic      = "static"
 	classSession     = "session"
 	classRefused     = "refused"
 	classNeedsValues = "needs_values"
 	classTruncated   = "truncated"
+	classUnknown     = "unknown"
 )
 
 // outcome is how one statement was routed: the fields a template's statements are counted by.
@@ -101,6 +104,9 @@ type checkSession struct {
 	user  string
 	known bool // user is known (a Connect line, or the slow log's header)
 	last  uint64
+	// unknown is the error of the statement after which the session's state is unknown
+	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
+	unknown string
 }
 
 // checkOptions are what the workers need besides the connector.
@@ -186,6 +192,10 @@ func (w *worker) process(e *entry) error {
 		w.skipped += e.count
 		return nil
 	}
+	if s.unknown != "" {
+		w.count(e.text, outcome{class: classUnknown}, e, "after a statement whose effect only a server knows ("+s.unknown+")")
+		return nil
+	}
 	if s.conn == nil {
 		conn, err := w.c.Connect(w.ctx)
 		if err != nil {
@@ -219,6 +229,9 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	text, o, msg := e.text, outcome{}, ""
 	switch ev := &w.rec.ev; {
+	case errors.Is(err, connector.ErrDryRunUnknown):
+		o.class, msg = classUnknown, err.Error()
+		s.unknown = err.Error()
 	case w.rec.got && ev.Refusal != "":
 		text, o.class, o.reason, msg = ev.SQL, classRefused, ev.Refusal, ev.Err.Error()
 	case w.rec.got:
@@ -246,6 +259,12 @@ func (w *worker) route(s *checkSession, e *entry) error {
 			o, msg = outcome{class: classNeedsValues}, ""
 		}
 	}
+	w.count(text, o, e, msg)
+	return nil
+}
+
+// count counts e's statement, of text, under its template with outcome o (msg: its error).
+func (w *worker) count(text string, o outcome, e *entry, msg string) {
 	w.buf = routing.AppendTemplate(w.buf[:0], text)
 	t := w.templates[string(w.buf)]
 	if t == nil {
@@ -260,7 +279,6 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	t.add(o, e.count, e.seq, msg)
 	w.statements.Add(e.count)
-	return nil
 }
 
 // otherTemplates stands for the templates past checkOptions.maxTemplate.
