@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +63,13 @@ Flags:
   -now TIME           the clock for the hot window: 2006-01-02, "2006-01-02 15:04:05" (UTC) or
                       RFC 3339; default: now
   -format F           general, slow or statements; default: read from LOG's first lines
+  -time-zone ZONE     the time_zone the workload's server sessions started with (its server's
+                      global time_zone, or its DSN's): '+08:00' or a name such as Asia/Shanghai;
+                      each client session starts with it, as if it had run SET time_zone (the
+                      session's own SET time_zone still wins). It decides what NOW() means and,
+                      for a TIMESTAMP shard key, which instant a literal is. Default: the metadata
+                      backend's, read with the metadata; with -metadata, unknown (NOW() is read
+                      as any wall clock within 14 hours of UTC, a TIMESTAMP literal likewise)
   -user NAME          only the client sessions of this user (general and slow logs)
   -schema NAME        with -digests: only the digests of this schema
   -json               print the report as JSON (every template)
@@ -86,6 +96,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metaFile := fs.String("metadata", "", "shard metadata file (CSV or YAML)")
 	nowText := fs.String("now", "", "the clock for the hot window")
 	format := fs.String("format", "", "general, slow or statements")
+	timeZone := fs.String("time-zone", "", "the time_zone the workload's server sessions started with")
 	digests := fs.String("digests", "", "read the statement digests of the server at this DSN")
 	user := fs.String("user", "", "only this user's client sessions")
 	schema := fs.String("schema", "", "with -digests: only this schema's digests")
@@ -110,6 +121,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("-schema goes with -digests")
 	case *maxSessions < 1 || *maxTemplates < 1:
 		return errors.New("-max-sessions and -max-templates must be at least 1")
+	}
+	if err := checkTimeZone(*timeZone); err != nil {
+		return err
 	}
 	c, err := routeConnector(*cfgFile, *dsn, *nowText, *metaFile, connector.WithDryRun(), connector.WithObserver(checkObserver{}))
 	if err != nil {
@@ -157,7 +171,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer tuneGC()()
-	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates}
+	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone}
 	if in.Format == "statements" {
 		*workers = 1 // one client session
 	}
@@ -203,6 +217,28 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	return nil
 }
+
+// checkTimeZone checks a -time-zone value: an offset ('+08:00', '-05:30') or a named zone of
+// the machine's zone database (as the server's time-zone tables hold it).
+func checkTimeZone(zone string) error {
+	if zone == "" {
+		return nil
+	}
+	if m := offsetZoneText.FindStringSubmatch(zone); m != nil {
+		if h, _ := strconv.Atoi(m[1]); h <= 14 {
+			return nil
+		}
+	}
+	if strings.EqualFold(zone, "system") {
+		return errors.New("-time-zone SYSTEM: give the zone the server's system zone is ('+00:00', 'Europe/Berlin')")
+	}
+	if _, err := time.LoadLocation(zone); err != nil || zone == "Local" {
+		return fmt.Errorf("-time-zone %q: give an offset such as +08:00 or a zone name such as Asia/Shanghai", zone)
+	}
+	return nil
+}
+
+var offsetZoneText = regexp.MustCompile(`^[+-](\d{1,2}):[0-5]\d$`)
 
 // tuneGC lets the heap grow to 5 times the live data between collections (GOGC=400) within a
 // soft limit of 128 MiB, unless GOGC or GOMEMLIMIT say otherwise: check keeps little live data

@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -223,4 +228,132 @@ func TestCheckUnknownSessionState(t *testing.T) {
 			t.Errorf("%s: SELECT name FROM items WHERE id = ?: %v, want 1 unknown (after the SET) and %d default", log, g, routed)
 		}
 	}
+}
+
+// TestCheckTimeZone: a workload on a MariaDB whose server sessions start at +08:00
+// (default_time_zone) reads a table whose shard key is a TIMESTAMP: its literals are instants
+// of +08:00, so '2025-01-01 03:00:00' is in December 2024 (UTC), on cold. obroute on that server
+// (which reads the zone back with the metadata) routes each statement so; check on the
+// general log, given the shard metadata as a file and -time-zone +08:00, reports the classes
+// obroute gave.
+func TestCheckTimeZone(t *testing.T) {
+	dir := t.TempDir()
+	generalLog := filepath.Join(dir, "general.log")
+	srv := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{Args: []string{
+		"--general-log=1", "--general-log-file=" + generalLog, "--log-output=FILE", "--default-time-zone=+08:00",
+	}}, "zone")[0]
+	srv.Exec(t, "CREATE USER app@'%' IDENTIFIED BY 'app-pw'")
+	srv.Exec(t, "GRANT ALL ON *.* TO app@'%'")
+	srv.Exec(t, "CREATE TABLE events (id INT PRIMARY KEY, ts TIMESTAMP NOT NULL)")
+	srv.Exec(t, "CREATE TABLE shard_metadata (table_name VARCHAR(64) PRIMARY KEY, min_time DATETIME NOT NULL, max_time DATETIME NOT NULL, is_hot TINYINT NOT NULL DEFAULT 0, location VARCHAR(64))")
+	var csv strings.Builder
+	csv.WriteString("table_name,min_time,max_time,is_hot,location\n")
+	for _, m := range []struct{ month, first, last, on string }{
+		{"202411", "2024-11-01", "2024-11-30 23:59:59", "cold"}, {"202412", "2024-12-01", "2024-12-31 23:59:59", "cold"},
+		{"202501", "2025-01-01", "2025-01-31 23:59:59", "hot"}, {"202502", "2025-02-01", "2025-02-28 23:59:59", "hot"},
+		{"202503", "2025-03-01", "2025-03-31 23:59:59", "hot"},
+	} {
+		srv.Exec(t, "CREATE TABLE events_"+m.month+" LIKE events")
+		srv.Exec(t, "INSERT INTO shard_metadata VALUES (?, ?, ?, ?, ?)", "events_"+m.month, m.first, m.last, m.on == "hot", m.on)
+		fmt.Fprintf(&csv, "events_%s,%s,%s,%d,%s\n", m.month, m.first, m.last, map[bool]int{true: 1}[m.on == "hot"], m.on)
+	}
+	statements := []string{
+		"SELECT id FROM events WHERE ts >= '2025-01-01 03:00:00' AND ts < '2025-01-01 07:00:00'", // Dec 31 UTC: cold
+		"SELECT id FROM events WHERE ts >= '2025-01-01 09:00:00' AND ts < '2025-01-01 12:00:00'", // Jan 1 UTC: hot
+		"SELECT id FROM events WHERE ts >= '2025-01-01 06:00:00' AND ts < '2025-01-01 09:00:00'", // across: split
+	}
+	dsn := fmt.Sprintf("app:app-pw@tcp(%s)/test", srv.Addr)
+	app, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	for _, s := range statements {
+		rows, err := app.Query(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+
+	cfgText := fmt.Sprintf(`backends:
+  - {name: hot, role: hot, dsn: %[1]q}
+  - {name: cold, role: cold, dsn: %[1]q}
+time_tables:
+  - {table: events, shard_key: ts, shard_key_type: timestamp, hot_window: {months: 2}}
+metadata: {backend: hot, table: shard_metadata}
+`, dsn+"?parseTime=true&loc=UTC")
+	cfgPath := writeFile(t, "obroute.yaml", cfgText)
+	cfg, err := config.LoadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &liveRecorder{}
+	now := day("2025-03-15 12:00:00")
+	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	// The statements are one template: compare them one log at a time.
+	shards := writeFile(t, "shards.csv", csv.String())
+	for i, s := range statements {
+		rec.events = rec.events[:0]
+		rows, err := db.Query(s)
+		if err == nil {
+			rows.Close()
+		}
+		want := liveLabel(&rec.events[0])
+		one := writeFile(t, fmt.Sprintf("general%d.log", i), logOf(t, generalLog, s))
+		r, _ := runCheckJSON(t, "-config", cfgPath, "-metadata", shards, "-now", "2025-03-15 12:00:00", "-time-zone", "+08:00", one)
+		if len(r.Templates) != 1 || len(r.Templates[0].Outcomes) != 1 || checkLabel(r.Templates[0].Outcomes[0]) != want {
+			t.Errorf("%s: check says %+v, obroute routed it %s", s, r.Templates, want)
+		}
+	}
+	if want := []string{"cold_only", "hot_only", "split"}; !slices.Equal(liveLabels(t, db, rec, statements), want) {
+		t.Errorf("obroute routed the statements %v, want %v: the workload does not cover both sides", liveLabels(t, db, rec, statements), want)
+	}
+}
+
+// liveLabels returns the label obroute routes each statement with.
+func liveLabels(t *testing.T, db *sql.DB, rec *liveRecorder, statements []string) []string {
+	var out []string
+	for _, s := range statements {
+		rec.events = rec.events[:0]
+		if rows, err := db.Query(s); err == nil {
+			rows.Close()
+		}
+		out = append(out, liveLabel(&rec.events[0]))
+	}
+	return out
+}
+
+// logOf returns the general log's lines up to its column names, and the line of the entry whose
+// statement is s with its connection's Connect line: a log of that one statement.
+func logOf(t *testing.T, path, s string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head, out []string
+	connects := map[uint64]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if len(head) < 3 {
+			head = append(head, line)
+			continue
+		}
+		id, cmd, arg, ok := generalEntry([]byte(line))
+		switch {
+		case ok && cmd == "Connect":
+			connects[id] = line
+		case ok && cmd == "Query" && string(arg) == s:
+			out = append(out, connects[id], line)
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("the general log holds %d lines for %q", len(out), s)
+	}
+	return strings.Join(append(head, out...), "\n") + "\n"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -115,6 +116,7 @@ type checkOptions struct {
 	digests     bool   // the statements are digests: ? stands for literals
 	maxSessions int    // open client sessions per worker, at most
 	maxTemplate int    // distinct templates kept in the table, at most
+	timeZone    string // -time-zone: each client session starts with SET time_zone to it
 }
 
 // worker routes the statements of its client sessions.
@@ -203,6 +205,14 @@ func (w *worker) process(e *entry) error {
 		}
 		s.conn = conn
 		w.clients++
+		if w.opts.timeZone != "" {
+			// The zone the workload's server sessions started in: not a statement of the
+			// workload, so neither counted nor recorded.
+			set := "SET time_zone = '" + w.opts.timeZone + "'"
+			if _, err := conn.(driver.ExecerContext).ExecContext(w.ctx, set, nil); err != nil {
+				return fmt.Errorf("-time-zone: %s: %w", set, err)
+			}
+		}
 	}
 	return w.route(s, e)
 }
