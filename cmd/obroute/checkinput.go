@@ -48,6 +48,9 @@ type entry struct {
 	seq uint64
 	// truncated marks a digest whose text performance_schema cut short.
 	truncated bool
+	// errno is the error the server answered the statement with, when the log says (MySQL's
+	// slow log with log_slow_extra: "Errno:"); 0 when it ran or the log does not say.
+	errno uint64
 }
 
 // inputStats are what a reader saw besides its entries.
@@ -335,7 +338,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 
 // readSlowLog reads a slow query log (long_query_time=0 logs every statement): per statement
 // a "# User@Host:" header (with the connection id in "# Thread_id:" for MariaDB, in "Id:" for
-// MySQL), the "use db;" and "SET timestamp=…;" lines the server adds, and the statement.
+// MySQL; MySQL's log_slow_extra adds the statement's error, "Errno:", to "# Query_time:"), the
+// "use db;" and "SET timestamp=…;" lines the server adds, and the statement.
 func readSlowLog(r io.Reader, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
@@ -419,6 +423,11 @@ func readSlowLog(r io.Reader, out sink) error {
 			// log_slow_verbosity=query_plan,explain the plan's lines and a lone "#".
 			if v, ok := bytes.CutPrefix(line, []byte("# Thread_id:")); ok {
 				pending.session = leadingNumber(v)
+			}
+			if bytes.HasPrefix(line, []byte("# Query_time:")) {
+				if i := bytes.Index(line, []byte(" Errno: ")); i >= 0 {
+					pending.errno = leadingNumber(line[i+len(" Errno: "):])
+				}
 			}
 			continue
 		}

@@ -76,7 +76,7 @@ type outcomeRow struct {
 
 // classOrder is the order of the summary's classes.
 var classOrder = []string{"default", classStatic, "forced", "cached", "hot_only", "split", "cold_only", "shadow",
-	classSession, classUnknown, classNeedsValues, classTruncated, classRefused}
+	classSession, classServerError, classUnknown, classNeedsValues, classTruncated, classRefused}
 
 // classNotes explain the classes in the text summary.
 var classNotes = map[string]string{
@@ -89,6 +89,7 @@ var classNotes = map[string]string{
 	"cold_only":      "time-sharded, history store only",
 	"shadow":         "shadow traffic",
 	classSession:     "BEGIN, COMMIT, ROLLBACK, SET TRANSACTION: kept by obroute, not routed",
+	classServerError: "the workload's server rejected it (the log's Errno): not run, not routed",
 	classUnknown:     "after a SET of a value only a server computes: the session's state is unknown",
 	classNeedsValues: "the route depends on the values the digest replaced by ?",
 	classTruncated:   "digest text cut short by performance_schema_max_digest_length",

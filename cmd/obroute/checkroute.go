@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,9 @@ import (
 // Classes of `obroute check` besides the connector's route classes (connector.Plan.Class):
 // static (a static table route, counted as default by Stats), session (a statement obroute
 // keeps in the client session without routing it: BEGIN, COMMIT, ROLLBACK, a SET TRANSACTION
-// for the next transaction), refused, unknown (a statement of a client session whose state
+// for the next transaction), refused, server_error (the workload's server answered it with an
+// error, as the log says: it did not run, so it is not routed and changes no session state),
+// unknown (a statement of a client session whose state
 // depends on a value only a server computes: connector.ErrDryRunUnknown), and for digests,
 // needs_values (the route depends on the values performance_schema replaced by ?) and
 // truncated (a digest text cut short).
@@ -37,6 +40,7 @@ const (
 	classNeedsValues = "needs_values"
 	classTruncated   = "truncated"
 	classUnknown     = "unknown"
+	classServerError = "server_error"
 )
 
 // outcome is how one statement was routed: the fields a template's statements are counted by.
@@ -192,6 +196,10 @@ func (w *worker) process(e *entry) error {
 	s.last = e.seq
 	if w.opts.user != "" && (!s.known || s.user != w.opts.user) {
 		w.skipped += e.count
+		return nil
+	}
+	if e.errno != 0 {
+		w.count(e.text, outcome{class: classServerError, reason: "errno_" + strconv.FormatUint(e.errno, 10)}, e, "")
 		return nil
 	}
 	if s.unknown != "" {
