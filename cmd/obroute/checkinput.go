@@ -569,7 +569,7 @@ var delimiterLine = regexp.MustCompile(`(?i)^\s*delimiter\s+(\S+)\s*$`)
 func readStatements(r io.Reader, out sink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(1 << 20)
-	script := delimiterLine.Match(firstLine(head)) || endsALine(head, ';')
+	script := hasDelimiterLine(head) || endsALine(head, ';')
 	lines := &lineReader{r: br}
 	var (
 		seq       uint64
@@ -609,7 +609,7 @@ func readStatements(r io.Reader, out sink) error {
 			}
 			continue
 		}
-		if m := delimiterLine.FindSubmatch(line); m != nil && len(bytes.TrimSpace(pending)) == 0 {
+		if m := delimiterLine.FindSubmatch(line); m != nil && onlyComments(pending) {
 			delimiter, pending = string(m[1]), pending[:0]
 			continue
 		}
@@ -618,13 +618,14 @@ func readStatements(r io.Reader, out sink) error {
 			return fmt.Errorf("statement %d is longer than %d MiB: is a string or a comment left open?", seq+1, maxStatement>>20)
 		}
 		if delimiter != ";" {
-			if t := bytes.TrimSpace(line); bytes.HasSuffix(t, []byte(delimiter)) {
-				text := bytes.TrimSpace(pending)
-				if err := emit(string(text[:len(text)-len(delimiter)])); err != nil {
-					return err
-				}
-				pending = pending[:0]
+			if !bytes.Contains(line, []byte(delimiter)) {
+				continue
 			}
+			stmts, rest := splitDelimited(pending, delimiter)
+			if err := emitAll(stmts); err != nil {
+				return err
+			}
+			pending = append(pending[:0], rest...)
 			continue
 		}
 		if bytes.IndexByte(line, ';') < 0 {
@@ -656,11 +657,68 @@ func emitRest(rest string, open bool, emit func(string) error) error {
 	return nil
 }
 
-func firstLine(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i]
+// onlyComments reports whether text holds nothing but blanks and comments: a DELIMITER line
+// after it is the client's command, not a statement's text.
+func onlyComments(text []byte) bool {
+	t := strings.TrimRight(string(text), " \t\r\n")
+	return hint.StatementStart(t) >= len(t)
+}
+
+// hasDelimiterLine reports whether a line of b is a DELIMITER command.
+func hasDelimiterLine(b []byte) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if delimiterLine.Match(line) {
+			return true
+		}
 	}
-	return b
+	return false
+}
+
+// splitDelimited splits text at each delimiter outside strings, quoted identifiers and
+// comments, as the mysql client does under DELIMITER: the statements before each, trimmed,
+// and the text after the last.
+func splitDelimited(text []byte, delimiter string) (stmts []string, rest []byte) {
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for ; j < len(text) && text[j] != c; j++ {
+				if text[j] == '\\' && c != '`' {
+					j++
+				}
+			}
+			i = j
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			end := bytes.Index(text[i+2:], []byte("*/"))
+			if end < 0 {
+				return stmts, text[start:]
+			}
+			i += 2 + end + 1
+		case c == '#' || c == '-' && i+2 < len(text) && text[i+1] == '-' && (text[i+2] == ' ' || text[i+2] == '\t'):
+			end := bytes.IndexByte(text[i:], '\n')
+			if end < 0 {
+				return stmts, text[start:]
+			}
+			i += end
+		case bytes.HasPrefix(text[i:], []byte(delimiter)):
+			if s := strings.TrimSpace(string(text[start:i])); s != "" {
+				stmts = append(stmts, s)
+			}
+			start = i + len(delimiter)
+			i = start - 1
+		}
+	}
+	if start >= len(text) {
+		return stmts, nil
+	}
+	return stmts, text[start:]
 }
 
 // endsALine reports whether a line of b ends with c, blanks after it aside.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -356,4 +357,72 @@ func logOf(t *testing.T, path, s string) string {
 		t.Fatalf("the general log holds %d lines for %q", len(out), s)
 	}
 	return strings.Join(append(head, out...), "\n") + "\n"
+}
+
+// TestStatementsFileDelimiterAsTheClient: files of statements with DELIMITER — several
+// statements on one line, a delimiter inside a string, a stored procedure, DELIMITER written in
+// lower case, a file whose DELIMITER comes after a comment with no line ending with ";" — are
+// read into the statements the mariadb client sends for them, as the server's general log
+// shows.
+func TestStatementsFileDelimiterAsTheClient(t *testing.T) {
+	client, err := exec.LookPath("mariadb")
+	if err != nil {
+		if client, err = exec.LookPath("mysql"); err != nil {
+			t.Skip("no mariadb client")
+		}
+	}
+	files := []string{
+		"SELECT 1;\nDELIMITER $$\nSELECT 2$$ SELECT 3$$\nSELECT '$$', \"x$$\"$$\n" +
+			"CREATE PROCEDURE p() BEGIN SELECT 4; SELECT 5; END$$\nSELECT 6\n$$\ndelimiter ;\nSELECT 7; SELECT 8;\n",
+		"-- a file of one procedure\nDELIMITER //\nCREATE PROCEDURE q() BEGIN SELECT 9; END//\nDELIMITER ;\n",
+	}
+	for i, text := range files {
+		dir := t.TempDir()
+		generalLog := filepath.Join(dir, "general.log")
+		srv := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{Args: []string{"--general-log=1", "--general-log-file=" + generalLog, "--log-output=FILE"}}, "client")[0]
+		path := writeFile(t, fmt.Sprintf("script%d.sql", i), text)
+		host, port, _ := strings.Cut(srv.Addr, ":")
+		cmd := exec.Command(client, "--no-defaults", "-h", host, "-P", port, "-u", "root", "--comments", "test")
+		cmd.Stdin = strings.NewReader(text)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", client, err, out)
+		}
+		// The client's statements: the Query lines of its connection (the last to connect).
+		var st inputStats
+		var sent []string
+		last := uint64(0)
+		f, err := os.Open(generalLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []entry
+		if err := readGeneralLog(f, &st, func(e entry) error {
+			if e.kind == entryConnect {
+				last = e.session
+			}
+			all = append(all, e)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		for _, e := range all {
+			if e.session == last && e.kind == entryStatement && !strings.HasPrefix(e.text, "select @@version_comment") && e.text != "USE `test`" &&
+				!strings.HasPrefix(e.text, "-- ") { // a comment alone (--comments): no statement
+				sent = append(sent, e.text)
+			}
+		}
+		pf, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var read []string
+		if err := readStatements(pf, func(e entry) error { read = append(read, e.text); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		pf.Close()
+		if !slices.Equal(read, sent) {
+			t.Errorf("file %d: check reads\n%q\nthe client sent\n%q", i, read, sent)
+		}
+	}
 }
