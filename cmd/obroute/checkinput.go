@@ -244,6 +244,7 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		// sqlExecute holds the connections whose last entry is a Query of an SQL EXECUTE:
 		// the server logs the statement it runs as an Execute line after it.
 		sqlExecute = map[uint64]bool{}
+		lex        lexState // of text
 	)
 	flush := func() error {
 		if !have {
@@ -278,12 +279,17 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			continue
 		}
 		id, cmd, arg, ok := generalEntry(line)
-		if !ok || have && leftOpen(text) {
+		if !ok || have && lex.open() {
 			// A line of the statement's text, even one that looks like an entry line: the
 			// server writes the next entry after the whole text, which ends outside strings
 			// and comments.
 			if have {
 				text = append(append(text, '\n'), line...)
+				lex.feed([]byte{'\n'})
+				lex.feed(line)
+				if len(text) > maxLogStatement {
+					return errOpenStatement(pending.seq)
+				}
 			}
 			continue
 		}
@@ -309,6 +315,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			seq++
 			pending = entry{kind: entryStatement, session: id, count: 1, seq: seq}
 			text, have = append(text[:0], arg...), true
+			lex = newLexState()
+			lex.feed(arg)
 		case "Init DB":
 			if err := send(entry{kind: entryStatement, session: id, text: "USE `" + strings.ReplaceAll(string(arg), "`", "``") + "`"}); err != nil {
 				return err
@@ -349,6 +357,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		have     bool
 		inHeader bool
 		seq      uint64
+		lex      lexState // of body
 	)
 	flush := func() error {
 		if !have {
@@ -389,7 +398,7 @@ func readSlowLog(r io.Reader, out sink) error {
 			}
 			inHeader = false
 			continue
-		case have && !inHeader && isSlowHeader(line) && slowBodyOpen(body, starts):
+		case have && !inHeader && isSlowHeader(line) && len(starts) > 0 && lex.open():
 			// A line of the statement's text (inside one of its strings or comments) that
 			// looks like a header.
 		case bytes.HasPrefix(line, []byte("# Time:")):
@@ -408,6 +417,7 @@ func readSlowLog(r io.Reader, out sink) error {
 				pending.session = leadingNumber(line[i+4:])
 			}
 			body, starts, have, inHeader = body[:0], starts[:0], true, true
+			lex = newLexState()
 			continue
 		case have && bytes.HasPrefix(line, []byte("# administrator command: ")):
 			// MySQL's line for a command that is not a statement (log_slow_admin_statements).
@@ -437,7 +447,21 @@ func readSlowLog(r io.Reader, out sink) error {
 		inHeader = false
 		starts = append(starts, len(body))
 		body = append(append(body, line...), '\n')
+		lex.feed(line)
+		lex.feed([]byte{'\n'})
+		if len(body) > maxLogStatement {
+			return errOpenStatement(pending.seq)
+		}
 	}
+}
+
+// maxLogStatement bounds a statement of a log (maxStatement; a variable for the tests).
+var maxLogStatement = maxStatement
+
+// errOpenStatement is the error of a log statement longer than maxLogStatement: a string or
+// comment its application left open would make the rest of the log its text.
+func errOpenStatement(seq uint64) error {
+	return fmt.Errorf("statement %d of the log is longer than %d MiB: a string or comment left open in it would hold the log's next entries (give -format if the log is not what was detected)", seq, maxLogStatement>>20)
 }
 
 // isSlowHeader reports whether line starts a slow log entry or its time.
@@ -445,73 +469,79 @@ func isSlowHeader(line []byte) bool {
 	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# administrator command: "))
 }
 
-// slowBodyOpen reports whether the statement of a slow log entry's body is left open in a
-// string or comment (leftOpen), the lines the server added aside.
-func slowBodyOpen(body []byte, starts []int) bool {
-	return len(starts) > 0 && leftOpen(body)
+// lexState follows, byte by byte, whether a statement's text so far ends inside a string, a
+// quoted identifier or a comment, both as the server reads it with backslash escapes and
+// under NO_BACKSLASH_ESCAPES (a session's sql_mode is not known here).
+type lexState struct {
+	modes [2]lexMode // with backslash escapes, without
 }
 
-// leftOpen reports whether text ends inside a string, a quoted identifier or a comment both
-// as the server reads it with backslash escapes and under NO_BACKSLASH_ESCAPES: then the
-// server has not logged the whole statement yet, and a line after it that looks like a log
-// entry is still its text. (A text open in one reading only ends at the next entry line: a
-// session's sql_mode is not known here.)
-func leftOpen(text []byte) bool {
-	if bytes.IndexAny(text, "'\"`/-#") < 0 {
-		return false
+type lexMode struct {
+	quote      byte // the quote of the string or identifier the text is in, 0 outside
+	block      bool // in a /* */ comment
+	line       bool // in a comment to the line's end
+	esc        bool // after a backslash in a string
+	backslash  bool // backslashes escape in strings
+	prev, prv2 byte
+}
+
+func newLexState() lexState {
+	return lexState{modes: [2]lexMode{{backslash: true}, {}}}
+}
+
+// feed reads more of the text.
+func (l *lexState) feed(b []byte) {
+	for m := range l.modes {
+		l.modes[m].feed(b)
 	}
-	return lexOpen(text, true) && lexOpen(text, false)
 }
 
-// lexOpen reports whether text ends inside a string, quoted identifier or comment, backslash
-// escapes read in strings or not.
-func lexOpen(text []byte, backslash bool) bool {
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; c {
-		case '\'', '"', '`':
-			j := i + 1
-			for ; j < len(text); j++ {
-				if backslash && c != '`' && text[j] == '\\' {
-					j++
-					continue
-				}
-				if text[j] == c {
-					if j+1 < len(text) && text[j+1] == c { // a doubled quote
-						j++
-						continue
-					}
-					break
-				}
+func (m *lexMode) feed(b []byte) {
+	for _, c := range b {
+		switch {
+		case m.quote != 0:
+			switch {
+			case m.esc:
+				m.esc = false
+			case m.backslash && c == '\\' && m.quote != '`':
+				m.esc = true
+			case c == m.quote:
+				m.quote = 0 // a doubled quote opens it again at once
 			}
-			if j >= len(text) {
-				return true
+		case m.block:
+			if m.prev == '*' && c == '/' {
+				m.block = false
+				c = 0 // "*/*" does not open another
 			}
-			i = j
-		case '/':
-			if i+1 < len(text) && text[i+1] == '*' {
-				end := bytes.Index(text[i+2:], []byte("*/"))
-				if end < 0 {
-					return true
-				}
-				i += 2 + end + 1
+		case m.line:
+			if c == '\n' {
+				m.line = false
 			}
-		case '#':
-			if end := bytes.IndexByte(text[i:], '\n'); end >= 0 {
-				i += end
-			} else {
-				return false // a comment to the line's end: the next line is not in it
-			}
-		case '-':
-			if i+2 < len(text) && text[i+1] == '-' && (text[i+2] == ' ' || text[i+2] == '\t') {
-				if end := bytes.IndexByte(text[i:], '\n'); end >= 0 {
-					i += end
-				} else {
-					return false
-				}
-			}
+		case c == '\'' || c == '"' || c == '`':
+			m.quote = c
+		case c == '*' && m.prev == '/':
+			m.block = true
+			c = 0
+		case c == '#':
+			m.line = true
+		case (c == ' ' || c == '\t') && m.prev == '-' && m.prv2 == '-':
+			m.line = true
+		}
+		m.prv2, m.prev = m.prev, c
+	}
+}
+
+// open reports whether the text so far ends inside a string, quoted identifier or comment in
+// both readings: then the server has not logged the whole statement yet, and a line after it
+// that looks like a log entry is still its text. (Open in one reading only, it ends at the
+// next entry line.)
+func (l *lexState) open() bool {
+	for _, m := range l.modes {
+		if m.quote == 0 && !m.block {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // isSQLExecute reports whether a statement is an SQL EXECUTE (of a statement PREPAREd in SQL).

@@ -248,3 +248,30 @@ func TestCheckServerRejected(t *testing.T) {
 		t.Errorf("the rejected SET time_zone: %v, want server_error", g)
 	}
 }
+
+// TestLogStatementLeftOpen: a statement whose string is never closed (the server rejects it)
+// would make every later line of the log its text: past maxLogStatement, reading stops with an
+// error naming it, rather than swallowing the log.
+func TestLogStatementLeftOpen(t *testing.T) {
+	defer func(n int) { maxLogStatement = n }(maxLogStatement)
+	maxLogStatement = 1 << 20
+	var b strings.Builder
+	b.WriteString("\t\t     5 Query\tSELECT 'never closed\n")
+	line := "\t\t     6 Query\tSELECT name FROM items WHERE id = 1\n"
+	for b.Len() <= maxLogStatement+4096 {
+		b.WriteString(line)
+	}
+	var st inputStats
+	err := readGeneralLog(strings.NewReader(b.String()), &st, func(entry) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "statement 1 of the log is longer than 1 MiB") {
+		t.Errorf("err %v, want the open statement's", err)
+	}
+	b.Reset()
+	b.WriteString("# User@Host: app[app] @ localhost []\n# Thread_id: 5  Schema: test  QC_hit: No\nSET timestamp=1;\nSELECT 'never closed\n")
+	for b.Len() <= maxLogStatement+4096 {
+		b.WriteString("# User@Host: app[app] @ localhost []\n# Thread_id: 6  Schema: test  QC_hit: No\nSET timestamp=1;\nSELECT 1;\n")
+	}
+	if err := readSlowLog(strings.NewReader(b.String()), func(entry) error { return nil }); err == nil || !strings.Contains(err.Error(), "longer than 1 MiB") {
+		t.Errorf("slow log: err %v, want the open statement's", err)
+	}
+}
