@@ -12,8 +12,10 @@ import (
 // USE replayed, temporary tables followed, refusals — through the same code, but each server
 // session is a dry one that sends nothing: every statement succeeds at once with no rows and
 // no row affected, except that a variable read (SELECT @… or readBackStart …: how the client
-// session reads back a SET, or a user variable a SELECT assigned) gives one row of NULL.
-// A split SELECT runs no sub-query and merges nothing. `obroute check` follows a workload's logs
+// session reads back a SET, or a user variable a SELECT assigned) gives one row of NULL. A SET
+// that gives a system variable a value only a server computes (an expression, DEFAULT, a user
+// variable) fails with ErrDryRunUnknown: the client session's state is then not known, rather
+// than made up. A split SELECT runs no sub-query and merges nothing. `obroute check` follows a workload's logs
 // this way.
 
 // WithDryRun makes every client session of the connector a dry run: statements are routed and

@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -118,5 +119,67 @@ shadow:
 	_, err = c.Explain(context.Background(), "INSERT INTO orders_log VALUES (1, 0, 'load test')")
 	if err == nil || !strings.Contains(err.Error(), "which this connector does not read (WithoutReadBack)") {
 		t.Fatalf("err = %v, want the refusal naming WithoutReadBack", err)
+	}
+}
+
+// TestDryRunUnknownState: a SET whose value only a server computes fails in a dry run with
+// ErrDryRunUnknown, naming the assignment, instead of recording a value the dry server session
+// made up (NULL); a SET of literals, a user variable's (no route depends on one) and SET NAMES
+// or TRANSACTION are followed as before. MariaDB runs every statement, and holds a value for
+// each variable, not the NULL a dry server session answers.
+func TestDryRunUnknownState(t *testing.T) {
+	b := sqltest.Shared(t, "dryunknown")[0]
+	cfg, err := config.ParseDSN("obroute:backends.hot.dsn=app:pw@tcp(127.0.0.1:1)/shop;backends.cold.dsn=app:pw@tcp(127.0.0.1:1)/shop;" +
+		"time_tables.orders.shard_key=order_time;time_tables.orders.shard_key_type=datetime;time_tables.orders.hot_window.months=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := connector.New(cfg, connector.WithDryRun(), connector.WithMetadataSource(metadata.StaticSource{}), connector.WithoutReadBack())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	ctx := context.Background()
+	dry, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dry.Close()
+	live, err := b.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	for _, s := range []struct {
+		sql, variable string
+		unknown       bool
+	}{
+		{sql: "SET time_zone = '+08:00'", variable: "@@session.time_zone"},
+		{sql: "SET sql_mode = 'ANSI'", variable: "@@session.sql_mode"},
+		{sql: "SET NAMES utf8mb4", variable: "@@session.character_set_client"},
+		{sql: "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", variable: "@@session.tx_isolation"},
+		{sql: "SET autocommit = 0", variable: "@@session.autocommit"},
+		{sql: "SET @x = (SELECT 1)", variable: "@x"},
+		{sql: "SET time_zone = @@global.time_zone", variable: "@@session.time_zone", unknown: true},
+		{sql: "SET sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')", variable: "@@session.sql_mode", unknown: true},
+		{sql: "SET time_zone = DEFAULT", variable: "@@session.time_zone", unknown: true},
+		{sql: "SET @z = '+03:00'", variable: "@z"},
+		{sql: "SET time_zone = @z", variable: "@@session.time_zone", unknown: true},
+	} {
+		if _, err := live.ExecContext(ctx, s.sql); err != nil {
+			t.Fatalf("MariaDB: %s: %v", s.sql, err)
+		}
+		var v sql.NullString
+		if err := live.QueryRowContext(ctx, "SELECT "+s.variable).Scan(&v); err != nil || !v.Valid {
+			t.Errorf("MariaDB: after %s, %s is %v (%v)", s.sql, s.variable, v, err)
+		}
+		_, err := dry.ExecContext(ctx, s.sql)
+		switch {
+		case s.unknown && (!errors.Is(err, connector.ErrDryRunUnknown) || !strings.Contains(err.Error(), s.sql[len("SET "):])):
+			t.Errorf("dry run: %s: err %v, want ErrDryRunUnknown naming the assignment", s.sql, err)
+		case !s.unknown && err != nil:
+			t.Errorf("dry run: %s: %v", s.sql, err)
+		}
 	}
 }

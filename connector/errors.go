@@ -35,6 +35,11 @@ var (
 	// one. The transaction was not committed (errors.Is(err, ErrTxBackendLost) holds too);
 	// run it again: it goes to the new primary.
 	ErrPrimaryChanged = errors.New("obroute: service primary changed")
+	// ErrDryRunUnknown: in a dry run (WithDryRun), a SET gave a system variable a value only a
+	// server computes (an expression, DEFAULT, a user variable: SET time_zone =
+	// @@global.time_zone), which the dry server session cannot know. The client session's
+	// state is unknown from then on: what its next statements would do may depend on the value.
+	ErrDryRunUnknown = errors.New("obroute: dry run: the session's state depends on a value only a server computes")
 	// ErrNotObroute: the handle was not opened with obroute (its driver is another one).
 	ErrNotObroute = errors.New("obroute: the handle's driver is not obroute")
 )

@@ -353,6 +353,18 @@ func (cs *clientSession) readBackVars(ctx context.Context, s *serverSession, ass
 			f.rowCount = heldValue(count)
 		}
 	}
+	if cs.c.dryRun {
+		for _, e := range entries {
+			if _, lit := e.asWritten.Literal(); e.asWritten.Value == "" && !lit && strings.Contains(e.asWritten.Assignment, "=") &&
+				!strings.HasPrefix(e.asWritten.Name, "@") {
+				// name = an expression, DEFAULT, a user variable: a dry server session holds
+				// no value, and replaying NULL, or the text as written, would be a guess at
+				// what the server computed. (A user variable's value decides no route; SET
+				// NAMES and SET TRANSACTION replay as written.)
+				return nil, errorf("%w: %s", ErrDryRunUnknown, e.asWritten.Assignment)
+			}
+		}
+	}
 	vars := make([]routing.SessionVar, len(entries))
 	for i, e := range entries {
 		switch {

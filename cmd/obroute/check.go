@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +28,8 @@ bookkeeping). Prints a summary by route class and the statement templates (state
 differ only in literal values, as obroute's parse cache groups them), the most frequent first,
 each with its count, class, backends and query level, and for a refusal its reason and how to
 rewrite the statement. Only the shard metadata is read from its backend, unless -metadata
-gives it. Exit status 1 when any statement would be refused (a CI gate), or on an error.
+gives it. Exit status 1 when any statement would be refused or its route cannot be decided
+without a server (unknown, needs_values, truncated): a CI gate; or on an error.
 
 Inputs:
   LOG              a general query log (general_log=1, log_output=FILE), a slow query log
@@ -41,7 +45,9 @@ Inputs:
 Classes: default, static (a static table route), forced (transaction, temporary table,
 previous statement's session, backend hint; SET and USE), cached (route not computable),
 hot_only, split, cold_only (history store only), shadow, session (BEGIN, COMMIT, ROLLBACK:
-kept by obroute itself), refused (by reason, as Stats().Rejections names them). Stats().Routes
+kept by obroute itself), unknown (a SET of a value only a server computes, such as SET
+time_zone = @@global.time_zone, and every later statement of its client session),
+refused (by reason, as Stats().Rejections names them). Stats().Routes
 counts static as default, and a statement refused once routed (routed_class in -json) in the
 class it was routed to.
 
@@ -57,6 +63,13 @@ Flags:
   -now TIME           the clock for the hot window: 2006-01-02, "2006-01-02 15:04:05" (UTC) or
                       RFC 3339; default: now
   -format F           general, slow or statements; default: read from LOG's first lines
+  -time-zone ZONE     the time_zone the workload's server sessions started with (its server's
+                      global time_zone, or its DSN's): '+08:00' or a name such as Asia/Shanghai;
+                      each client session starts with it, as if it had run SET time_zone (the
+                      session's own SET time_zone still wins). It decides what NOW() means and,
+                      for a TIMESTAMP shard key, which instant a literal is. Default: the metadata
+                      backend's, read with the metadata; with -metadata, unknown (NOW() is read
+                      as any wall clock within 14 hours of UTC, a TIMESTAMP literal likewise)
   -user NAME          only the client sessions of this user (general and slow logs)
   -schema NAME        with -digests: only the digests of this schema
   -json               print the report as JSON (every template)
@@ -83,6 +96,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metaFile := fs.String("metadata", "", "shard metadata file (CSV or YAML)")
 	nowText := fs.String("now", "", "the clock for the hot window")
 	format := fs.String("format", "", "general, slow or statements")
+	timeZone := fs.String("time-zone", "", "the time_zone the workload's server sessions started with")
 	digests := fs.String("digests", "", "read the statement digests of the server at this DSN")
 	user := fs.String("user", "", "only this user's client sessions")
 	schema := fs.String("schema", "", "with -digests: only this schema's digests")
@@ -107,6 +121,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("-schema goes with -digests")
 	case *maxSessions < 1 || *maxTemplates < 1:
 		return errors.New("-max-sessions and -max-templates must be at least 1")
+	}
+	if err := checkTimeZone(*timeZone); err != nil {
+		return err
 	}
 	c, err := routeConnector(*cfgFile, *dsn, *nowText, *metaFile, connector.WithDryRun(), connector.WithObserver(checkObserver{}))
 	if err != nil {
@@ -154,7 +171,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer tuneGC()()
-	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates}
+	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone}
 	if in.Format == "statements" {
 		*workers = 1 // one client session
 	}
@@ -195,11 +212,33 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if n, k := r.refused(); n > 0 {
-		return fmt.Errorf("%s statement(s) of %s template(s) would be refused", group(n), group(int64(k)))
+	if v := r.verdict(); v != "" {
+		return errors.New(v)
 	}
 	return nil
 }
+
+// checkTimeZone checks a -time-zone value: an offset ('+08:00', '-05:30') or a named zone of
+// the machine's zone database (as the server's time-zone tables hold it).
+func checkTimeZone(zone string) error {
+	if zone == "" {
+		return nil
+	}
+	if m := offsetZoneText.FindStringSubmatch(zone); m != nil {
+		if h, _ := strconv.Atoi(m[1]); h <= 14 {
+			return nil
+		}
+	}
+	if strings.EqualFold(zone, "system") {
+		return errors.New("-time-zone SYSTEM: give the zone the server's system zone is ('+00:00', 'Europe/Berlin')")
+	}
+	if _, err := time.LoadLocation(zone); err != nil || zone == "Local" {
+		return fmt.Errorf("-time-zone %q: give an offset such as +08:00 or a zone name such as Asia/Shanghai", zone)
+	}
+	return nil
+}
+
+var offsetZoneText = regexp.MustCompile(`^[+-](\d{1,2}):[0-5]\d$`)
 
 // tuneGC lets the heap grow to 5 times the live data between collections (GOGC=400) within a
 // soft limit of 128 MiB, unless GOGC or GOMEMLIMIT say otherwise: check keeps little live data
@@ -250,8 +289,10 @@ func routeConnector(cfgFile, dsn, nowText, metaFile string, opts ...connector.Op
 	return connector.New(cfg, opts...)
 }
 
-// logFormat returns the format of -format, or the one LOG's first 64 KiB show: a slow log's
-// "# User@Host:" headers, a general log's entry lines or server header, else statements.
+// logFormat returns the format of -format, or the one LOG's first 64 KiB show: the first line
+// past the server's header (which both logs start with) that starts an entry decides — a slow
+// log's "# Time:" or "# User@Host:", a general log's entry line — else statements. Only the
+// first counts: a statement's text in a log may hold lines that look like the other log's.
 func logFormat(flag string, br *bufio.Reader) (string, error) {
 	switch flag {
 	case "general":
@@ -265,7 +306,6 @@ func logFormat(flag string, br *bufio.Reader) (string, error) {
 		return "", fmt.Errorf("-format %q: give general, slow or statements", flag)
 	}
 	head, _ := br.Peek(64 << 10)
-	general := false
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -277,16 +317,12 @@ func logFormat(flag string, br *bufio.Reader) (string, error) {
 		switch {
 		case bytes.HasPrefix(line, []byte("# User@Host:")), bytes.HasPrefix(line, []byte("# Time:")):
 			return "slow_log", nil
-		case serverHeader(line):
-			general = true
+		case serverHeader(line), headerTail(line):
 		default:
 			if _, _, _, ok := generalEntry(line); ok {
-				general = true
+				return "general_log", nil
 			}
 		}
-	}
-	if general {
-		return "general_log", nil
 	}
 	return "statements", nil
 }

@@ -440,6 +440,30 @@ func checkDigests(t *testing.T, srv *sqltest.Backend, cfgPath string) {
 	if r.Input.Format != "digests" || r.Input.Statements == 0 {
 		t.Errorf("input %+v", r.Input)
 	}
+
+	// A schema whose digests are all needs_values: nothing is refused, nothing is known either,
+	// and a CI gate must not pass it.
+	srv.Exec(t, "CREATE DATABASE ranges")
+	srv.Exec(t, "CREATE TABLE ranges.orders LIKE test.orders")
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = "root", "tcp", srv.Addr, "ranges"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	for _, s := range []string{"SELECT id FROM orders WHERE order_time >= '2025-03-01' AND order_time < '2025-03-05'",
+		"INSERT INTO orders (id, user_id, order_time, amount) VALUES (1, 1, '2024-11-05 00:00:00', 1)"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, code = runCheckJSON(t, "-config", cfgPath, "-metadata", writeFile(t, "shards.csv", checkShardsCSV), "-now", "2025-03-15 12:00:00",
+		"-digests", "root@tcp("+srv.Addr+")/", "-schema", "ranges")
+	if code != 1 || len(r.Classes) != 1 || r.Classes[0].Class != classNeedsValues || r.Classes[0].Statements != 2 {
+		t.Errorf("schema ranges: exit %d, classes %+v; want 1 and 2 needs_values", code, r.Classes)
+	}
 }
 
 // TestCheckCommand: the text report of a file of statements, read as one client session (the

@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/routing"
 )
 
@@ -47,6 +48,9 @@ type entry struct {
 	seq uint64
 	// truncated marks a digest whose text performance_schema cut short.
 	truncated bool
+	// errno is the error the server answered the statement with, when the log says (MySQL's
+	// slow log with log_slow_extra: "Errno:"); 0 when it ran or the log does not say.
+	errno uint64
 }
 
 // inputStats are what a reader saw besides its entries.
@@ -227,7 +231,9 @@ func connectUser(arg []byte) string {
 
 // readGeneralLog reads a general query log: each connection's Connect, Query, Execute (the
 // statement a prepared statement ran, with its values), Init DB (a USE) and Quit, a statement
-// of several lines included. Other commands (Prepare, Close stmt, Ping …) are counted in st.
+// of several lines included (a line inside one of its strings or comments is its text, whatever
+// it looks like). Other commands (Prepare, Close stmt, Ping …) are counted in st, and so is the
+// Execute line the server writes after an SQL EXECUTE (the Query line, which obroute routes).
 func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
@@ -235,6 +241,10 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		text    []byte
 		have    bool // pending holds a statement whose text may go on
 		seq     uint64
+		// sqlExecute holds the connections whose last entry is a Query of an SQL EXECUTE:
+		// the server logs the statement it runs as an Execute line after it.
+		sqlExecute = map[uint64]bool{}
+		lex        lexState // of text
 	)
 	flush := func() error {
 		if !have {
@@ -269,20 +279,44 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			continue
 		}
 		id, cmd, arg, ok := generalEntry(line)
-		if !ok {
+		if !ok || have && lex.open() {
+			// A line of the statement's text, even one that looks like an entry line: the
+			// server writes the next entry after the whole text, which ends outside strings
+			// and comments.
 			if have {
 				text = append(append(text, '\n'), line...)
+				lex.feed([]byte{'\n'})
+				lex.feed(line)
+				if len(text) > maxLogStatement {
+					return errOpenStatement(pending.seq)
+				}
 			}
 			continue
 		}
+		if cmd == "Execute" && sqlExecute[id] {
+			// The statement an SQL EXECUTE (the Query line before) ran: that Query is the
+			// statement the application sent, and obroute routes.
+			delete(sqlExecute, id)
+			if err := flush(); err != nil {
+				return err
+			}
+			st.ignore("Execute of an SQL EXECUTE")
+			continue
+		}
+		delete(sqlExecute, id)
 		switch cmd {
 		case "Query", "Execute":
 			if err := flush(); err != nil {
 				return err
 			}
+			if cmd == "Query" && isSQLExecute(arg) {
+				sqlExecute[id] = true
+			}
 			seq++
 			pending = entry{kind: entryStatement, session: id, count: 1, seq: seq}
 			text, have = append(text[:0], arg...), true
+			lex = newLexState()
+			lex.feed(arg)
 		case "Init DB":
 			if err := send(entry{kind: entryStatement, session: id, text: "USE `" + strings.ReplaceAll(string(arg), "`", "``") + "`"}); err != nil {
 				return err
@@ -312,7 +346,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 
 // readSlowLog reads a slow query log (long_query_time=0 logs every statement): per statement
 // a "# User@Host:" header (with the connection id in "# Thread_id:" for MariaDB, in "Id:" for
-// MySQL), the "use db;" and "SET timestamp=…;" lines the server adds, and the statement.
+// MySQL; MySQL's log_slow_extra adds the statement's error, "Errno:", to "# Query_time:"), the
+// "use db;" and "SET timestamp=…;" lines the server adds, and the statement.
 func readSlowLog(r io.Reader, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
@@ -322,6 +357,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		have     bool
 		inHeader bool
 		seq      uint64
+		lex      lexState // of body
 	)
 	flush := func() error {
 		if !have {
@@ -362,6 +398,9 @@ func readSlowLog(r io.Reader, out sink) error {
 			}
 			inHeader = false
 			continue
+		case have && !inHeader && isSlowHeader(line) && len(starts) > 0 && lex.open():
+			// A line of the statement's text (inside one of its strings or comments) that
+			// looks like a header.
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -378,6 +417,7 @@ func readSlowLog(r io.Reader, out sink) error {
 				pending.session = leadingNumber(line[i+4:])
 			}
 			body, starts, have, inHeader = body[:0], starts[:0], true, true
+			lex = newLexState()
 			continue
 		case have && bytes.HasPrefix(line, []byte("# administrator command: ")):
 			// MySQL's line for a command that is not a statement (log_slow_admin_statements).
@@ -388,9 +428,16 @@ func readSlowLog(r io.Reader, out sink) error {
 				}
 			}
 			continue
-		case inHeader && bytes.HasPrefix(line, []byte("# ")):
+		case inHeader && bytes.HasPrefix(line, []byte("#")):
+			// The header's lines: "# Thread_id:", "# Query_time:" …, and with
+			// log_slow_verbosity=query_plan,explain the plan's lines and a lone "#".
 			if v, ok := bytes.CutPrefix(line, []byte("# Thread_id:")); ok {
 				pending.session = leadingNumber(v)
+			}
+			if bytes.HasPrefix(line, []byte("# Query_time:")) {
+				if i := bytes.Index(line, []byte(" Errno: ")); i >= 0 {
+					pending.errno = leadingNumber(line[i+len(" Errno: "):])
+				}
 			}
 			continue
 		}
@@ -400,7 +447,108 @@ func readSlowLog(r io.Reader, out sink) error {
 		inHeader = false
 		starts = append(starts, len(body))
 		body = append(append(body, line...), '\n')
+		lex.feed(line)
+		lex.feed([]byte{'\n'})
+		if len(body) > maxLogStatement {
+			return errOpenStatement(pending.seq)
+		}
 	}
+}
+
+// maxLogStatement bounds a statement of a log (maxStatement; a variable for the tests).
+var maxLogStatement = maxStatement
+
+// errOpenStatement is the error of a log statement longer than maxLogStatement: a string or
+// comment its application left open would make the rest of the log its text.
+func errOpenStatement(seq uint64) error {
+	return fmt.Errorf("statement %d of the log is longer than %d MiB: a string or comment left open in it would hold the log's next entries (give -format if the log is not what was detected)", seq, maxLogStatement>>20)
+}
+
+// isSlowHeader reports whether line starts a slow log entry or its time.
+func isSlowHeader(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# administrator command: "))
+}
+
+// lexState follows, byte by byte, whether a statement's text so far ends inside a string, a
+// quoted identifier or a comment, both as the server reads it with backslash escapes and
+// under NO_BACKSLASH_ESCAPES (a session's sql_mode is not known here).
+type lexState struct {
+	modes [2]lexMode // with backslash escapes, without
+}
+
+type lexMode struct {
+	quote      byte // the quote of the string or identifier the text is in, 0 outside
+	block      bool // in a /* */ comment
+	line       bool // in a comment to the line's end
+	esc        bool // after a backslash in a string
+	backslash  bool // backslashes escape in strings
+	prev, prv2 byte
+}
+
+func newLexState() lexState {
+	return lexState{modes: [2]lexMode{{backslash: true}, {}}}
+}
+
+// feed reads more of the text.
+func (l *lexState) feed(b []byte) {
+	for m := range l.modes {
+		l.modes[m].feed(b)
+	}
+}
+
+func (m *lexMode) feed(b []byte) {
+	for _, c := range b {
+		switch {
+		case m.quote != 0:
+			switch {
+			case m.esc:
+				m.esc = false
+			case m.backslash && c == '\\' && m.quote != '`':
+				m.esc = true
+			case c == m.quote:
+				m.quote = 0 // a doubled quote opens it again at once
+			}
+		case m.block:
+			if m.prev == '*' && c == '/' {
+				m.block = false
+				c = 0 // "*/*" does not open another
+			}
+		case m.line:
+			if c == '\n' {
+				m.line = false
+			}
+		case c == '\'' || c == '"' || c == '`':
+			m.quote = c
+		case c == '*' && m.prev == '/':
+			m.block = true
+			c = 0
+		case c == '#':
+			m.line = true
+		case (c == ' ' || c == '\t') && m.prev == '-' && m.prv2 == '-':
+			m.line = true
+		}
+		m.prv2, m.prev = m.prev, c
+	}
+}
+
+// open reports whether the text so far ends inside a string, quoted identifier or comment in
+// both readings: then the server has not logged the whole statement yet, and a line after it
+// that looks like a log entry is still its text. (Open in one reading only, it ends at the
+// next entry line.)
+func (l *lexState) open() bool {
+	for _, m := range l.modes {
+		if m.quote == 0 && !m.block {
+			return false
+		}
+	}
+	return true
+}
+
+// isSQLExecute reports whether a statement is an SQL EXECUTE (of a statement PREPAREd in SQL).
+func isSQLExecute(text []byte) bool {
+	s := string(text)
+	s = s[hint.StatementStart(s):]
+	return len(s) > 7 && strings.EqualFold(s[:7], "execute") && (s[7] == ' ' || s[7] == '\t' || s[7] == '\n' || s[7] == '\r')
 }
 
 // slowLine returns line i of a slow log entry's body, without its line end.
@@ -451,7 +599,7 @@ var delimiterLine = regexp.MustCompile(`(?i)^\s*delimiter\s+(\S+)\s*$`)
 func readStatements(r io.Reader, out sink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(1 << 20)
-	script := delimiterLine.Match(firstLine(head)) || endsALine(head, ';')
+	script := hasDelimiterLine(head) || endsALine(head, ';')
 	lines := &lineReader{r: br}
 	var (
 		seq       uint64
@@ -491,7 +639,7 @@ func readStatements(r io.Reader, out sink) error {
 			}
 			continue
 		}
-		if m := delimiterLine.FindSubmatch(line); m != nil && len(bytes.TrimSpace(pending)) == 0 {
+		if m := delimiterLine.FindSubmatch(line); m != nil && onlyComments(pending) {
 			delimiter, pending = string(m[1]), pending[:0]
 			continue
 		}
@@ -500,13 +648,14 @@ func readStatements(r io.Reader, out sink) error {
 			return fmt.Errorf("statement %d is longer than %d MiB: is a string or a comment left open?", seq+1, maxStatement>>20)
 		}
 		if delimiter != ";" {
-			if t := bytes.TrimSpace(line); bytes.HasSuffix(t, []byte(delimiter)) {
-				text := bytes.TrimSpace(pending)
-				if err := emit(string(text[:len(text)-len(delimiter)])); err != nil {
-					return err
-				}
-				pending = pending[:0]
+			if !bytes.Contains(line, []byte(delimiter)) {
+				continue
 			}
+			stmts, rest := splitDelimited(pending, delimiter)
+			if err := emitAll(stmts); err != nil {
+				return err
+			}
+			pending = append(pending[:0], rest...)
 			continue
 		}
 		if bytes.IndexByte(line, ';') < 0 {
@@ -538,11 +687,68 @@ func emitRest(rest string, open bool, emit func(string) error) error {
 	return nil
 }
 
-func firstLine(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i]
+// onlyComments reports whether text holds nothing but blanks and comments: a DELIMITER line
+// after it is the client's command, not a statement's text.
+func onlyComments(text []byte) bool {
+	t := strings.TrimRight(string(text), " \t\r\n")
+	return hint.StatementStart(t) >= len(t)
+}
+
+// hasDelimiterLine reports whether a line of b is a DELIMITER command.
+func hasDelimiterLine(b []byte) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if delimiterLine.Match(line) {
+			return true
+		}
 	}
-	return b
+	return false
+}
+
+// splitDelimited splits text at each delimiter outside strings, quoted identifiers and
+// comments, as the mysql client does under DELIMITER: the statements before each, trimmed,
+// and the text after the last.
+func splitDelimited(text []byte, delimiter string) (stmts []string, rest []byte) {
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for ; j < len(text) && text[j] != c; j++ {
+				if text[j] == '\\' && c != '`' {
+					j++
+				}
+			}
+			i = j
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			end := bytes.Index(text[i+2:], []byte("*/"))
+			if end < 0 {
+				return stmts, text[start:]
+			}
+			i += 2 + end + 1
+		case c == '#' || c == '-' && i+2 < len(text) && text[i+1] == '-' && (text[i+2] == ' ' || text[i+2] == '\t'):
+			end := bytes.IndexByte(text[i:], '\n')
+			if end < 0 {
+				return stmts, text[start:]
+			}
+			i += end
+		case bytes.HasPrefix(text[i:], []byte(delimiter)):
+			if s := strings.TrimSpace(string(text[start:i])); s != "" {
+				stmts = append(stmts, s)
+			}
+			start = i + len(delimiter)
+			i = start - 1
+		}
+	}
+	if start >= len(text) {
+		return stmts, nil
+	}
+	return stmts, text[start:]
 }
 
 // endsALine reports whether a line of b ends with c, blanks after it aside.

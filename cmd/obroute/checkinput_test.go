@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -212,5 +213,65 @@ func TestCheckProgressLine(t *testing.T) {
 	}
 	if got, want := progressLine(4*time.Second, nil, 0, 800), "check: 800 statements, 200 statements/s"; got != want {
 		t.Errorf("progress %q, want %q", got, want)
+	}
+}
+
+// TestCheckServerRejected: MySQL 8's slow log with log_slow_extra=ON (written as its manual
+// shows it) gives each statement's error: a statement the server rejected did not run, so
+// check neither routes it (it would count a refusal, exit 1) nor follows it (a rejected SET
+// time_zone leaves the session's zone as it was); it is counted as server_error.
+func TestCheckServerRejected(t *testing.T) {
+	entry := func(ts, errno, stmt string) string {
+		return "# Time: 2025-03-15T10:00:0" + ts + ".000000Z\n# User@Host: app[app] @ localhost []  Id:     8\n" +
+			"# Query_time: 0.000245  Lock_time: 0.000000 Rows_sent: 0  Rows_examined: 0 Thread_id: 8 Errno: " + errno +
+			" Killed: 0 Bytes_received: 23 Bytes_sent: 168 Read_first: 0 Read_last: 0 Read_key: 0 Read_next: 0 Read_prev: 0" +
+			" Read_rnd: 0 Read_rnd_next: 0 Sort_merge_passes: 0 Sort_range_count: 0 Sort_rows: 0 Sort_scan_count: 0" +
+			" Created_tmp_disk_tables: 0 Created_tmp_tables: 0 Start: 2025-03-15T10:00:0" + ts + ".000000Z End: 2025-03-15T10:00:0" + ts + ".000245Z\n" +
+			"SET timestamp=174203280" + ts + ";\n" + stmt + ";\n"
+	}
+	log := writeFile(t, "slow.log", "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n"+
+		"Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\nTime                 Id Command    Argument\n"+
+		entry("1", "0", "SET time_zone = '+08:00'")+
+		entry("2", "1054", "SELECT * FROM orders WHERE nosuch = 7")+
+		entry("3", "1298", "SET time_zone = 'Nowhere/Bogus'")+
+		entry("4", "0", "SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL 1 DAY"))
+	r, code := runCheckJSON(t, "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv", "-now", "2025-03-15", log)
+	got := map[string]int64{}
+	for _, c := range r.Classes {
+		got[c.Class] = c.Statements
+	}
+	if want := map[string]int64{"forced": 1, classServerError: 2, "hot_only": 1}; code != 0 || !maps.Equal(got, want) {
+		t.Errorf("exit %d, classes %v; want 0 and %v", code, got, want)
+	}
+	labels := reportLabels(r)
+	if g := labels["SET time_zone = 'Nowhere/Bogus'"]; !maps.Equal(g, map[string]int64{classServerError: 1}) {
+		t.Errorf("the rejected SET time_zone: %v, want server_error", g)
+	}
+}
+
+// TestLogStatementLeftOpen: a statement whose string is never closed (the server rejects it)
+// would make every later line of the log its text: past maxLogStatement, reading stops with an
+// error naming it, rather than swallowing the log.
+func TestLogStatementLeftOpen(t *testing.T) {
+	defer func(n int) { maxLogStatement = n }(maxLogStatement)
+	maxLogStatement = 1 << 20
+	var b strings.Builder
+	b.WriteString("\t\t     5 Query\tSELECT 'never closed\n")
+	line := "\t\t     6 Query\tSELECT name FROM items WHERE id = 1\n"
+	for b.Len() <= maxLogStatement+4096 {
+		b.WriteString(line)
+	}
+	var st inputStats
+	err := readGeneralLog(strings.NewReader(b.String()), &st, func(entry) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "statement 1 of the log is longer than 1 MiB") {
+		t.Errorf("err %v, want the open statement's", err)
+	}
+	b.Reset()
+	b.WriteString("# User@Host: app[app] @ localhost []\n# Thread_id: 5  Schema: test  QC_hit: No\nSET timestamp=1;\nSELECT 'never closed\n")
+	for b.Len() <= maxLogStatement+4096 {
+		b.WriteString("# User@Host: app[app] @ localhost []\n# Thread_id: 6  Schema: test  QC_hit: No\nSET timestamp=1;\nSELECT 1;\n")
+	}
+	if err := readSlowLog(strings.NewReader(b.String()), func(entry) error { return nil }); err == nil || !strings.Contains(err.Error(), "longer than 1 MiB") {
+		t.Errorf("slow log: err %v, want the open statement's", err)
 	}
 }

@@ -76,7 +76,7 @@ type outcomeRow struct {
 
 // classOrder is the order of the summary's classes.
 var classOrder = []string{"default", classStatic, "forced", "cached", "hot_only", "split", "cold_only", "shadow",
-	classSession, classNeedsValues, classTruncated, classRefused}
+	classSession, classServerError, classUnknown, classNeedsValues, classTruncated, classRefused}
 
 // classNotes explain the classes in the text summary.
 var classNotes = map[string]string{
@@ -89,6 +89,8 @@ var classNotes = map[string]string{
 	"cold_only":      "time-sharded, history store only",
 	"shadow":         "shadow traffic",
 	classSession:     "BEGIN, COMMIT, ROLLBACK, SET TRANSACTION: kept by obroute, not routed",
+	classServerError: "the workload's server rejected it (the log's Errno): not run, not routed",
+	classUnknown:     "after a SET of a value only a server computes: the session's state is unknown",
 	classNeedsValues: "the route depends on the values the digest replaced by ?",
 	classTruncated:   "digest text cut short by performance_schema_max_digest_length",
 	classRefused:     "refused by obroute",
@@ -199,6 +201,33 @@ func (r *checkReport) refused() (statements int64, templates int) {
 	return 0, 0
 }
 
+// undecidedClasses are the classes of statements whose route check cannot tell.
+var undecidedClasses = map[string]bool{classUnknown: true, classNeedsValues: true, classTruncated: true}
+
+// undecided returns the statements and templates whose route check cannot tell: unknown,
+// needs_values, truncated.
+func (r *checkReport) undecided() (statements int64, templates int) {
+	for _, c := range r.Classes {
+		if undecidedClasses[c.Class] {
+			statements, templates = statements+c.Statements, templates+c.Templates
+		}
+	}
+	return statements, templates
+}
+
+// verdict is the sentence that ends a report whose exit status is 1: the statements that would
+// be refused and those whose route check cannot tell; "" when there are none.
+func (r *checkReport) verdict() string {
+	var parts []string
+	if n, k := r.refused(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) would be refused", group(n), group(int64(k))))
+	}
+	if n, k := r.undecided(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, truncated)", group(n), group(int64(k))))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // writeJSON writes the report as indented JSON.
 func (r *checkReport) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -284,8 +313,8 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 			}
 		}
 	}
-	if n, k := r.refused(); n > 0 {
-		fmt.Fprintf(&b, "\n%s statement(s) of %s template(s) would be refused.\n", group(n), group(int64(k)))
+	if v := r.verdict(); v != "" {
+		fmt.Fprintf(&b, "\n%s.\n", v)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

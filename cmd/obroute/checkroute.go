@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,14 +27,20 @@ import (
 // Classes of `obroute check` besides the connector's route classes (connector.Plan.Class):
 // static (a static table route, counted as default by Stats), session (a statement obroute
 // keeps in the client session without routing it: BEGIN, COMMIT, ROLLBACK, a SET TRANSACTION
-// for the next transaction), refused, and for digests, needs_values (the route depends on the
-// values performance_schema replaced by ?) and truncated (a digest text cut short).
+// for the next transaction), refused, server_error (the workload's server answered it with an
+// error, as the log says: it did not run, so it is not routed and changes no session state),
+// unknown (a statement of a client session whose state
+// depends on a value only a server computes: connector.ErrDryRunUnknown), and for digests,
+// needs_values (the route depends on the values performance_schema replaced by ?) and
+// truncated (a digest text cut short).
 const (
 	classStatic      = "static"
 	classSession     = "session"
 	classRefused     = "refused"
 	classNeedsValues = "needs_values"
 	classTruncated   = "truncated"
+	classUnknown     = "unknown"
+	classServerError = "server_error"
 )
 
 // outcome is how one statement was routed: the fields a template's statements are counted by.
@@ -101,6 +109,9 @@ type checkSession struct {
 	user  string
 	known bool // user is known (a Connect line, or the slow log's header)
 	last  uint64
+	// unknown is the error of the statement after which the session's state is unknown
+	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
+	unknown string
 }
 
 // checkOptions are what the workers need besides the connector.
@@ -109,6 +120,7 @@ type checkOptions struct {
 	digests     bool   // the statements are digests: ? stands for literals
 	maxSessions int    // open client sessions per worker, at most
 	maxTemplate int    // distinct templates kept in the table, at most
+	timeZone    string // -time-zone: each client session starts with SET time_zone to it
 }
 
 // worker routes the statements of its client sessions.
@@ -186,6 +198,14 @@ func (w *worker) process(e *entry) error {
 		w.skipped += e.count
 		return nil
 	}
+	if e.errno != 0 {
+		w.count(e.text, outcome{class: classServerError, reason: "errno_" + strconv.FormatUint(e.errno, 10)}, e, "")
+		return nil
+	}
+	if s.unknown != "" {
+		w.count(e.text, outcome{class: classUnknown}, e, "after a statement whose effect only a server knows ("+s.unknown+")")
+		return nil
+	}
 	if s.conn == nil {
 		conn, err := w.c.Connect(w.ctx)
 		if err != nil {
@@ -193,6 +213,14 @@ func (w *worker) process(e *entry) error {
 		}
 		s.conn = conn
 		w.clients++
+		if w.opts.timeZone != "" {
+			// The zone the workload's server sessions started in: not a statement of the
+			// workload, so neither counted nor recorded.
+			set := "SET time_zone = '" + w.opts.timeZone + "'"
+			if _, err := conn.(driver.ExecerContext).ExecContext(w.ctx, set, nil); err != nil {
+				return fmt.Errorf("-time-zone: %s: %w", set, err)
+			}
+		}
 	}
 	return w.route(s, e)
 }
@@ -219,6 +247,9 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	text, o, msg := e.text, outcome{}, ""
 	switch ev := &w.rec.ev; {
+	case errors.Is(err, connector.ErrDryRunUnknown):
+		o.class, msg = classUnknown, err.Error()
+		s.unknown = err.Error()
 	case w.rec.got && ev.Refusal != "":
 		text, o.class, o.reason, msg = ev.SQL, classRefused, ev.Refusal, ev.Err.Error()
 	case w.rec.got:
@@ -246,6 +277,12 @@ func (w *worker) route(s *checkSession, e *entry) error {
 			o, msg = outcome{class: classNeedsValues}, ""
 		}
 	}
+	w.count(text, o, e, msg)
+	return nil
+}
+
+// count counts e's statement, of text, under its template with outcome o (msg: its error).
+func (w *worker) count(text string, o outcome, e *entry, msg string) {
 	w.buf = routing.AppendTemplate(w.buf[:0], text)
 	t := w.templates[string(w.buf)]
 	if t == nil {
@@ -260,7 +297,6 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	t.add(o, e.count, e.seq, msg)
 	w.statements.Add(e.count)
-	return nil
 }
 
 // otherTemplates stands for the templates past checkOptions.maxTemplate.
