@@ -372,7 +372,11 @@ func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*se
 			}
 		}
 	}
-	return s, found, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	s.zone.probe(ctx, db)
+	return s, found, nil
 }
 
 // tableList writes "(?, ?, …)", one placeholder per table of cols, to q and returns the tables'

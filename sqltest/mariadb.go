@@ -36,6 +36,9 @@ type MariaDBOptions struct {
 	// time_zone to a named zone such as 'Europe/Berlin'. It is loaded once per machine into a
 	// data-directory template of its own, which instances copy.
 	TimeZones bool
+	// Env are extra environment variables of the mariadbd process ("TZ=Europe/London": the
+	// zone its time_zone SYSTEM stands for), added to the test process's own.
+	Env []string
 }
 
 // startTimeout bounds how long a mariadbd may take to accept connections.
@@ -78,6 +81,7 @@ type instance struct {
 	dir  string
 	port int
 	args []string
+	env  []string
 
 	admin      *adminConns // also used for startup probes, so they stay out of counts
 	generalLog bool
@@ -95,7 +99,7 @@ func startInstance(tb testing.TB, bin mariadbBinaries, tmpl string, opts MariaDB
 	if err != nil {
 		tb.Fatalf("sqltest: MariaDB %s: %v", name, err)
 	}
-	inst := &instance{name: name, bin: bin.server, dir: dir, generalLog: opts.GeneralLog}
+	inst := &instance{name: name, bin: bin.server, dir: dir, generalLog: opts.GeneralLog, env: opts.Env}
 	tb.Cleanup(func() {
 		inst.destroy()
 		_ = os.RemoveAll(dir)
@@ -170,6 +174,9 @@ func (in *instance) start() error {
 		return nil
 	}
 	cmd := exec.Command(in.bin, in.args...)
+	if len(in.env) > 0 {
+		cmd.Env = append(os.Environ(), in.env...)
+	}
 	// If the test process dies without cleanup (timeout panic, SIGKILL), the
 	// kernel kills mariadbd too, so no orphan server is left behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
