@@ -23,7 +23,8 @@ import (
 // statement that needs it, in one query per backend that an INSERT may write to, run
 // concurrently (on the metadata backend the same query reads the default time zone). The
 // backends of the history store, which an INSERT writes to only with allow_cold_writes, are
-// read after the next metadata refresh, and so are the columns of tables that appear later.
+// read when obroute first opens a server session there (storeFacts.opened), or after the next
+// metadata refresh, and so are the columns of tables that appear later.
 // The unique keys of the tables are read with their columns (for REPLACE and ON DUPLICATE KEY
 // UPDATE, routing/time_upsert.go). When a backend's server changes (serverRun: a restart, a
 // service's new primary), all of it is read again for that backend with the first server
@@ -364,7 +365,7 @@ func readServer(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*ser
 func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*serverRead, []routing.KeyColumn, error) {
 	var q strings.Builder
 	q.WriteString("SELECT @@session.time_zone, @@system_time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), @@version, @@version_comment, @@session.sql_mode, " +
-		"c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, c.DATETIME_PRECISION FROM (SELECT 1 AS one) AS one " +
+		"c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE, c.DATETIME_PRECISION, c.EXTRA FROM (SELECT 1 AS one) AS one " +
 		"LEFT JOIN information_schema.COLUMNS AS c ON c.TABLE_SCHEMA = DATABASE() AND ")
 	var args []any
 	if len(cols) == 0 {
@@ -381,9 +382,9 @@ func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*se
 	s := &serverRead{keys: map[string]routing.ShardKeyColumn{}}
 	var found []routing.KeyColumn
 	for rows.Next() {
-		var table, column, typ sql.NullString
+		var table, column, typ, extra sql.NullString
 		var prec sql.NullInt64
-		if err := rows.Scan(&s.zone.name, &s.zone.system, &s.zone.offset, &s.version, &s.comment, &s.sqlMode, &table, &column, &typ, &prec); err != nil {
+		if err := rows.Scan(&s.zone.name, &s.zone.system, &s.zone.offset, &s.version, &s.comment, &s.sqlMode, &table, &column, &typ, &prec, &extra); err != nil {
 			return nil, nil, err
 		}
 		for _, k := range cols {
@@ -394,7 +395,8 @@ func readColumns(ctx context.Context, db *sql.DB, cols []routing.KeyColumn) (*se
 		if !table.Valid || !typ.Valid {
 			continue
 		}
-		col := routing.ShardKeyColumn{Type: routing.ShardKeyTypeOf(typ.String), DataType: typ.String}
+		col := routing.ShardKeyColumn{Type: routing.ShardKeyTypeOf(typ.String), DataType: typ.String,
+			OnUpdate: strings.Contains(strings.ToLower(extra.String), "on update")}
 		if col.Type == routing.ShardKeyDatetime || col.Type == routing.ShardKeyTimestamp {
 			if !prec.Valid || prec.Int64 < 0 || prec.Int64 > 6 {
 				continue // a precision obroute cannot read: the column stays unread

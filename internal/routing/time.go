@@ -79,6 +79,9 @@ type insertPlan struct {
 	// upsert names the duplicate-resolving form (REPLACE, ON DUPLICATE KEY UPDATE, IGNORE),
 	// "" for a plain INSERT: its tables' unique keys must hold the shard key (time_upsert.go).
 	upsert string
+	// dupKeepsKey: the ON DUPLICATE KEY UPDATE assigns key = VALUES(key), which keeps an ON
+	// UPDATE CURRENT_TIMESTAMP key from taking the server's clock (time_onupdate.go).
+	dupKeepsKey bool
 }
 
 func newTimeRouter(cfg *TimeConfig, r *Router) (*timeRouter, error) {
@@ -386,6 +389,11 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		}
 	case ShardKeyTimestamp:
 		if err := t.stampTables(ts, in.Session, &clock, stampSplit{span: span, tables: tables, locs: locs, open: openName}); err != nil {
+			return err
+		}
+	}
+	if ts.kind == KindUpdate && !emptyRange {
+		if err := t.onUpdateExact(ts, "UPDATE", tables, openName, key.typ, &clock); err != nil {
 			return err
 		}
 	}

@@ -422,7 +422,7 @@ func (t *timeRouter) analyzeInsert(ts *timeStatement, n *sqlparser.Insert, p *pr
 	if err := onDupSetsKey(n, ts.key, cfg.ShardKey); err != nil {
 		return nil, err
 	}
-	ip := &insertPlan{keyCol: keyCol, upsert: upsertKind(n)}
+	ip := &insertPlan{keyCol: keyCol, upsert: upsertKind(n), dupKeepsKey: onDupKeepsKey(n, ts.key)}
 	c := &rangeCompiler{key: ts.key, typed: p.typed}
 	for i, row := range rows {
 		if keyCol >= len(row) {

@@ -138,6 +138,11 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			return err
 		}
 	}
+	if ip.upsert == upsertOnDup && !ip.dupKeepsKey {
+		if err := t.onUpdateExact(ts, ip.upsert, tables, "", r0.key, ec.clock); err != nil {
+			return err
+		}
+	}
 	if hints.Level == hint.L1 && coldTarget {
 		return errorf("%w: declared L1 (hot only) but the INSERT writes to the history store; declare query_level=L2", ErrLevelViolation)
 	}

@@ -77,6 +77,9 @@ type ShardKeyColumn struct {
 	Digits int
 	// DataType is information_schema.COLUMNS.DATA_TYPE, for messages about other types.
 	DataType string
+	// OnUpdate: the column is ON UPDATE CURRENT_TIMESTAMP (information_schema.COLUMNS.EXTRA):
+	// the server sets it to its own clock in every row an UPDATE changes without assigning it.
+	OnUpdate bool
 }
 
 // keySummary is the shard-key type of one logical table.

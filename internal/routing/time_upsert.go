@@ -24,11 +24,24 @@ func upsertKind(n *sqlparser.Insert) string {
 	case n.Action == sqlparser.ReplaceStr:
 		return "REPLACE"
 	case len(n.OnDup) > 0:
-		return "INSERT … ON DUPLICATE KEY UPDATE"
+		return upsertOnDup
 	case n.Ignore != "":
 		return "INSERT IGNORE"
 	}
 	return ""
+}
+
+// upsertOnDup is upsertKind's name of INSERT … ON DUPLICATE KEY UPDATE.
+const upsertOnDup = "INSERT … ON DUPLICATE KEY UPDATE"
+
+// onDupKeepsKey reports whether the ON DUPLICATE KEY UPDATE of n assigns key = VALUES(key).
+func onDupKeepsKey(n *sqlparser.Insert, key string) bool {
+	for _, e := range n.OnDup {
+		if v, ok := e.Expr.(*sqlparser.ValuesFuncExpr); ok && e.Name.Name.Lowered() == key && v.Name.Name.Lowered() == key {
+			return true
+		}
+	}
+	return false
 }
 
 // onDupSetsKey refuses an ON DUPLICATE KEY UPDATE that assigns the shard key key, as the
