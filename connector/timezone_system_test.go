@@ -173,3 +173,44 @@ func TestShardKeyOnUpdateCurrentTimestamp(t *testing.T) {
 		same(t, o, r, q)
 	}
 }
+
+// TestTimestampKeyInsertOutOfRange: a TIMESTAMP holds the instants from 1970-01-01 00:00:01 to
+// 2038-01-19 03:14:07 UTC. A row outside them is refused by the server in a strict sql_mode and
+// stored as '0000-00-00 00:00:00' otherwise; obroute sent it to the table of the time written
+// (the newest, open above, for 2040), where a read of zero times did not find it. Such a row is
+// refused, naming the range in the session's zone.
+func TestTimestampKeyInsertOutOfRange(t *testing.T) {
+	bs := sqltest.Shared(t, "hot", "cold", "ref")
+	tables := monthsUTC(utc(2026, 9, 1, 0), utc(2026, 11, 1, 0), utc(2026, 10, 1, 0))
+	tables[0].Min, tables[0].Hot = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), true // holds all before, on hot
+	c := newKeyCluster(t, bs, "TIMESTAMP", tables, hourly(utc(2026, 9, 28, 0), utc(2026, 10, 3, 0)))
+	ob, ref := c.open(t, "", utc(2026, 11, 15, 12))
+	ctx := context.Background()
+	for _, s := range []struct{ zone, ts string }{
+		{"+00:00", "2040-01-01 00:00:00"},
+		{"+00:00", "2038-01-19 03:14:08"},
+		{"+09:00", "2038-01-19 12:14:08"},
+		{"+00:00", "1969-12-31 23:00:00"},
+		{"+09:00", "1970-01-01 09:00:00"},
+	} {
+		o, r := sessions(t, ob, ref, "SET sql_mode = ''", "SET time_zone = '"+s.zone+"'")
+		ins := "INSERT INTO orders (id, ts) VALUES (900001, '" + s.ts + "')"
+		if _, err := r.ExecContext(ctx, ins); err != nil {
+			t.Fatalf("reference: %s: %v", ins, err)
+		}
+		_, err := o.ExecContext(ctx, ins)
+		if err == nil {
+			for _, q := range []string{
+				"SELECT COUNT(*) FROM orders WHERE ts < '2000-01-01'",
+				"SELECT id FROM orders WHERE ts < '1980-01-01' ORDER BY id",
+			} {
+				same(t, o, r, q)
+			}
+		} else if !errors.Is(err, connector.ErrNoTimeRange) || !strings.Contains(err.Error(), "TIMESTAMP range") {
+			t.Errorf("%s at %s: %v, want it stored as one server stores it or %v naming the TIMESTAMP range", ins, s.zone, err, connector.ErrNoTimeRange)
+		}
+		c.ref.Exec(t, "DELETE FROM orders WHERE id = 900001")
+		c.hot.Exec(t, "DELETE FROM orders_202609 WHERE id = 900001")
+		c.hot.Exec(t, "DELETE FROM orders_202611 WHERE id = 900001")
+	}
+}

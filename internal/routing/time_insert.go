@@ -50,6 +50,10 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 			if lo, last, exact, err = t.stored(&all[i], sk, v); err != nil {
 				return errorf("%w: row %d of the INSERT into %s gives %s %w", ErrTimeZone, r+1, ts.table.Table, ts.table.ShardKey, err)
 			}
+			if r0.key == ShardKeyTimestamp && (outsideTimestamp(lo) || outsideTimestamp(last)) {
+				return errorf("%w: row %d of the INSERT into %s gives the TIMESTAMP %s '%s', which is %s UTC in the session's time zone %s: outside the TIMESTAMP range (%s to %s there, 1970-01-01 00:00:01 to 2038-01-19 03:14:07 UTC), which MariaDB refuses in a strict sql_mode and stores as '0000-00-00 00:00:00' otherwise, in no table's span; write a time within the range, or make the column a DATETIME",
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), ec.clock.zone, formatTime(wallUTC(timestampMin.In(ec.clock.zone))), formatTime(wallUTC(timestampMax.In(ec.clock.zone))))
+			}
 			if covers(&all[i], lo) {
 				owner[r] = i
 				break
@@ -173,3 +177,13 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 	}
 	return nil
 }
+
+// timestampMin and timestampMax are the first and last instants a TIMESTAMP holds (to the
+// microsecond).
+var (
+	timestampMin = time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
+	timestampMax = time.Date(2038, 1, 19, 3, 14, 7, 999999000, time.UTC)
+)
+
+// outsideTimestamp reports whether the instant at is outside the TIMESTAMP range.
+func outsideTimestamp(at time.Time) bool { return at.Before(timestampMin) || at.After(timestampMax) }
