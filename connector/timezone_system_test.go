@@ -214,3 +214,66 @@ func TestTimestampKeyInsertOutOfRange(t *testing.T) {
 		c.hot.Exec(t, "DELETE FROM orders_202611 WHERE id = 900001")
 	}
 }
+
+// TestTimestampKeyAdviceInSessionZone: a refusal's advice gives a TIMESTAMP key's times as the
+// session writes them, in its time zone, naming it. It gave the hot window's start as the UTC of
+// the metadata, and in a +09:00 session the INSERT or range the message advised was still
+// refused: '2026-10-01 00:00:00' there is nine hours before the window.
+func TestTimestampKeyAdviceInSessionZone(t *testing.T) {
+	bs := sqltest.Shared(t, "hot", "cold", "ref")
+	c := newKeyCluster(t, bs, "TIMESTAMP", monthsUTC(utc(2026, 9, 1, 0), utc(2026, 11, 1, 0), utc(2026, 10, 1, 0)),
+		hourly(utc(2026, 9, 30, 0), utc(2026, 10, 2, 0)))
+	cfg := &config.Config{
+		Backends: []config.Backend{
+			{Name: "hot", Role: "hot", DSN: c.hot.DSN},
+			{Name: "cold", Role: "cold", DSN: c.cold.DSN},
+		},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "ts", HotWindow: config.HotWindow{Months: 1}}},
+		Metadata:   config.Metadata{Backend: "hot"},
+	}
+	conn, err := connector.New(cfg, connector.WithClock(func() time.Time { return utc(2026, 11, 15, 12) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := sql.OpenDB(conn)
+	defer ob.Close()
+	ctx := context.Background()
+	o, err := ob.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.ExecContext(ctx, "SET time_zone = '+09:00'"); err != nil {
+		t.Fatal(err)
+	}
+	advised := func(err error, before string) string {
+		t.Helper()
+		if err == nil {
+			t.Fatal("not refused")
+		}
+		msg := err.Error()
+		i := strings.Index(msg, before)
+		if i < 0 {
+			t.Fatalf("%v: no %q", err, before)
+		}
+		rest := msg[i+len(before):]
+		v, tail, ok := strings.Cut(rest, "'")
+		if !ok || !strings.HasPrefix(tail, " (time zone +09:00)") {
+			t.Fatalf("%v: the advised time does not name the session's zone", err)
+		}
+		return v
+	}
+	_, err = o.ExecContext(ctx, "INSERT INTO orders (id, ts) VALUES (900001, '2026-09-30 12:00:00')")
+	from := advised(err, "hot window (from '")
+	if _, err := o.ExecContext(ctx, "INSERT INTO orders (id, ts) VALUES (900002, ?)", from); err != nil {
+		t.Errorf("INSERT at the start of the hot window the refusal gave, '%s': %v", from, err)
+	}
+	_, err = o.QueryContext(ctx, "/*+ OBROUTE(query_level=L1) */ SELECT COUNT(*) FROM orders WHERE ts >= '2026-09-30 20:00:00'")
+	from = advised(err, "narrow the range to ts >= '")
+	rows, err := o.QueryContext(ctx, "/*+ OBROUTE(query_level=L1) */ SELECT COUNT(*) FROM orders WHERE ts >= ?", from)
+	if err != nil {
+		t.Errorf("the range the refusal gave, ts >= '%s': %v", from, err)
+	} else {
+		rows.Close()
+	}
+}

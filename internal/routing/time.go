@@ -210,6 +210,10 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 		now = instant.UTC()
 	}
 	boundary := metadata.HotWindow(ts.table.HotWindow).Boundary(now)
+	show := shownTimes{}
+	if stamp {
+		show = shownTimes{zone: clock.zone, name: clock.name}
+	}
 	p.Type = UsePartitionLocationLookup
 	ec := evalCtx{args: t.rangeArgs(in.Args), key: ts.key, clock: &clock}
 	if in.Explain {
@@ -328,13 +332,13 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	switch level {
 	case hint.L1:
 		if reachesBelow || readsCold {
-			return errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= '%s' or declare query_level=L2",
-				ErrLevelViolation, span, formatTime(boundary), metadata.HotWindow(ts.table.HotWindow), ts.table.ShardKey, formatTime(boundary))
+			return errorf("%w: declared L1 (hot only) but the range %s reaches before the hot window boundary %s (window: %s); narrow the range to %s >= %s or declare query_level=L2",
+				ErrLevelViolation, show.interval(span), show.bare(boundary), metadata.HotWindow(ts.table.HotWindow), ts.table.ShardKey, show.time(boundary))
 		}
 	case hint.L3:
 		if reachesHot {
-			return errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before '%s' or declare query_level=L2",
-				ErrLevelViolation, span, formatTime(boundary), formatTime(boundary))
+			return errorf("%w: declared L3 (history only) but the range %s reaches the hot window starting %s; end the range before %s or declare query_level=L2",
+				ErrLevelViolation, show.interval(span), show.bare(boundary), show.time(boundary))
 		}
 	case hint.LevelNone:
 		switch {
@@ -358,12 +362,12 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	}
 	coldAll := hints.Level == hint.L3
 	if (coldTarget || coldAll || fullScan) && ts.table.RequireColdQuery && !hints.ColdQuery {
-		return errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from '%s')",
-			ErrColdQueryRequired, ts.table.Table, span, formatTime(boundary))
+		return errorf("%w: the statement on %s reads the history store (range %s) and the configuration requires the cold_query hint for that; add /*+ OBROUTE(cold_query=true) */ or narrow the range to the hot window (from %s)",
+			ErrColdQueryRequired, ts.table.Table, show.interval(span), show.time(boundary))
 	}
 	if ts.kind != KindSelect {
 		if coldTarget && !ts.table.AllowColdWrites {
-			return errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, formatTime(boundary))
+			return errorf("%w: the %s on %s would change tables of the history store; narrow the range to the hot window (from %s) or set allow_cold_writes", ErrColdWrite, ts.kind, ts.table.Table, show.time(boundary))
 		}
 		if err := checkOneBackend(ts, locs, tables); err != nil {
 			return err

@@ -249,12 +249,23 @@ type storeKey struct {
 	sess *SessionState
 }
 
-// utcNote says " (UTC)" after an instant of a TIMESTAMP key, nothing for other types.
-func (k storeKey) utcNote(time.Time) string {
-	if k.typ == ShardKeyTimestamp {
-		return " (UTC)"
+// utcNote names, after a wall clock of a TIMESTAMP key in the session's zone, the zone and
+// the UTC instant at it stands for: " (time zone +09:00: '2026-10-31 20:00:00' UTC)"; nothing
+// for other types.
+func (k storeKey) utcNote(at time.Time) string {
+	if k.typ == ShardKeyTimestamp && k.zone != nil {
+		return " (time zone " + k.zone.String() + ": '" + formatTime(at) + "' UTC)"
 	}
 	return ""
+}
+
+// wall is the instant at of a TIMESTAMP key as the session's wall clock, which messages give
+// (with utcNote); other types' times as they are.
+func (k storeKey) wall(at time.Time) time.Time {
+	if k.typ == ShardKeyTimestamp && k.zone != nil {
+		return wallUTC(at.In(k.zone))
+	}
+	return at
 }
 
 // stored returns the values the shard-key value v is stored as in table tb, as the metadata

@@ -82,7 +82,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		if o := &all[owner[r]]; !covers(o, lo) || !covers(o, last) {
 			if exact && v.lo.Equal(v.hi) {
 				return errorf("%w: row %d of the INSERT into %s gives %s a value that %s stores as '%s'%s (by its column's precision and the session's sql_mode), which it does not hold; write the time at the column's precision",
-					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(lo), sk.utcNote(lo))
+					ErrNoTimeRange, r+1, ts.table.Table, ts.table.ShardKey, o.Name, formatTime(sk.wall(lo)), sk.utcNote(lo))
 			}
 			if exact {
 				return errorf("%w: row %d of the INSERT into %s gives %s a value between '%s' and '%s' (a fraction of more than six digits, which MariaDB cuts and MySQL rounds, or a clock in an unknown session time zone), which %s does not hold whole; write at most six digits, or SET time_zone first",
@@ -93,7 +93,7 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		}
 		if in.Explain && (!lo.Equal(v.lo) || !last.Equal(v.hi)) {
 			p.Prompts = append(p.Prompts, fmt.Sprintf("row %d: %s '%s' is stored as '%s'%s (by the column's type and precision, the session's sql_mode and time zone), which %s holds",
-				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(lo), sk.utcNote(lo), all[owner[r]].Name))
+				r+1, ts.table.ShardKey, formatTime(v.lo), formatTime(sk.wall(lo)), sk.utcNote(lo), all[owner[r]].Name))
 		}
 	}
 	var tables []metadata.Table
@@ -132,7 +132,11 @@ func (t *timeRouter) routeInsert(p *Plan, st *Statement, hints hint.Set, in Inpu
 		}
 	}
 	if coldTarget && !ts.table.AllowColdWrites {
-		return errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from '%s') or set allow_cold_writes", ErrColdWrite, ts.table.Table, formatTime(boundary))
+		show := shownTimes{}
+		if r0.key == ShardKeyTimestamp {
+			show = shownTimes{zone: ec.clock.zone, name: ec.clock.name}
+		}
+		return errorf("%w: the INSERT into %s has rows for the history store; insert only rows of the hot window (from %s) or set allow_cold_writes", ErrColdWrite, ts.table.Table, show.time(boundary))
 	}
 	if err := checkOneBackend(ts, locs, tables); err != nil {
 		return err

@@ -216,3 +216,47 @@ func keyCompared(sel *sqlparser.Select, key string) (orders, groups bool) {
 	}, sel)
 	return orders, groups
 }
+
+// shownTimes gives a message's times as the application writes them: a TIMESTAMP key's
+// instants (the metadata's UTC) as wall clocks of the session's time zone, naming it; other
+// keys' times as they are (zone nil).
+type shownTimes struct {
+	zone *time.Location
+	name string // the session's time_zone as set, "" for the zone's own name
+}
+
+func (s shownTimes) zoneName() string {
+	if s.name != "" {
+		return s.name
+	}
+	return s.zone.String()
+}
+
+// bare is tm as a wall clock, with no quotes or zone.
+func (s shownTimes) bare(tm time.Time) string {
+	if s.zone == nil {
+		return formatTime(tm)
+	}
+	return formatTime(wallUTC(tm.In(s.zone))) + " (time zone " + s.zoneName() + ")"
+}
+
+// time is tm quoted as a literal to write: '2026-10-01 09:00:00' (time zone +09:00).
+func (s shownTimes) time(tm time.Time) string {
+	if s.zone == nil {
+		return "'" + formatTime(tm) + "'"
+	}
+	return "'" + formatTime(wallUTC(tm.In(s.zone))) + "' (time zone " + s.zoneName() + ")"
+}
+
+// interval is iv with its bounds as wall clocks.
+func (s shownTimes) interval(iv interval) string {
+	if s.zone == nil {
+		return iv.String()
+	}
+	for _, b := range []*bound{&iv.lo, &iv.hi} {
+		if b.set {
+			b.t = wallUTC(b.t.In(s.zone))
+		}
+	}
+	return iv.String() + " (time zone " + s.zoneName() + ")"
+}
