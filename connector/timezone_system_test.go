@@ -11,6 +11,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -275,5 +276,63 @@ func TestTimestampKeyAdviceInSessionZone(t *testing.T) {
 		t.Errorf("the range the refusal gave, ts >= '%s': %v", from, err)
 	} else {
 		rows.Close()
+	}
+}
+
+// TestTimestampKeyTimeArgumentsInRepeatedHour: with parseTime and loc=Europe/Berlin in a
+// Europe/Berlin session, a time.Time argument in either pass of the hour the autumn change
+// repeats is sent by go-sql-driver as the same wall clock, which the server reads in the
+// session's zone: obroute must read the argument as that wall clock, the instant the server
+// sees, not as the time.Time's own instant; in the text protocol and prepared.
+func TestTimestampKeyTimeArgumentsInRepeatedHour(t *testing.T) {
+	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{TimeZones: true}, "hot", "cold", "ref")
+	var tables []metadata.Table
+	for d := utc(2026, 10, 23, 0); d.Before(utc(2026, 10, 28, 0)); d = d.AddDate(0, 0, 1) {
+		tables = append(tables, metadata.Table{Name: "orders_" + d.Format("20060102"), Min: d, Max: d.AddDate(0, 0, 1).Add(-time.Second), Hot: !d.Before(utc(2026, 10, 25, 0))})
+	}
+	var times []time.Time
+	for tm := utc(2026, 10, 24, 20); tm.Before(utc(2026, 10, 25, 4)); tm = tm.Add(10 * time.Minute) {
+		times = append(times, tm)
+	}
+	c := newKeyCluster(t, bs, "TIMESTAMP(0)", tables, times)
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := utc(2026, 10, 25, 0).Add(30 * time.Minute) // 02:30 CEST
+	second := first.Add(time.Hour)                        // 02:30 CET
+	for _, params := range []string{"&parseTime=true&loc=Europe%2FBerlin&interpolateParams=true", "&parseTime=true&loc=Europe%2FBerlin"} {
+		t.Run(params, func(t *testing.T) {
+			ob, ref := c.open(t, params, utc(2026, 10, 27, 12))
+			o, r := sessions(t, ob, ref, "SET time_zone = 'Europe/Berlin'")
+			answered := 0
+			defer func() {
+				if answered < 6 {
+					t.Errorf("%d statements answered; want the >=, > and <> ones (refused: a range ending in the repeated hour)", answered)
+				}
+			}()
+			for _, q := range []string{
+				"SELECT COUNT(*), SUM(id) FROM orders WHERE ts >= ? AND ts < '2026-10-25 05:00:00'",
+				"SELECT COUNT(*), SUM(id) FROM orders WHERE ts > ? AND ts < '2026-10-25 05:00:00'",
+				"SELECT COUNT(*), SUM(id) FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < ?",
+				"SELECT COUNT(*), SUM(id) FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < '2026-10-25 05:00:00' AND ts <> ?",
+			} {
+				for _, arg := range []time.Time{first.In(berlin), second.In(berlin), second} {
+					want, err := zoneRows(r, q, arg)
+					if err != nil {
+						t.Fatalf("reference: %s: %v", q, err)
+					}
+					got, err := zoneRows(o, q, arg)
+					switch {
+					case err != nil && !errors.Is(err, connector.ErrTimeZone):
+						t.Errorf("%s [%s]: %v, want the rows or %v", q, arg, err, connector.ErrTimeZone)
+					case err == nil && got != want:
+						t.Errorf("%s [%s]:\nobroute:\n%s\none server:\n%s", q, arg, got, want)
+					case err == nil:
+						answered++
+					}
+				}
+			}
+		})
 	}
 }
