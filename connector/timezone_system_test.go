@@ -336,3 +336,47 @@ func TestTimestampKeyTimeArgumentsInRepeatedHour(t *testing.T) {
 		})
 	}
 }
+
+// TestTimestampKeyRepeatedHourUnion: in a Europe/Berlin session the two instants of the hour
+// the autumn change repeats are sent as one wall clock. One server's UNION (DISTINCT) keeps
+// both, comparing the instants; a merge of the sub-queries' rows compared the wall clocks and
+// kept one. Such a UNION across tables is refused, as GROUP BY and DISTINCT of the key are.
+func TestTimestampKeyRepeatedHourUnion(t *testing.T) {
+	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{TimeZones: true}, "hot", "cold", "ref")
+	var tables []metadata.Table
+	for d := utc(2026, 10, 23, 0); d.Before(utc(2026, 10, 28, 0)); d = d.AddDate(0, 0, 1) {
+		tables = append(tables, metadata.Table{Name: "orders_" + d.Format("20060102"), Min: d, Max: d.AddDate(0, 0, 1).Add(-time.Second), Hot: !d.Before(utc(2026, 10, 25, 0))})
+	}
+	var times []time.Time
+	for tm := utc(2026, 10, 24, 20); tm.Before(utc(2026, 10, 26, 4)); tm = tm.Add(10 * time.Minute) {
+		times = append(times, tm)
+	}
+	c := newKeyCluster(t, bs, "TIMESTAMP(0)", tables, times)
+	ob, ref := c.open(t, "", utc(2026, 10, 27, 12))
+	o, r := sessions(t, ob, ref, "SET time_zone = 'Europe/Berlin'")
+	answered := 0
+	for _, q := range []string{
+		"SELECT ts FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < '2026-10-25 05:00:00' UNION SELECT ts FROM orders WHERE ts >= '2026-10-25 01:00:00' AND ts < '2026-10-25 06:00:00' ORDER BY 1",
+		"SELECT id, ts FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < '2026-10-25 05:00:00' UNION SELECT id, ts FROM orders WHERE ts >= '2026-10-25 01:00:00' AND ts < '2026-10-25 06:00:00' ORDER BY id",
+		"SELECT id, ts FROM orders WHERE ts >= '2026-10-25 20:00:00' AND ts < '2026-10-25 23:00:00' UNION SELECT id, ts FROM orders WHERE ts >= '2026-10-26 01:00:00' AND ts < '2026-10-26 02:00:00' ORDER BY ts",
+		"SELECT ts FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < '2026-10-25 05:00:00' UNION SELECT ts FROM orders WHERE ts >= '2026-10-25 01:00:00' AND ts < '2026-10-25 06:00:00'",
+		"SELECT id, ts FROM orders WHERE ts >= '2026-10-24 23:00:00' AND ts < '2026-10-25 05:00:00' UNION ALL SELECT id, ts FROM orders WHERE ts >= '2026-10-25 03:00:00' AND ts < '2026-10-25 06:00:00' ORDER BY id",
+	} {
+		want, err := zoneRows(r, q)
+		if err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
+		}
+		got, err := zoneRows(o, q)
+		switch {
+		case err != nil && !errors.Is(err, connector.ErrNotMergeable) && !errors.Is(err, connector.ErrTimeZone):
+			t.Errorf("%s: %v, want the rows or a refusal", q, err)
+		case err == nil && got != want:
+			t.Errorf("%s:\nobroute:\n%s\none server:\n%s", q, got, want)
+		case err == nil:
+			answered++
+		}
+	}
+	if answered < 2 {
+		t.Errorf("%d statements answered; want the UNION ALL and the UNION away from the repeated hour", answered)
+	}
+}

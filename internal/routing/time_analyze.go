@@ -74,6 +74,9 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 		}
 		ts.qual, ts.derived, where = uses[0].As.String(), true, d.where
 		ts.planSelect(pr, d.union, d.whole, "", false)
+		if d.key != "" { // the merge compares the key's values (time_stamp.go)
+			ts.keyOrder, ts.keyGroup = keyCompared(d.whole, d.key)
+		}
 	case *sqlparser.Select:
 		var ons []sqlparser.Expr
 		if len(uses) == 0 {

@@ -61,6 +61,7 @@ func analyzeUnion(u *sqlparser.SetOp, uses []*sqlparser.AliasedTableExpr, table,
 		Limit:   u.Limit,
 	}
 	d.whole.QueryOpts.Distinct = distinct
+	d.key = unionKey(leaves, items, key)
 	d.union = clamped.(*sqlparser.SetOp)
 	whole := *d.union
 	whole.OrderBy, whole.Limit = u.OrderBy, u.Limit
@@ -130,4 +131,34 @@ func unionColumns(first *sqlparser.Select, table string) (sqlparser.SelectExprs,
 		items = append(items, &sqlparser.AliasedExpr{Expr: &sqlparser.ColName{Name: name}})
 	}
 	return items, nil
+}
+
+// unionKey is the name of the UNION's column that is the shard key key in every SELECT (items
+// name the columns), "" when none is: the merge compares its values as it compares the key's
+// (a TIMESTAMP key's repeated hour, time_stamp.go).
+func unionKey(leaves []*sqlparser.Select, items sqlparser.SelectExprs, key string) string {
+	for i, it := range items {
+		col, ok := it.(*sqlparser.AliasedExpr)
+		if !ok {
+			return ""
+		}
+		all := true
+		for _, leaf := range leaves {
+			if i >= len(leaf.SelectExprs) {
+				return ""
+			}
+			ae, ok := leaf.SelectExprs[i].(*sqlparser.AliasedExpr)
+			if !ok {
+				return ""
+			}
+			if c, isCol := unparen(ae.Expr).(*sqlparser.ColName); !isCol || c.Name.Lowered() != key {
+				all = false
+				break
+			}
+		}
+		if all {
+			return col.Expr.(*sqlparser.ColName).Name.Lowered()
+		}
+	}
+	return ""
 }
