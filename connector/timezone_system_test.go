@@ -300,7 +300,7 @@ func TestTimestampKeyTimeArgumentsInRepeatedHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := utc(2026, 10, 25, 0).Add(30 * time.Minute) // 02:30 CEST
-	second := first.Add(time.Hour)                        // 02:30 CET
+	second := first.Add(time.Hour)                      // 02:30 CET
 	for _, params := range []string{"&parseTime=true&loc=Europe%2FBerlin&interpolateParams=true", "&parseTime=true&loc=Europe%2FBerlin"} {
 		t.Run(params, func(t *testing.T) {
 			ob, ref := c.open(t, params, utc(2026, 10, 27, 12))
