@@ -75,6 +75,13 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		return nil, errRetyped
 	}
+	if err := plan.CheckRepeatedHours(resultTypes(results)); err != nil {
+		for _, r := range results {
+			r.Close()
+		}
+		cancel()
+		return nil, err
+	}
 	merged, err := merge.New(spec, results)
 	if err != nil {
 		cancel()
@@ -126,7 +133,29 @@ func (cs *clientSession) queryUnion(ctx context.Context, plan *routing.Plan, pre
 		}
 		return nil, errRetyped
 	}
+	if err := plan.CheckRepeatedHours(resultTypes([]driver.Rows{rows})); err != nil {
+		rows.Close()
+		return nil, err
+	}
 	return merge.New(spec, []driver.Rows{rows})
+}
+
+// resultTypes returns the database type name of a result column: TIMESTAMP when any of
+// results reports it so, "" past the last column.
+func resultTypes(results []driver.Rows) func(col int) string {
+	return func(col int) string {
+		name := ""
+		for _, r := range results {
+			n, ok := r.(driver.RowsColumnTypeDatabaseTypeName)
+			if !ok || col >= len(r.Columns()) {
+				continue
+			}
+			if name = n.ColumnTypeDatabaseTypeName(col); strings.EqualFold(name, "TIMESTAMP") {
+				return name
+			}
+		}
+		return name
+	}
 }
 
 // learnTypes reads the column types one server reports for plan's statement with the probe t

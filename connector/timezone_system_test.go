@@ -380,3 +380,65 @@ func TestTimestampKeyRepeatedHourUnion(t *testing.T) {
 		t.Errorf("%d statements answered; want the UNION ALL and the UNION away from the repeated hour", answered)
 	}
 }
+
+// TestSplitOtherTimestampColumnInRepeatedHour: a TIMESTAMP column other than the shard key,
+// t2, in a Europe/Berlin session. The server sends the two instants of the hour the autumn
+// change repeats as one wall clock; the merge of a split DISTINCT t2 or GROUP BY t2 kept one
+// group for both (48 rows where one server gives 54), and ORDER BY t2 or MIN/MAX(t2) compared
+// them as equal. Such a merge is refused, saying to SET time_zone to an offset, which answers
+// it as one server does.
+func TestSplitOtherTimestampColumnInRepeatedHour(t *testing.T) {
+	bs := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{TimeZones: true}, "hot", "cold", "ref")
+	var tables []metadata.Table
+	for d := utc(2026, 10, 23, 0); d.Before(utc(2026, 10, 28, 0)); d = d.AddDate(0, 0, 1) {
+		tables = append(tables, metadata.Table{Name: "orders_" + d.Format("20060102"), Min: d, Max: d.AddDate(0, 0, 1).Add(-time.Second), Hot: !d.Before(utc(2026, 10, 25, 0))})
+	}
+	var times []time.Time
+	for tm := utc(2026, 10, 24, 20); tm.Before(utc(2026, 10, 26, 4)); tm = tm.Add(10 * time.Minute) {
+		times = append(times, tm)
+	}
+	c := newKeyCluster(t, bs, "TIMESTAMP(0)", tables, times)
+	c.ref.Exec(t, "ALTER TABLE orders ADD t2 TIMESTAMP NULL")
+	c.ref.Exec(t, "UPDATE orders SET t2 = ts")
+	for _, tb := range tables {
+		b := c.cold
+		if tb.Hot {
+			b = c.hot
+		}
+		b.Exec(t, "ALTER TABLE "+tb.Name+" ADD t2 TIMESTAMP NULL")
+		b.Exec(t, "UPDATE "+tb.Name+" SET t2 = ts")
+	}
+	ob, ref := c.open(t, "", utc(2026, 10, 27, 12))
+	queries := []string{
+		"SELECT DISTINCT t2 FROM orders WHERE ts >= '2026-10-24 20:00:00' AND ts < '2026-10-25 06:00:00'",
+		"SELECT t2, COUNT(*) FROM orders WHERE ts >= '2026-10-24 20:00:00' AND ts < '2026-10-25 06:00:00' GROUP BY t2",
+		"SELECT id, t2 FROM orders WHERE ts >= '2026-10-24 20:00:00' AND ts < '2026-10-25 06:00:00' ORDER BY t2, id DESC",
+		"SELECT MAX(t2), MIN(t2) FROM orders WHERE ts >= '2026-10-24 20:00:00' AND ts < '2026-10-25 06:00:00'",
+		"SELECT id FROM orders WHERE ts >= '2026-10-24 20:00:00' AND ts < '2026-10-25 06:00:00' AND t2 >= '2026-10-25 02:30:00' ORDER BY id",
+	}
+	o, r := sessions(t, ob, ref, "SET time_zone = 'Europe/Berlin'")
+	answered := 0
+	for _, q := range queries {
+		want, err := zoneRows(r, q)
+		if err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
+		}
+		got, err := zoneRows(o, q)
+		switch {
+		case err != nil && (!errors.Is(err, connector.ErrNotMergeable) || !strings.Contains(err.Error(), "SET time_zone to an offset")):
+			t.Errorf("%s: %v, want the rows or %v saying to SET time_zone", q, err, connector.ErrNotMergeable)
+		case err == nil && got != want:
+			t.Errorf("%s:\nobroute:\n%s\none server:\n%s", q, got, want)
+		case err == nil:
+			answered++
+		}
+	}
+	if answered == 0 {
+		t.Error("nothing answered; want the statement that compares no TIMESTAMP in the merge")
+	}
+	// In an offset zone every one is answered as one server does.
+	o, r = sessions(t, ob, ref, "SET time_zone = '+01:00'")
+	for _, q := range queries {
+		same(t, o, r, q)
+	}
+}

@@ -49,6 +49,8 @@ type mergePlan struct {
 	// COUNT, and SUM and AVG of a column; otherwise (an ENUM, a TEXT, some DECIMAL
 	// expressions) the UNION's types differ and one leg's are read and remembered.
 	unionTypesExact bool
+	// keyCols are the leg's columns that are the shard key itself (Plan.KeyColumns).
+	keyCols []int
 }
 
 // notMergeable builds an ErrNotMergeable error.
@@ -243,6 +245,15 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		return nil, err
 	}
 	mp.spec = p.spec
+	if !star {
+		for i, se := range p.leg.SelectExprs {
+			if ae, ok := se.(*sqlparser.AliasedExpr); ok {
+				if c, ok := unparen(ae.Expr).(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() && c.Name.Lowered() == shardKey && shardKey != "" {
+					mp.keyCols = append(mp.keyCols, i)
+				}
+			}
+		}
+	}
 	return mp, nil
 }
 

@@ -136,6 +136,14 @@ type Plan struct {
 	// transactional, and such a statement opens no transaction on its server).
 	OutsideTx bool
 
+	// RepeatedHours names, for a split SELECT, the session's time zone when its wall clocks may
+	// repeat an hour (daylight saving, or a zone obroute does not know): the server sends a
+	// TIMESTAMP column's two instants of that hour as one wall clock, which the merge would
+	// compare as equal. "" in a fixed offset. KeyColumns are the result columns that are the
+	// shard key itself, which routing has checked (time_stamp.go). See CheckRepeatedHours.
+	RepeatedHours string
+	KeyColumns    []int
+
 	explain bool // Input.Explain: fill Prompts
 	// shadowSide: the statement is shadow traffic by its hints or its transaction, routed by the
 	// shadow side's shard metadata; shadowMap are the mappings that then apply (see

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/obroute/obroute/internal/merge"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -259,4 +260,44 @@ func (s shownTimes) interval(iv interval) string {
 		}
 	}
 	return iv.String() + " (time zone " + s.zoneName() + ")"
+}
+
+// CheckRepeatedHours refuses the merge of a split SELECT (types: the result's database type
+// names, as one server reports them) that compares a TIMESTAMP column other than the shard key
+// (ORDER BY, GROUP BY, DISTINCT, MIN, MAX) in a session whose time zone repeats an hour
+// (Plan.RepeatedHours): the server sends that hour's two instants as one wall clock, so the
+// merge would order them as equal and group or deduplicate them as one, where one server keeps
+// them apart.
+func (p *Plan) CheckRepeatedHours(types func(col int) string) error {
+	if p.RepeatedHours == "" || p.Merge == nil {
+		return nil
+	}
+	s := p.Merge
+	var cols []int
+	for _, o := range s.OrderBy {
+		cols = append(cols, o.Column)
+	}
+	cols = append(cols, s.GroupBy...)
+	for _, a := range s.Aggregates {
+		if a.Func == merge.AggMin || a.Func == merge.AggMax {
+			cols = append(cols, a.Column)
+		}
+	}
+	if s.Distinct {
+		from, to := s.Leading, s.Leading+s.Visible
+		if s.Visible == 0 {
+			to = from + 64 // every visible column: types answers "" past the last
+		}
+		for c := from; c < to; c++ {
+			cols = append(cols, c)
+		}
+	}
+	for _, c := range cols {
+		if slices.Contains(p.KeyColumns, c) || !strings.EqualFold(types(c), "TIMESTAMP") {
+			continue
+		}
+		return errorf("%w: the statement orders, groups, removes duplicates of or takes MIN/MAX of a TIMESTAMP column (result column %d) across tables in time zone %s, whose wall clocks may repeat an hour when the clocks go back; the server sends the hour's two instants as one wall clock, which the merge would read as one; SET time_zone to an offset for this statement ('+01:00'), compare UNIX_TIMESTAMP(column) instead, or narrow the range to one table",
+			ErrNotMergeable, c+1, p.RepeatedHours)
+	}
+	return nil
 }

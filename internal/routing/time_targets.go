@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"database/sql/driver"
 	"math"
 	"slices"
@@ -78,6 +79,13 @@ func (t *timeRouter) buildTargets(p *Plan, ts *timeStatement, set targetSet) err
 	}
 	p.Merge = spec
 	p.Types, p.split = &mp.types, sp
+	if set.clock.zone == nil || !fixedZone(set.clock.zone) {
+		p.RepeatedHours = cmp.Or(set.clock.name, "the backends' default")
+		if set.clock.zone != nil && set.clock.name == "" {
+			p.RepeatedHours = set.clock.zone.String()
+		}
+		p.KeyColumns = mp.keyCols
+	}
 	allUnion := true
 	sp.l = l
 	sp.l.table, sp.l.min, sp.l.max = tables[0].Name, tables[0].Min, tables[0].Max
