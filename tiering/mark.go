@@ -42,7 +42,11 @@ func (s *Store) MarkHot(ctx context.Context, now time.Time) ([]Marked, error) {
 	var out []Marked
 	for i := range s.tables {
 		tt := &s.tables[i]
-		boundary := metadata.HotWindow(tt.HotWindow).Boundary(now)
+		clock, err := s.clockOf(ctx, tt, snap, now)
+		if err != nil {
+			return nil, fmt.Errorf("tiering: mark hot: %w", err)
+		}
+		boundary := metadata.HotWindow(tt.HotWindow).Boundary(clock)
 		for _, t := range s.tablesOf(snap, tt) {
 			hot := !t.Max.Before(boundary)
 			if hot == t.Hot {

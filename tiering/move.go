@@ -165,7 +165,15 @@ func (s *Store) planMove(ctx context.Context, table string, opts *MoveOptions) (
 		if loc == target {
 			return nil, nil, fmt.Errorf("%w: the shard metadata already places %s on %s", ErrNotMovable, table, target.Name)
 		}
-		if boundary := metadata.HotWindow(tt.HotWindow).Boundary(opts.Now); end(t).After(boundary) {
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tiering: move %s: %w", table, err)
+		}
+		clock, err := s.clockOf(ctx, tt, snap, opts.Now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tiering: move %s: %w", table, err)
+		}
+		if boundary := metadata.HotWindow(tt.HotWindow).Boundary(clock); end(t).After(boundary) {
 			return nil, nil, fmt.Errorf("%w: %s is in the hot window of %s (its max_time %s is not before the window's start %s); only tables that left the window are moved, so no write can reach them",
 				ErrNotMovable, table, tt.Table, formatTime(t.Max), formatTime(boundary))
 		}
@@ -231,7 +239,11 @@ func (s *Store) DueMoves(ctx context.Context, logical string, opts MoveOptions) 
 	if target == "" {
 		target = s.cold
 	}
-	boundary := metadata.HotWindow(tt.HotWindow).Boundary(opts.Now)
+	clock, err := s.clockOf(ctx, tt, snap, opts.Now)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: moves due in %s: %w", logical, err)
+	}
+	boundary := metadata.HotWindow(tt.HotWindow).Boundary(clock)
 	var due []string
 	for _, t := range s.tablesOf(snap, tt) {
 		st, err := s.loadState(ctx, t.Name)

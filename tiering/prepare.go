@@ -97,7 +97,11 @@ func (s *Store) prepareTable(ctx context.Context, tt *config.TimeTable, hot *Bac
 		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)
 	}
 	prefix := newest.Name[:len(tt.Table)]
-	want := p.at(now).next() // the period after now's
+	clock, err := s.clockOf(ctx, tt, snap, now)
+	if err != nil {
+		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)
+	}
+	want := p.at(clock).next() // the period after now's
 	src, err := s.locate(newest)
 	if err != nil {
 		return nil, fmt.Errorf("tiering: prepare %s: %w", tt.Table, err)

@@ -37,6 +37,7 @@ type Store struct {
 	stateName string // the migration state table, beside the metadata table
 	tables    []config.TimeTable
 	settle    time.Duration
+	loc       *time.Location // the first backend's loc: the calendar of the clock given (clock.go)
 }
 
 // DefaultStateTable is the table, beside the shard metadata table, where migrations record
@@ -61,6 +62,9 @@ func Open(cfg *config.Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{metaTable: cfg.Metadata.Table, tables: tables}
+	if len(cfg.Backends) > 0 && cfg.Backends[0].MySQL != nil {
+		s.loc = cfg.Backends[0].MySQL.Loc
+	}
 	s.stateName = DefaultStateTable
 	if schema, _, ok := strings.Cut(cfg.Metadata.Table, "."); ok {
 		s.stateName = schema + "." + DefaultStateTable
