@@ -246,15 +246,40 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	}
 	mp.spec = p.spec
 	if !star {
-		for i, se := range p.leg.SelectExprs {
-			if ae, ok := se.(*sqlparser.AliasedExpr); ok {
-				if c, ok := unparen(ae.Expr).(*sqlparser.ColName); ok && c.Qualifier.IsEmpty() && c.Name.Lowered() == shardKey && shardKey != "" {
-					mp.keyCols = append(mp.keyCols, i)
+		mp.keyCols = keyColumnsOf(p.leg, shardKey)
+	}
+	return mp, nil
+}
+
+// keyColumnsOf returns the columns of leg that are the shard key key itself, or MIN or MAX of
+// it (Plan.KeyColumns): routing checks what the merge compares of them (time_stamp.go).
+func keyColumnsOf(leg *sqlparser.Select, key string) []int {
+	if key == "" {
+		return nil
+	}
+	bare := func(e sqlparser.Expr) bool {
+		c, ok := unparen(e).(*sqlparser.ColName)
+		return ok && c.Qualifier.IsEmpty() && c.Name.Lowered() == key
+	}
+	var cols []int
+	for i, se := range leg.SelectExprs {
+		ae, ok := se.(*sqlparser.AliasedExpr)
+		if !ok {
+			continue
+		}
+		if bare(ae.Expr) {
+			cols = append(cols, i)
+			continue
+		}
+		if f, ok := unparen(ae.Expr).(*sqlparser.FuncExpr); ok && f != nil && !f.Distinct && len(f.Exprs) == 1 {
+			if n := f.Name.Lowered(); n == "min" || n == "max" {
+				if arg, ok := f.Exprs[0].(*sqlparser.AliasedExpr); ok && bare(arg.Expr) {
+					cols = append(cols, i)
 				}
 			}
 		}
 	}
-	return mp, nil
+	return cols
 }
 
 // positionalOrder is an ORDER BY of column positions (1-based), as a per-backend UNION ALL needs.

@@ -69,6 +69,8 @@ type timeStatement struct {
 	// keyOrder, keyGroup: a split SELECT's merge orders (ORDER BY, MIN, MAX) or groups (GROUP
 	// BY, DISTINCT) values of the shard key, which a TIMESTAMP key's zone may make ambiguous.
 	keyOrder, keyGroup bool
+	// unionKey is, for a UNION, its column that is the shard key in every SELECT ("" if none).
+	unionKey string
 }
 
 // insertPlan routes the rows of an INSERT.

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -73,6 +74,7 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 			return nil, err
 		}
 		ts.qual, ts.derived, where = uses[0].As.String(), true, d.where
+		ts.unionKey = d.key
 		ts.planSelect(pr, d.union, d.whole, "", false)
 		if d.key != "" { // the merge compares the key's values (time_stamp.go)
 			ts.keyOrder, ts.keyGroup = keyCompared(d.whole, d.key)
@@ -199,6 +201,9 @@ func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sq
 	if mp.sig != nil {
 		mp.sig.Where = mp.leg.Where
 		mp.sigT = pr.print(mp.sig)
+	}
+	if ts.unionKey != "" && !slices.ContainsFunc(mp.leg.SelectExprs, func(se sqlparser.SelectExpr) bool { _, star := se.(*sqlparser.StarExpr); return star }) {
+		mp.keyCols = keyColumnsOf(mp.leg, ts.unionKey)
 	}
 	mp.leg, mp.sig = nil, nil // the templates are all a route needs
 	ts.merge = mp
