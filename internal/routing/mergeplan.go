@@ -187,6 +187,14 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
 	}
+	if len(sel.GroupBy) > 0 && len(sel.OrderBy) == 0 && !rollup {
+		// MariaDB returns the groups of a GROUP BY without ORDER BY sorted by the group keys, as
+		// if ORDER BY named them (ORDER BY NULL leaves them unsorted): with LIMIT, that decides
+		// which groups are returned.
+		for _, c := range p.spec.GroupBy {
+			p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: c})
+		}
+	}
 	if rollup {
 		if err := p.rollup(); err != nil {
 			return nil, err

@@ -84,14 +84,14 @@ func TestMergePlan(t *testing.T) {
 			name: "group by a column not selected is hidden",
 			sql:  "select count(*) from orders" + splitWhere + " group by status",
 			leg:  "select count(*), `status` as _obroute_2, " + weightItem("`status`", 3) + " from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, Limit: merge.NoLimit, Weights: []int{0, 2, 0}, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
+			spec: merge.Spec{Visible: 1, GroupBy: []int{1}, OrderBy: []merge.OrderKey{{Column: 1}}, Limit: merge.NoLimit, Weights: []int{0, 2, 0}, Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 0}}},
 		},
 		{
 			name: "having avg not selected",
 			sql:  "select status from orders" + splitWhere + " group by 1 having avg(amount) is not null",
 			leg: "select `status`, " + weightItem("`status`", 2) + ", avg(amount) as _obroute_3, sum(amount) as _obroute_4, count(amount) as _obroute_5, " +
 				"@@div_precision_increment as _obroute_6 from orders_202412 where",
-			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{1, 0, 0, 0, 0, 0},
+			spec: merge.Spec{Visible: 1, GroupBy: []int{0}, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: merge.NoLimit, Weights: []int{1, 0, 0, 0, 0, 0},
 				Aggregates: []merge.Aggregate{{Func: merge.AggAvg, Column: 2, Sum: 3, Count: 4, Increment: 5, Arg: merge.ArgColumn}},
 				Having:     merge.Not(merge.IsNull(merge.Col(2)))},
 		},
@@ -100,7 +100,7 @@ func TestMergePlan(t *testing.T) {
 			sql:  "select status, min(status) from orders" + splitWhere + " group by status having status <> 'new' and min(status) > ?",
 			leg: "select `status`, min(`status`) as `min(status)`, " + weightItem("min(`status`)", 3) + ", " + weightItem("`status`", 4) + ", " +
 				"`status` != 'new' and min(`status`) > ? as _obroute_5 from orders_202412 where",
-			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{3, 2, 0, 0, 0},
+			spec: merge.Spec{Visible: 2, GroupBy: []int{0}, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: merge.NoLimit, Weights: []int{3, 2, 0, 0, 0},
 				Aggregates: []merge.Aggregate{{Func: merge.AggMin, Column: 1, Carry: []int{4}}},
 				Having:     merge.Col(4)},
 		},
@@ -150,7 +150,7 @@ func TestMergePlan(t *testing.T) {
 			sql:  "select status, count(distinct user_id), sum(distinct user_id), count(*) from orders" + splitWhere + " group by status",
 			leg: "select `status`, count(distinct user_id), sum(distinct user_id), count(*), user_id as _obroute_5, " + weightItem("user_id", 6) + ", " +
 				weightItem("`status`", 7) + " from orders_202412 where",
-			spec: merge.Spec{Visible: 4, GroupBy: []int{0}, Limit: merge.NoLimit, Weights: []int{6, 0, 0, 0, 5, 0, 0},
+			spec: merge.Spec{Visible: 4, GroupBy: []int{0}, OrderBy: []merge.OrderKey{{Column: 0}}, Limit: merge.NoLimit, Weights: []int{6, 0, 0, 0, 5, 0, 0},
 				Aggregates: []merge.Aggregate{{Func: merge.AggCount, Column: 1, Distinct: []int{4}}, {Func: merge.AggSum, Column: 2, Distinct: []int{4}}, {Func: merge.AggCount, Column: 3}}},
 		},
 		{
