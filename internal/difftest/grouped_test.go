@@ -3,6 +3,7 @@ package difftest_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/internal/difftest"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -163,5 +165,41 @@ func TestGroupedOrder(t *testing.T) {
 		{"SELECT qty, COUNT(*)" + groupedWhere + " GROUP BY qty HAVING COUNT(*) > 1 LIMIT 5", true},
 		{"SELECT qty, COUNT(*)" + groupedWhere + " GROUP BY qty ORDER BY NULL", false},
 		{"SELECT qty, COUNT(*)" + groupedWhere + " GROUP BY qty ORDER BY COUNT(*) DESC, qty", true},
+	})
+}
+
+// refused runs q through obroute and fails unless it is refused with routing.ErrNotMergeable
+// and a message saying fix.
+func (c *groupedCluster) refused(t *testing.T, q, fix string) {
+	t.Helper()
+	for p := range protocols {
+		rows, err := c.obDB[p].Query(q)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		if !errors.Is(err, routing.ErrNotMergeable) || !strings.Contains(err.Error(), fix) {
+			t.Errorf("%s: %s: err = %v, want routing.ErrNotMergeable saying %q", strings.Fields(protocols[p])[0], q, err, fix)
+		}
+	}
+}
+
+// TestGroupedAliasColumn: a GROUP BY name that is a select alias and a column of the table is
+// the column to MariaDB (warning 1052): where the alias's value differs from the column's the
+// statement is refused, and where it does not, or the name is no column, it is merged as the
+// server groups (issue 22, class 6).
+func TestGroupedAliasColumn(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	c.refused(t, "SELECT user_id AS status, COUNT(*)"+groupedWhere+" GROUP BY status", "another alias")
+	c.refused(t, "SELECT qty AS user_id, SUM(amount)"+groupedWhere+" GROUP BY user_id ORDER BY 2", "another alias")
+	c.refused(t, "SELECT UPPER(status) AS status, COUNT(*)"+groupedWhere+" GROUP BY status", "GROUP BY the expression")
+	c.refused(t, "SELECT status COLLATE utf8mb4_bin AS status, COUNT(*)"+groupedWhere+" GROUP BY status", "another alias")
+	c.runGrouped(t, []groupedCase{
+		{"SELECT CONCAT(status) AS status, COUNT(*)" + groupedWhere + " GROUP BY status", true},
+		{"SELECT status AS status, COUNT(*)" + groupedWhere + " GROUP BY status", true},
+		{"SELECT qty + 1 AS q1, COUNT(*)" + groupedWhere + " GROUP BY q1 LIMIT 4", true},
+		{"SELECT user_id AS u, qty, COUNT(*)" + groupedWhere + " GROUP BY u, qty LIMIT 6", true},
 	})
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	// aggregate's argument), so they may return no row at all; the result then has the one row
 	// of aggregates over no rows that the server returns: COUNT 0, the others NULL.
 	EmptyGroup bool
+	// Checks are hidden columns every input row of a GROUP BY must hold true in (a partial
+	// group's test that the sub-queries grouped as the statement's merge does); a row with
+	// another value fails the result with ErrNotExact and the check's message.
+	Checks []Check
 	// Having is evaluated on each merged group row (all columns, hidden
 	// included); rows for which it is FALSE or NULL are dropped. nil = none.
 	Having Expr
@@ -102,6 +106,13 @@ type ColumnType struct {
 // IsText reports whether the merge compares values of the type as text, by a collation: with
 // their weights (see Spec.Weights).
 func (t ColumnType) IsText() bool { return kindOfType(t.DatabaseTypeName) == kindText }
+
+// Check is one of Spec.Checks: a hidden column and, when a row fails it, what the statement
+// asks that the merge cannot answer and how to rewrite it.
+type Check struct {
+	Column int
+	Refusal string
+}
 
 // OrderKey is one ORDER BY key: a column index and its direction.
 type OrderKey struct {
@@ -323,6 +334,14 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 					return 0, invalidf("AVG on column %d needs hidden SUM, COUNT and div_precision_increment columns: %w", a.Column, err)
 				}
 			}
+		}
+	}
+	for _, c := range s.Checks {
+		if err := hidden("check", c.Column); err != nil {
+			return 0, err
+		}
+		if len(s.GroupBy) == 0 {
+			return 0, invalidf("check column %d without GROUP BY", c.Column)
 		}
 	}
 	for _, c := range s.Computed {

@@ -325,6 +325,9 @@ func (p *mergePlanner) groupBy() error {
 				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
 			}
 		}
+		if err := p.checkAliasColumn(e, i); err != nil {
+			return err
+		}
 		isGroup[i] = true
 		p.spec.GroupBy = append(p.spec.GroupBy, i)
 		p.weigh(i, p.columnExpr(i, e))
@@ -397,5 +400,34 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 		p.weigh(i, p.columnExpr(i, o.Expr))
 		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
 	}
+	return nil
+}
+
+// checkAliasColumn adds, for a GROUP BY name that resolved to the select item i, an alias of
+// another value, the check that no column of the table has that name: MariaDB groups by such
+// a column (warning 1052), the merge by the item. The sub-queries compute
+// MIN((SELECT name) <=> item) per group: in a select-list subquery the name is the table's
+// column when there is one and the alias otherwise, as in GROUP BY. The check holds when each
+// row's item has the bytes and the collation of what the server groups by, so that the merge's
+// groups are the server's; it fails (the statement is refused) otherwise, also where the item
+// is a function of the column the server would group as one (UPPER(status) AS status).
+func (p *mergePlanner) checkAliasColumn(e sqlparser.Expr, i int) error {
+	col, ok := e.(*sqlparser.ColName)
+	if !ok || !col.Qualifier.IsEmpty() || i >= p.visible || p.aliases[i] != col.Name.Lowered() {
+		return nil
+	}
+	item := p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr
+	if c, isCol := item.(*sqlparser.ColName); isCol && c.Name.Lowered() == col.Name.Lowered() {
+		return nil
+	}
+	name, value := "(select "+nodeText(col)+")", "("+nodeText(item)+")"
+	stmt, err := sqlparser.Parse("select binary " + name + " <=> binary " + value + " and collation(" + name + ") = collation(" + value + ")")
+	if err != nil {
+		return notMergeable("GROUP BY %s names the select item %s: %v", nodeText(e), nodeText(item), err)
+	}
+	c := p.helper(aggregateCall("min", stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr))
+	p.spec.Checks = append(p.spec.Checks, merge.Check{Column: c, Refusal: fmt.Sprintf(
+		"GROUP BY %s names the select item %s AS %s and a column of the table, which MariaDB groups by (warning 1052): give the item another alias, or GROUP BY the expression itself",
+		nodeText(e), nodeText(item), col.Name.String())})
 	return nil
 }
