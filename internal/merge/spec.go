@@ -110,7 +110,7 @@ func (t ColumnType) IsText() bool { return kindOfType(t.DatabaseTypeName) == kin
 // Check is one of Spec.Checks: a hidden column and, when a row fails it, what the statement
 // asks that the merge cannot answer and how to rewrite it.
 type Check struct {
-	Column int
+	Column  int
 	Refusal string
 }
 
