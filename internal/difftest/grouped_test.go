@@ -203,3 +203,15 @@ func TestGroupedAliasColumn(t *testing.T) {
 		{"SELECT user_id AS u, qty, COUNT(*)" + groupedWhere + " GROUP BY u, qty LIMIT 6", true},
 	})
 }
+
+// TestGroupedFloatDistinct: SUM and AVG of DISTINCT values of a FLOAT column are DOUBLE values,
+// as one server gives them (issue 22, class 4).
+func TestGroupedFloatDistinct(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	c.runGrouped(t, []groupedCase{
+		{"SELECT SUM(DISTINCT f)" + groupedWhere, true},
+		{"SELECT AVG(DISTINCT f)" + groupedWhere, true},
+		{"SELECT COUNT(DISTINCT f), SUM(DISTINCT f), AVG(DISTINCT f), MIN(f), MAX(f)" + groupedWhere, true},
+		{"SELECT qty, SUM(DISTINCT f), AVG(DISTINCT f)" + groupedWhere + " GROUP BY qty", true},
+	})
+}
