@@ -30,6 +30,7 @@ const createGroupedSQL = `CREATE TABLE %s (
   st SET('x', 'y', 'z') NULL,
   j JSON NULL,
   amount DECIMAL(12,2) NULL,
+  k TINYINT NOT NULL,
   KEY idx_time (t_time)
 ) DEFAULT CHARSET=utf8mb4`
 
@@ -55,7 +56,7 @@ func groupedRows(seed uint64, n int) (rows []string, times []time.Time) {
 	for i := range n {
 		at := dataFrom.Add(time.Duration(r.Int64N(int64(span/time.Second))) * time.Second)
 		times = append(times, at)
-		rows = append(rows, fmt.Sprintf("(%d, '%s', %s, %s, %s, %s, %s, %s, %s, %s)", i+1, at.Format(time.DateTime),
+		rows = append(rows, fmt.Sprintf("(%d, '%s', %s, %s, %s, %s, %s, %s, %s, %s, %d)", i+1, at.Format(time.DateTime),
 			or(0.1, fmt.Sprint(r.IntN(12))),
 			or(0.1, "'"+statuses[r.IntN(len(statuses))]+"'"),
 			or(0.1, fmt.Sprint(r.IntN(10))),
@@ -63,7 +64,7 @@ func groupedRows(seed uint64, n int) (rows []string, times []time.Time) {
 			or(0.1, "'"+enums[r.IntN(len(enums))]+"'"),
 			or(0.1, "'"+sets[r.IntN(len(sets))]+"'"),
 			or(0.1, fmt.Sprintf(`'{"k": %d, "s": "%s"}'`, r.IntN(6), statuses[r.IntN(len(statuses))])),
-			or(0.1, fmt.Sprintf("%d.%02d", r.IntN(900), r.IntN(100)))))
+			or(0.1, fmt.Sprintf("%d.%02d", r.IntN(900), r.IntN(100))), r.IntN(4)))
 	}
 	return rows, times
 }
@@ -214,4 +215,64 @@ func TestGroupedFloatDistinct(t *testing.T) {
 		{"SELECT COUNT(DISTINCT f), SUM(DISTINCT f), AVG(DISTINCT f), MIN(f), MAX(f)" + groupedWhere, true},
 		{"SELECT qty, SUM(DISTINCT f), AVG(DISTINCT f)" + groupedWhere + " GROUP BY qty", true},
 	})
+}
+
+// TestGroupedColumnTypes: the column metadata of grouped results is one server's with rows:
+// grouped JSON expressions, MIN and MAX of ENUM and SET, WITH ROLLUP, empty results (issue 22,
+// class 3).
+func TestGroupedColumnTypes(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	c.runGrouped(t, []groupedCase{
+		{"SELECT JSON_VALUE(j, '$.s') AS s, COUNT(*)" + groupedWhere + " GROUP BY s", true},
+		{"SELECT JSON_EXTRACT(j, '$.k') AS jk, COUNT(*)" + groupedWhere + " GROUP BY jk", true},
+		{"SELECT JSON_UNQUOTE(JSON_EXTRACT(j, '$.s')) AS u, COUNT(*)" + groupedWhere + " GROUP BY u", true},
+		{"SELECT qty, MIN(e), MAX(e), MIN(st), MAX(st)" + groupedWhere + " GROUP BY qty", true},
+		{"SELECT MIN(e), MAX(st), COUNT(*)" + groupedWhere, true},
+		{"SELECT status, COUNT(*)" + groupedWhere + " GROUP BY status WITH ROLLUP", true},
+		{"SELECT qty, user_id, SUM(amount)" + groupedWhere + " GROUP BY qty, user_id WITH ROLLUP", true},
+		{"SELECT k, COUNT(*), MIN(e)" + groupedWhere + " GROUP BY k WITH ROLLUP", true},
+		{"SELECT k, qty, COUNT(*)" + groupedWhere + " GROUP BY k, qty WITH ROLLUP", true},
+		{"SELECT k, COUNT(*)" + groupedWhere + " AND id < 0 GROUP BY k WITH ROLLUP", true},
+		{"SELECT k, COUNT(*)" + groupedWhere + " AND id < 0 GROUP BY k", true},
+		{"SELECT k, MAX(id)" + groupedWhere + " GROUP BY k", true},
+		{"SELECT qty, COUNT(*), SUM(amount), MIN(status)" + groupedWhere + " AND id < 0 GROUP BY qty", true},
+		{"SELECT status, COUNT(*)" + groupedWhere + " AND id < 0 GROUP BY status WITH ROLLUP", true},
+		{"SELECT COUNT(*), SUM(amount), MAX(e)" + groupedWhere + " AND id < 0", true},
+	})
+}
+
+// TestGroupedEnumSetOrder: ORDER BY and GROUP BY an ENUM or SET column order by the values'
+// positions in the definition, as MariaDB does, and ORDER BY e+0 of a group key need not be
+// selected (issue 22, class 7).
+func TestGroupedEnumSetOrder(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	c.runGrouped(t, []groupedCase{
+		{"SELECT e, COUNT(*)" + groupedWhere + " GROUP BY e", true},
+		{"SELECT e, COUNT(*)" + groupedWhere + " GROUP BY e LIMIT 2", true},
+		{"SELECT st, COUNT(*), SUM(amount)" + groupedWhere + " GROUP BY st", true},
+		{"SELECT e, st, COUNT(*)" + groupedWhere + " GROUP BY e, st LIMIT 9", true},
+		{"SELECT e, COUNT(*)" + groupedWhere + " GROUP BY e ORDER BY e DESC", true},
+		{"SELECT e, COUNT(*)" + groupedWhere + " GROUP BY e ORDER BY e+0 DESC", true},
+		{"SELECT COUNT(*)" + groupedWhere + " GROUP BY e ORDER BY e+0", true},
+		{"SELECT e, COUNT(*)" + groupedWhere + " GROUP BY e WITH ROLLUP", true},
+		{"SELECT id, e" + groupedWhere + " ORDER BY e, id LIMIT 30", true},
+		{"SELECT id, st" + groupedWhere + " ORDER BY st DESC, id LIMIT 30", true},
+		{"SELECT id" + groupedWhere + " ORDER BY e, id LIMIT 30", true},
+		{"SELECT DISTINCT e" + groupedWhere + " ORDER BY e", true},
+		{"SELECT e, MIN(st), MAX(st)" + groupedWhere + " GROUP BY e", true},
+	})
+}
+
+// TestGroupedConcatRefused: GROUP_CONCAT and JSON_ARRAYAGG / JSON_OBJECTAGG are not merged;
+// they are refused with ErrNotMergeable saying what to do (issue 22, class 7, not done).
+func TestGroupedConcatRefused(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 300)
+	for _, q := range []string{
+		"SELECT qty, GROUP_CONCAT(status ORDER BY id SEPARATOR '|')" + groupedWhere + " GROUP BY qty",
+		"SELECT GROUP_CONCAT(DISTINCT status)" + groupedWhere,
+		"SELECT qty, JSON_ARRAYAGG(status)" + groupedWhere + " GROUP BY qty",
+		"SELECT JSON_OBJECTAGG(id, status)" + groupedWhere,
+	} {
+		c.refused(t, q, "narrow the range to one table")
+	}
 }

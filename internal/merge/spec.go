@@ -69,6 +69,10 @@ type Spec struct {
 	// of column i (WeightSQL), 0 for none. Every text column the merge
 	// compares (ORDER BY, GROUP BY, DISTINCT, MIN, MAX) needs one.
 	Weights []int
+	// Ordinals[i] is the hidden column that holds, for an ENUM or SET column i, its values'
+	// positions in the column's definition (i + 0), which the server orders and groups them
+	// by; 0 for none. An ENUM or SET column that is ordered needs one.
+	Ordinals []int
 	// Collations[i] is, for a column with a weight, the signature of its
 	// collation as the server gave it (SignatureSQL); nil when the server does
 	// not take the column for a string (INET6, UUID).
@@ -369,6 +373,17 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 		if i >= len(s.Collations) {
 			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
+		}
+	}
+	for i, o := range s.Ordinals {
+		if o == 0 {
+			continue
+		}
+		if err := col("ordered", i); err != nil {
+			return 0, err
+		}
+		if err := hidden("ordinal", o); err != nil {
+			return 0, err
 		}
 	}
 	if s.Rollup && (len(s.GroupBy) == 0 || !s.StreamsGroups()) {
