@@ -208,7 +208,7 @@ func TestDistinctLimitNotPushedOverUnion(t *testing.T) {
 	if n := strings.Count(cold, " limit 8)"); n != 4 {
 		t.Errorf("%d of 4 cold legs limited to 8 rows:\n%s", n, cold)
 	}
-	if !strings.HasSuffix(cold, ") order by 1 asc") {
+	if !strings.HasSuffix(cold, ") order by 3 asc, 1 asc") {
 		t.Errorf("the cold UNION ALL must not be limited:\n%s", cold)
 	}
 	if p.Merge.Offset != 5 || p.Merge.Limit != 3 || !p.Merge.Distinct {
@@ -345,7 +345,7 @@ func TestRollupLegs(t *testing.T) {
 		t.Fatal(err)
 	}
 	cold := p.Targets[0].SQL
-	if strings.Contains(strings.ToLower(cold), "rollup") || !strings.Contains(cold, " group by `status`, user_id order by 1 asc, 2 asc") {
+	if strings.Contains(strings.ToLower(cold), "rollup") || !strings.Contains(cold, " group by `status`, user_id order by 6 asc, 1 asc, 7 asc, 2 asc") {
 		t.Errorf("cold sub-query:\n%s", cold)
 	}
 	if !p.Merge.Rollup || !p.Merge.StreamsGroups() {
