@@ -166,7 +166,14 @@ func (st *aggState) addDistinct(a *aggregator, row []driver.Value) error {
 	}
 	st.distinct[string(key)] = struct{}{}
 	if a.Func != AggCount {
-		if err := st.addSum(a, row, a.Distinct[0]); err != nil {
+		// A DOUBLE SUM or AVG adds the argument's value as the server converts it to DOUBLE (a
+		// FLOAT widened, not its shortest text read as a DOUBLE): the aggregate's own column,
+		// the SUM or AVG of one value in the sub-query's group of that value.
+		raw := a.Distinct[0]
+		if a.float {
+			raw = a.Column
+		}
+		if err := st.addSum(a, row, raw); err != nil {
 			return err
 		}
 	}

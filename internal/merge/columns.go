@@ -78,6 +78,15 @@ func newColumns(spec *Spec, names []string, types []ColumnType, uses []use) (*co
 			continue
 		}
 		name := strings.ToUpper(types[i].DatabaseTypeName)
+		if (name == "ENUM" || name == "SET") && i < len(spec.Ordinals) && spec.Ordinals[i] != 0 {
+			// Ordered and grouped by its values' positions, as the server does: one value
+			// per position (the definition holds no two values its collation finds equal).
+			*c = comparer{col: spec.Ordinals[i], kind: kindNumber}
+			if n := len(cs.weighted); n > 0 && cs.weighted[n-1] == c {
+				cs.weighted = cs.weighted[:n-1]
+			}
+			continue
+		}
 		if uses[i]&useOrderBy != 0 && (name == "ENUM" || name == "SET") {
 			return nil, notExactf("column %d (%s) is an %s, which the server orders by the position of its values in the column's definition; obroute cannot merge that order across tables: order by %s+0 (definition order) or CAST(%s AS CHAR) (text order), or narrow the range to one table",
 				i+1, names[i], name, names[i], names[i])

@@ -21,6 +21,7 @@ type grouper struct {
 	aggCol []bool // columns written by an aggregate or a computed expression
 	// computed are the expressions over aggregates, written after the aggregates.
 	computed []computer
+	checks   []Check
 }
 
 func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error) {
@@ -28,6 +29,7 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error)
 	for _, k := range spec.GroupBy {
 		g.keys = append(g.keys, cols.cmp[k])
 	}
+	g.checks = spec.Checks
 	for _, a := range spec.Aggregates {
 		ag := aggregator{Aggregate: a, cmp: cols.cmp[a.Column]}
 		for _, c := range a.Distinct {
@@ -90,6 +92,11 @@ func (g *grouper) sameKey(gr *group, row []driver.Value) bool {
 
 // add merges the partial aggregates of row into gr.
 func (g *grouper) add(gr *group, row []driver.Value) error {
+	for _, c := range g.checks {
+		if v, known := truth(row[c.Column]); !v || !known {
+			return notExactf("%s", c.Refusal)
+		}
+	}
 	for i := range g.aggs {
 		a := &g.aggs[i]
 		st := &gr.aggs[i]

@@ -48,6 +48,10 @@ type Spec struct {
 	// aggregate's argument), so they may return no row at all; the result then has the one row
 	// of aggregates over no rows that the server returns: COUNT 0, the others NULL.
 	EmptyGroup bool
+	// Checks are hidden columns every input row of a GROUP BY must hold true in (a partial
+	// group's test that the sub-queries grouped as the statement's merge does); a row with
+	// another value fails the result with ErrNotExact and the check's message.
+	Checks []Check
 	// Having is evaluated on each merged group row (all columns, hidden
 	// included); rows for which it is FALSE or NULL are dropped. nil = none.
 	Having Expr
@@ -65,6 +69,10 @@ type Spec struct {
 	// of column i (WeightSQL), 0 for none. Every text column the merge
 	// compares (ORDER BY, GROUP BY, DISTINCT, MIN, MAX) needs one.
 	Weights []int
+	// Ordinals[i] is the hidden column that holds, for an ENUM or SET column i, its values'
+	// positions in the column's definition (i + 0), which the server orders and groups them
+	// by; 0 for none. An ENUM or SET column that is ordered needs one.
+	Ordinals []int
 	// Collations[i] is, for a column with a weight, the signature of its
 	// collation as the server gave it (SignatureSQL); nil when the server does
 	// not take the column for a string (INET6, UUID).
@@ -102,6 +110,13 @@ type ColumnType struct {
 // IsText reports whether the merge compares values of the type as text, by a collation: with
 // their weights (see Spec.Weights).
 func (t ColumnType) IsText() bool { return kindOfType(t.DatabaseTypeName) == kindText }
+
+// Check is one of Spec.Checks: a hidden column and, when a row fails it, what the statement
+// asks that the merge cannot answer and how to rewrite it.
+type Check struct {
+	Column  int
+	Refusal string
+}
 
 // OrderKey is one ORDER BY key: a column index and its direction.
 type OrderKey struct {
@@ -325,6 +340,14 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 			}
 		}
 	}
+	for _, c := range s.Checks {
+		if err := hidden("check", c.Column); err != nil {
+			return 0, err
+		}
+		if len(s.GroupBy) == 0 {
+			return 0, invalidf("check column %d without GROUP BY", c.Column)
+		}
+	}
 	for _, c := range s.Computed {
 		if err := col("computed", c.Column); err != nil {
 			return 0, err
@@ -350,6 +373,17 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 		if i >= len(s.Collations) {
 			return 0, invalidf("column %d has a weight but no collation signature (Spec.Collations)", i)
+		}
+	}
+	for i, o := range s.Ordinals {
+		if o == 0 {
+			continue
+		}
+		if err := col("ordered", i); err != nil {
+			return 0, err
+		}
+		if err := hidden("ordinal", o); err != nil {
+			return 0, err
 		}
 	}
 	if s.Rollup && (len(s.GroupBy) == 0 || !s.StreamsGroups()) {

@@ -215,7 +215,7 @@ func (st *Statement) size() int {
 	if ts := st.time; ts != nil {
 		n += ts.whole.bytes()
 		if ts.merge != nil {
-			n += ts.merge.legT.bytes() + len(ts.merge.outer)
+			n += ts.merge.legT.bytes() + ts.merge.probeT.bytes() + len(ts.merge.outer)
 		}
 		if ts.insert != nil {
 			for i := range ts.insert.rows {

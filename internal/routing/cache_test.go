@@ -85,3 +85,55 @@ func TestCacheBoundedInBytes(t *testing.T) {
 		t.Errorf("cache keeps %d bytes of a %d budget: the estimate or the eviction is off", s.Bytes, cacheBytes)
 	}
 }
+
+// The byte bound holds whatever part of a statement is large: a literal in the select list,
+// in WHERE, on a time-sharded table or not, a comment, an optimizer hint. 40 distinct
+// statements of 4 MB of each shape leave the heap under 64 MiB (issue 22, class 8: a 4 MB
+// literal in the select list kept 265 MiB).
+func TestCacheKeepsHugeStatementsOutAnywhere(t *testing.T) {
+	big := strings.Repeat("y", 4<<20)
+	shapes := []struct {
+		name string
+		sql  func(i int) string
+	}{
+		{"select list", func(i int) string { return fmt.Sprintf("SELECT %d + LENGTH('%s')", i, big) }},
+		{"select list of a table", func(i int) string { return fmt.Sprintf("SELECT id, %d + LENGTH('%s') FROM items", i, big) }},
+		{"select list of a split", func(i int) string {
+			return fmt.Sprintf("SELECT id, %d + LENGTH('%s') FROM orders WHERE order_time >= '2024-12-20' AND order_time < '2025-01-10'", i, big)
+		}},
+		{"WHERE of a split", func(i int) string {
+			return fmt.Sprintf("SELECT id FROM orders WHERE order_time >= '2024-12-20' AND order_time < '2025-01-10' AND (id = %d OR note = '%s')", i, big)
+		}},
+		{"comment", func(i int) string { return fmt.Sprintf("SELECT id /* %s */ FROM items WHERE id = %d", big, i) }},
+		{"hint", func(i int) string { return fmt.Sprintf("SELECT /*+ %s */ id FROM items WHERE id = %d", big, i) }},
+		{"comment of a split", func(i int) string {
+			return fmt.Sprintf("SELECT COUNT(*) /* %s */ FROM orders WHERE order_time >= '2024-12-20' AND order_time < '2025-01-10' AND id > %d", big, i)
+		}},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			f := standard(t)
+			for i := range 40 {
+				st := f.r.Analyze(sh.sql(i))
+				if st.ParseErr != nil || st.RouteErr != nil {
+					t.Fatalf("statement %d: %v %v", i, st.ParseErr, st.RouteErr)
+				}
+				if _, err := f.r.Route(Input{Statement: st}); err != nil {
+					t.Fatalf("statement %d: %v", i, err)
+				}
+			}
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			s := f.r.CacheStats()
+			t.Logf("heap after 40 statements of 4 MB: %.1f MiB; cache %+v", float64(m.HeapAlloc)/(1<<20), s)
+			if m.HeapAlloc >= 64<<20 {
+				t.Errorf("heap %.1f MiB after 40 distinct 4 MB statements, want under 64 MiB", float64(m.HeapAlloc)/(1<<20))
+			}
+			if s.Bytes > cacheBytes {
+				t.Errorf("cache %+v keeps more than %d bytes", s, cacheBytes)
+			}
+			runtime.KeepAlive(f)
+		})
+	}
+}

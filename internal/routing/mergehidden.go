@@ -77,6 +77,56 @@ func (p *mergePlanner) weigh(col int, e sqlparser.Expr) {
 	}
 }
 
+// ordinalSQL is the snippet of an ENUM or SET column's position in its definition, which
+// the server orders and groups it by.
+var ordinalSQL = []string{"(", ") + 0"}
+
+// ordinal gives column col, which holds e, an ordinal column (e + 0) when e is a column of the
+// table other than the shard key: rendered only when its type is ENUM or SET (see derive), the
+// merge then orders and groups col by it as the server does.
+func (p *mergePlanner) ordinal(col int, e sqlparser.Expr) {
+	c, ok := unparen(e).(*sqlparser.ColName)
+	if !ok || c.Name.Lowered() == p.key || p.star {
+		return // SELECT *: its hidden columns move first (hiddenFirst), an ENUM stays refused
+	}
+	for _, r := range p.ordinalReqs {
+		if r.col == col {
+			return
+		}
+	}
+	p.ordinalReqs = append(p.ordinalReqs, ordinalReq{col, e})
+}
+
+// ordinalReq is a column to give an ordinal column, and its expression.
+type ordinalReq struct {
+	col int
+	e   sqlparser.Expr
+}
+
+// addOrdinals adds the ordinal columns asked for, last in the leg's select list.
+func (p *mergePlanner) addOrdinals() {
+	for _, r := range p.ordinalReqs {
+		p.ordinalOf[r.col] = p.snippetColumn(ordinalSQL, r.e)
+	}
+}
+
+// isEnumOrSet reports whether a column of the type is ordered by its values' positions.
+func isEnumOrSet(typ string) bool {
+	return strings.EqualFold(typ, "ENUM") || strings.EqualFold(typ, "SET")
+}
+
+// ordinalColumns is merge.Spec.Ordinals.
+func (p *mergePlanner) ordinalColumns() []int {
+	if len(p.ordinalOf) == 0 {
+		return nil
+	}
+	out := make([]int, len(p.leg.SelectExprs))
+	for c, o := range p.ordinalOf {
+		out[c] = o
+	}
+	return out
+}
+
 // weightColumns is merge.Spec.Weights.
 func (p *mergePlanner) weightColumns() []int {
 	if len(p.weightOf) == 0 {
@@ -265,7 +315,15 @@ func (mp *mergePlan) derive(one []merge.ColumnType, sigs [][]byte) typesDerived 
 	d := typesDerived{skip: make([]bool, len(mp.legT.snips)), spec: mp.spec}
 	d.spec.Weights = slices.Clone(mp.spec.Weights)
 	d.spec.Collations = make([][]byte, len(d.spec.Weights))
+	d.spec.Ordinals = slices.Clone(mp.spec.Ordinals)
 	for i, sn := range mp.legT.snips {
+		if c, ok := mp.ordinalCols[sn.name]; ok {
+			if c >= len(one) || !isEnumOrSet(one[c].DatabaseTypeName) {
+				d.skip[i] = true
+				d.spec.Ordinals[c] = 0
+			}
+			continue
+		}
 		cols, ok := mp.weightCols[sn.name]
 		if !ok {
 			continue // not a weight

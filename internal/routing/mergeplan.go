@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,8 @@ type mergePlan struct {
 	outer string
 	// legT is the leg printed as a template (set by the time analysis, which then drops leg).
 	legT template
+	// probeT, when set (WITH ROLLUP), is the types probe's template instead of legT.
+	probeT template
 	// snippets are the hidden columns written as SQL text (weights, exact sums), by marker.
 	snippets map[string]snippet
 	// subst are select aliases printed as their expressions (in HAVING conditions the
@@ -37,6 +40,8 @@ type mergePlan struct {
 	types TypesCache
 	// weightCols maps each weight snippet to the columns it weighs.
 	weightCols map[string][]int
+	// ordinalCols maps each ordinal snippet (e + 0) to the column it orders.
+	ordinalCols map[string]int
 	// sigNames are the weight snippets whose collations' signatures sigT reads, in its order;
 	// sig is the statement that reads them (its select list until printed as sigT).
 	sigNames []string
@@ -71,6 +76,10 @@ type mergePlanner struct {
 	snippetCols map[string]int
 	// weightOf maps columns to their weight columns, for merge.Spec.Weights.
 	weightOf map[int]int
+	// ordinalOf maps columns to their ordinal columns, for merge.Spec.Ordinals; ordinalReqs
+	// are the columns that need one, added last (addOrdinals).
+	ordinalOf   map[int]int
+	ordinalReqs []ordinalReq
 	// groupKeys are the GROUP BY expressions, for HAVING conditions computed by the sub-queries.
 	groupKeys []string
 	snippets  map[string]snippet
@@ -117,7 +126,7 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	}
 	// The leg keeps the statement's comments: optimizer hints apply to every sub-query.
 	p := &mergePlanner{sel: sel, leg: shallowSelect(sel), key: shardKey, hiddenKeys: map[string]int{},
-		snippetCols: map[string]int{}, weightOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
+		snippetCols: map[string]int{}, weightOf: map[int]int{}, ordinalOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
 		computedCols: map[int]bool{}, grouping: len(sel.GroupBy) > 0 || distinctList != nil}
 	p.leg.Having = nil
 	star := false
@@ -189,6 +198,14 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	if err := p.orderBy(grouped); err != nil {
 		return nil, err
 	}
+	if len(sel.GroupBy) > 0 && len(sel.OrderBy) == 0 && !rollup {
+		// MariaDB returns the groups of a GROUP BY without ORDER BY sorted by the group keys, as
+		// if ORDER BY named them (ORDER BY NULL leaves them unsorted): with LIMIT, that decides
+		// which groups are returned.
+		for _, c := range p.spec.GroupBy {
+			p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: c})
+		}
+	}
 	if rollup {
 		if err := p.rollup(); err != nil {
 			return nil, err
@@ -206,7 +223,9 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		}
 	}
 	p.groupByDistinct()
+	p.addOrdinals()
 	p.spec.Weights = p.weightColumns()
+	p.spec.Ordinals = p.ordinalColumns()
 	if star {
 		if err := p.hiddenFirst(); err != nil {
 			return nil, err
@@ -218,6 +237,10 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		name := p.leg.SelectExprs[w].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()
 		mp.weightCols[name] = append(mp.weightCols[name], c)
 	}
+	mp.ordinalCols = map[string]int{}
+	for c, o := range p.ordinalOf {
+		mp.ordinalCols[p.leg.SelectExprs[o].(*sqlparser.AliasedExpr).Expr.(*sqlparser.ColName).Name.String()] = c
+	}
 	mp.types.derive = mp.derive
 	if len(p.sigItems) > 0 {
 		mp.sigNames = p.sigNames
@@ -227,7 +250,7 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	case grouped && p.spec.StreamsGroups():
 		// The merge streams groups: legs and per-backend streams come sorted by the group keys.
 		keys := p.spec.OrderBy[:len(p.spec.GroupBy)]
-		p.leg.OrderBy = positionalOrder(keys)
+		p.leg.OrderBy = positionalOrder(keys, p.ordinalOf)
 		p.leg.Limit = nil
 		p.leg.QueryOpts.Distinct = false
 		mp.sorted = true
@@ -239,7 +262,7 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		p.leg.QueryOpts.Distinct = false
 	case len(p.spec.OrderBy) > 0:
 		mp.sorted = true
-		mp.outer = nodeText(positionalOrder(p.spec.OrderBy))
+		mp.outer = nodeText(positionalOrder(p.spec.OrderBy, p.ordinalOf))
 	}
 	if err := p.limit(mp, grouped); err != nil {
 		return nil, err
@@ -283,14 +306,20 @@ func keyColumnsOf(leg *sqlparser.Select, key string) []int {
 }
 
 // positionalOrder is an ORDER BY of column positions (1-based), as a per-backend UNION ALL needs.
-func positionalOrder(keys []merge.OrderKey) sqlparser.OrderBy {
-	out := make(sqlparser.OrderBy, len(keys))
-	for i, k := range keys {
+// A key with an ordinal column (ordinals: column → its ordinal) is ordered by the ordinal first:
+// a UNION makes an ENUM or SET a VARCHAR, which it would sort as text; the ordinal is NULL in
+// every row for a column of another type, which is then ordered by itself.
+func positionalOrder(keys []merge.OrderKey, ordinals map[int]int) sqlparser.OrderBy {
+	out := make(sqlparser.OrderBy, 0, len(keys))
+	for _, k := range keys {
 		dir := sqlparser.AscScr
 		if k.Desc {
 			dir = sqlparser.DescScr
 		}
-		out[i] = &sqlparser.Order{Expr: sqlparser.NewIntVal([]byte(strconv.Itoa(k.Column + 1))), Direction: dir}
+		if o, ok := ordinals[k.Column]; ok {
+			out = append(out, &sqlparser.Order{Expr: sqlparser.NewIntVal([]byte(strconv.Itoa(o + 1))), Direction: dir})
+		}
+		out = append(out, &sqlparser.Order{Expr: sqlparser.NewIntVal([]byte(strconv.Itoa(k.Column + 1))), Direction: dir})
 	}
 	return out
 }
@@ -353,9 +382,13 @@ func (p *mergePlanner) groupBy() error {
 				return notMergeable("GROUP BY %s names an aggregate", nodeText(e))
 			}
 		}
+		if err := p.checkAliasColumn(e, i); err != nil {
+			return err
+		}
 		isGroup[i] = true
 		p.spec.GroupBy = append(p.spec.GroupBy, i)
 		p.weigh(i, p.columnExpr(i, e))
+		p.ordinal(i, p.columnExpr(i, e))
 		p.groupKeys = append(p.groupKeys, exprKey(p.columnExpr(i, e)))
 	}
 	for i, se := range p.sel.SelectExprs {
@@ -416,6 +449,10 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 				if i, err = p.aggColumn(o.Expr, f, arg); err != nil {
 					return err
 				}
+			case grouped && p.ofGroupKeys(o.Expr):
+				// An expression of group keys (ORDER BY e+0): one value per group, computed by
+				// the sub-queries.
+				i = p.hidden(o.Expr)
 			case grouped:
 				return notMergeable("ORDER BY %s is neither a group column nor an aggregate; add it to the select list", nodeText(o.Expr))
 			default:
@@ -423,7 +460,57 @@ func (p *mergePlanner) orderBy(grouped bool) error {
 			}
 		}
 		p.weigh(i, p.columnExpr(i, o.Expr))
+		p.ordinal(i, p.columnExpr(i, o.Expr))
 		p.spec.OrderBy = append(p.spec.OrderBy, merge.OrderKey{Column: i, Desc: o.Direction == sqlparser.DescScr})
 	}
 	return nil
+}
+
+// checkAliasColumn adds, for a GROUP BY name that resolved to the select item i, an alias of
+// another value, the check that no column of the table has that name: MariaDB groups by such
+// a column (warning 1052), the merge by the item. The sub-queries compute
+// MIN((SELECT name) <=> item) per group: in a select-list subquery the name is the table's
+// column when there is one and the alias otherwise, as in GROUP BY. The check holds when each
+// row's item has the bytes and the collation of what the server groups by, so that the merge's
+// groups are the server's; it fails (the statement is refused) otherwise, also where the item
+// is a function of the column the server would group as one (UPPER(status) AS status).
+func (p *mergePlanner) checkAliasColumn(e sqlparser.Expr, i int) error {
+	col, ok := e.(*sqlparser.ColName)
+	if !ok || !col.Qualifier.IsEmpty() || i >= p.visible || p.aliases[i] != col.Name.Lowered() {
+		return nil
+	}
+	item := p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr
+	if c, isCol := item.(*sqlparser.ColName); isCol && c.Name.Lowered() == col.Name.Lowered() {
+		return nil
+	}
+	name, value := "(select "+nodeText(col)+")", "("+nodeText(item)+")"
+	stmt, err := sqlparser.Parse("select binary " + name + " <=> binary " + value + " and collation(" + name + ") = collation(" + value + ")")
+	if err != nil {
+		return notMergeable("GROUP BY %s names the select item %s: %v", nodeText(e), nodeText(item), err)
+	}
+	c := p.helper(aggregateCall("min", stmt.(*sqlparser.Select).SelectExprs[0].(*sqlparser.AliasedExpr).Expr))
+	p.spec.Checks = append(p.spec.Checks, merge.Check{Column: c, Refusal: fmt.Sprintf(
+		"GROUP BY %s names the select item %s AS %s and a column of the table, which MariaDB groups by (warning 1052): give the item another alias, or GROUP BY the expression itself",
+		nodeText(e), nodeText(item), col.Name.String())})
+	return nil
+}
+
+// ofGroupKeys reports whether e is an expression of columns that are all GROUP BY keys, without
+// aggregates, subqueries or arguments.
+func (p *mergePlanner) ofGroupKeys(e sqlparser.Expr) bool {
+	if containsAggregate(e) || hasSubquery(e) {
+		return false
+	}
+	ok, cols := true, 0
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.ColName:
+			cols++
+			ok = ok && slices.Contains(p.groupKeys, exprKey(x))
+		case *sqlparser.SQLVal:
+			ok = ok && x.Type != sqlparser.ValArg
+		}
+		return ok, nil
+	}, e)
+	return ok && cols > 0
 }

@@ -243,7 +243,7 @@ func sameAnalysis(orig, norm *Statement, lits []literal) bool {
 	}
 	if a.merge != nil {
 		ma, mb := a.merge, b.merge
-		if !same(&ma.legT, &mb.legT) || !same(&ma.sigT, &mb.sigT) || ma.outer != mb.outer || ma.pushLimit != mb.pushLimit ||
+		if !same(&ma.legT, &mb.legT) || !same(&ma.probeT, &mb.probeT) || !same(&ma.sigT, &mb.sigT) || ma.outer != mb.outer || ma.pushLimit != mb.pushLimit ||
 			ma.sorted != mb.sorted || ma.distinctWeighed != mb.distinctWeighed || ma.unionTypesExact != mb.unionTypesExact ||
 			(ma.limitArg < 0) != (mb.limitArg < 0) || (ma.offsetArg < 0) != (mb.offsetArg < 0) ||
 			ma.spec.Limit != mb.spec.Limit || ma.spec.Offset != mb.spec.Offset || len(ma.weightCols) != len(mb.weightCols) ||

@@ -202,12 +202,18 @@ func (p *Plan) TypesProbe() (t Target, ok bool) {
 	}
 	l := pr.l
 	l.probe = true
-	// The weights are not what the probe is for: none is asked for.
-	l.skip = make([]bool, len(pr.mp.legT.snips))
-	for i, sn := range pr.mp.legT.snips {
-		_, l.skip[i] = pr.mp.weightCols[sn.name]
+	t0 := &pr.mp.legT
+	if len(pr.mp.probeT.pieces) > 0 {
+		t0 = &pr.mp.probeT
 	}
-	return pr.target(&pr.mp.legT, &l), true
+	// The weights are not what the probe is for: none is asked for.
+	l.skip = make([]bool, len(t0.snips))
+	for i, sn := range t0.snips {
+		_, weight := pr.mp.weightCols[sn.name]
+		_, ordinal := pr.mp.ordinalCols[sn.name]
+		l.skip[i] = weight || ordinal
+	}
+	return pr.target(t0, &l), true
 }
 
 // SignatureProbe returns, for a split SELECT that weighs text, a statement that returns one
@@ -220,7 +226,7 @@ func (p *Plan) SignatureProbe(types []merge.ColumnType) (t Target, ok bool) {
 		return Target{}, false
 	}
 	l := pr.l
-	l.probe, l.skip = true, make([]bool, len(pr.mp.sigT.snips))
+	l.none, l.skip = true, make([]bool, len(pr.mp.sigT.snips))
 	any := false
 	for i := range pr.mp.sigT.snips { // one per weight, in sigNames order
 		text := anyText(types, pr.mp.weightCols[pr.mp.sigNames[i]])

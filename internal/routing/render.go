@@ -15,8 +15,11 @@ type leg struct {
 	keyType  ShardKeyType // its type, which the clamp is written in
 	min, max time.Time    // the table's span
 	open     bool         // the span is open above: the clamp has no upper bound
-	// probe: the leg is asked for its column types only: the clamp is false.
+	// probe: the leg is asked for its column types only: the clamp selects what lies past the
+	// table's span (see writeClamp).
 	probe bool
+	// none: the clamp is false (1 = 0), for the collations' signatures, one aggregate row.
+	none  bool
 	limit int64 // computed LIMIT row count
 	rows  []template
 	clock *stmtClock // the statement's instant, for its clock functions
@@ -80,8 +83,17 @@ func (t *template) render(b *strings.Builder, l *leg) {
 // seconds, so rows with a fraction of its last second (DATETIME(6) columns) belong to the table
 // too. A span open above has no upper bound.
 func writeClamp(b *strings.Builder, l *leg) {
-	if l.probe {
+	if l.none {
 		writeString(b, "1 = 0")
+		return
+	}
+	if l.probe {
+		// The types probe runs on the first of several tables, so the statement's range goes
+		// on past its span: key >= the end of its span reads none of its rows, but is no
+		// condition the optimizer finds impossible. One that is (1 = 0) gives an empty grouped
+		// result other column types than a result with rows: LONGTEXT for the TEXT of a
+		// grouped JSON expression, VARCHAR for the ENUM of MIN(e).
+		writeBound(b, l, true, l.max.Truncate(time.Second).Add(time.Second))
 		return
 	}
 	writeBound(b, l, true, l.min)

@@ -198,6 +198,13 @@ func (ts *timeStatement) planSelect(pr *printer, leg sqlparser.SQLNode, plan *sq
 	}
 	pr.snippets, pr.subst = mp.snippets, mp.subst
 	mp.legT = pr.print(mp.leg)
+	if pr.rollup != nil {
+		// WITH ROLLUP types some columns otherwise than the legs' plain GROUP BY (MIN of an
+		// ENUM is a VARCHAR): the types probe is the leg grouped WITH ROLLUP, as the statement.
+		probe := *mp.leg
+		probe.GroupBy, probe.OrderBy, probe.Limit = pr.rollup, nil, nil
+		mp.probeT = pr.print(&probe)
+	}
 	if mp.sig != nil {
 		mp.sig.Where = mp.leg.Where
 		mp.sigT = pr.print(mp.sig)

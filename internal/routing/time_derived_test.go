@@ -28,7 +28,7 @@ func TestDerivedTables(t *testing.T) {
 		{
 			name: "joined with another table, the range read inside", class: ClassHotOnly, merge: true,
 			sql:  "select u.name, t.id from users u join (select id, user_id from orders where order_time >= '2025-02-20') t on t.user_id = u.id order by t.id limit 2",
-			want: []wantTarget{{"hot", "(select u.`name`, t.id, " + weightItem("t.id", 3) + " from users as u join (select id, user_id from orders_202502 where order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00') as t on t.user_id = u.id order by t.id asc limit 2) union all (select u.`name`, t.id, " + weightItem("t.id", 3) + " from users as u join (select id, user_id from orders_202503 where order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00') as t on t.user_id = u.id order by t.id asc limit 2) order by 2 asc limit 2", nil}},
+			want: []wantTarget{{"hot", "(select u.`name`, t.id, " + weightItem("t.id", 3) + ", (t.id) + 0 as _obroute_4 from users as u join (select id, user_id from orders_202502 where order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00') as t on t.user_id = u.id order by t.id asc limit 2) union all (select u.`name`, t.id, " + weightItem("t.id", 3) + ", (t.id) + 0 as _obroute_4 from users as u join (select id, user_id from orders_202503 where order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00') as t on t.user_id = u.id order by t.id asc limit 2) order by 4 asc, 2 asc limit 2", nil}},
 		},
 	}
 	for _, c := range cases {

@@ -16,7 +16,7 @@ func TestGroupedDerivedTables(t *testing.T) {
 		{
 			name: "across tables: the grouped query, the outer condition applied after merging", class: ClassHotOnly, merge: true,
 			sql:  "select n from " + grouped + " where n > 1 order by n desc limit 2",
-			want: []wantTarget{{"hot", "(select count(*) as n, user_id as _obroute_2, " + weightItem("user_id", 3) + " from orders_202502 where order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00' group by user_id) union all (select count(*) as n, user_id as _obroute_2, " + weightItem("user_id", 3) + " from orders_202503 where order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' group by user_id)", nil}},
+			want: []wantTarget{{"hot", "(select count(*) as n, user_id as _obroute_2, " + weightItem("user_id", 3) + ", (user_id) + 0 as _obroute_4 from orders_202502 where order_time >= '2025-02-20' and orders_202502.order_time >= '2025-02-01 00:00:00' and orders_202502.order_time < '2025-03-01 00:00:00' group by user_id) union all (select count(*) as n, user_id as _obroute_2, " + weightItem("user_id", 3) + ", (user_id) + 0 as _obroute_4 from orders_202503 where order_time >= '2025-02-20' and orders_202503.order_time >= '2025-03-01 00:00:00' group by user_id)", nil}},
 		},
 	}
 	for _, c := range cases {

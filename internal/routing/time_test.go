@@ -69,8 +69,8 @@ func TestRewrite(t *testing.T) {
 			sql:  "select id from orders where order_time >= ? and order_time < ? order by id limit 5, 10",
 			args: args("2024-12-20", "2025-02-01"),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ select id, " + weightItem("id", 2) + " from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
-				{"hot", "select id, " + weightItem("id", 2) + " from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"cold", "/* cold_query */ select id, " + weightItem("id", 2) + ", (id) + 0 as _obroute_3 from orders_202412 where order_time >= ? and order_time < ? and orders_202412.order_time >= '2024-12-01 00:00:00' and orders_202412.order_time < '2025-01-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
+				{"hot", "select id, " + weightItem("id", 2) + ", (id) + 0 as _obroute_3 from orders_202501 where order_time >= ? and order_time < ? and orders_202501.order_time >= '2025-01-01 00:00:00' and orders_202501.order_time < '2025-02-01 00:00:00' order by id asc limit 15", []any{"2024-12-20", "2025-02-01"}},
 			},
 		},
 		{
@@ -78,7 +78,7 @@ func TestRewrite(t *testing.T) {
 			sql:  "select id, amount from orders where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? order by amount desc, id limit ?",
 			args: args(5, int64(3)),
 			want: []wantTarget{
-				{"cold", "/* cold_query */ (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time < '2024-11-01 00:00:00' order by amount desc, id asc limit 3) union all (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + " from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time < '2024-12-01 00:00:00' order by amount desc, id asc limit 3) order by 2 desc, 1 asc limit 3", []any{5, 5}},
+				{"cold", "/* cold_query */ (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + ", (amount) + 0 as _obroute_5, (id) + 0 as _obroute_6 from orders_202410 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202410.order_time >= '2024-10-01 00:00:00' and orders_202410.order_time < '2024-11-01 00:00:00' order by amount desc, id asc limit 3) union all (select id, amount, " + weightItem("amount", 3) + ", " + weightItem("id", 4) + ", (amount) + 0 as _obroute_5, (id) + 0 as _obroute_6 from orders_202411 where order_time >= '2024-10-15' and order_time < '2024-12-01' and amount > ? and orders_202411.order_time >= '2024-11-01 00:00:00' and orders_202411.order_time < '2024-12-01 00:00:00' order by amount desc, id asc limit 3) order by 5 desc, 2 desc, 6 asc, 1 asc limit 3", []any{5, 5}},
 			},
 		},
 		{
