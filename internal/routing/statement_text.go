@@ -55,14 +55,23 @@ func sessionReads(toks []token) SessionReads {
 	return r
 }
 
-// assignedUserVars returns the user variables the tokens assign outside SET: `@v := …` anywhere
-// and the list after INTO (`SELECT … INTO @a, @b`), each once, in lower case.
+// assignedUserVars returns the user variables the tokens assign outside SET: `@v := …` anywhere,
+// the list after INTO (`SELECT … INTO @a, @b`), and the targets of GET [CURRENT] DIAGNOSTICS
+// (`@n = NUMBER`, `@m = MESSAGE_TEXT`), each once, in lower case.
 func assignedUserVars(toks []token) []string {
 	var names []string
 	add := func(name string) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
+	}
+	if len(toks) > 1 && toks[0].is("get") && (toks[1].is("diagnostics") || toks[1].is("current") || toks[1].is("stacked")) {
+		for i, t := range toks {
+			if t.kind == tokVar && !strings.HasPrefix(t.val, "@@") && i+1 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" {
+				add(t.val)
+			}
+		}
+		return names
 	}
 	into := false
 	for i, t := range toks {
