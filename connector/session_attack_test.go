@@ -337,4 +337,3 @@ func TestSessionStateAttacks(t *testing.T) {
 		})
 	}
 }
-
