@@ -103,17 +103,15 @@ func TestSessionStateAttacks(t *testing.T) {
 			INSERT INTO audit_log VALUES (5, 'b')`},
 		{"set transaction inside transaction", `
 			BEGIN
-			SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
+			!state SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
 			INSERT INTO audit_log VALUES (6, 'a')
-			COMMIT`},
-		{"set session transaction inside transaction", `
-			BEGIN
-			SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE
-			INSERT INTO audit_log VALUES (7, 'a')
-			SELECT @@tx_isolation
+			SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
 			COMMIT
-			SELECT @@tx_isolation FROM audit_log
-			SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ`},
+			SET autocommit = 0
+			SET TRANSACTION READ ONLY
+			INSERT INTO audit_log VALUES (7, 'read only')
+			ROLLBACK
+			SET autocommit = 1`},
 		{"start transaction read only", `
 			START TRANSACTION READ ONLY
 			INSERT INTO audit_log VALUES (8, 'a')
@@ -125,26 +123,27 @@ func TestSessionStateAttacks(t *testing.T) {
 			INSERT INTO audit_log VALUES (10, 'a')
 			ROLLBACK WORK
 			SELECT id FROM audit_log ORDER BY id`},
-		{"begin then tableless statement", `
-			BEGIN
-			SELECT NOW() IS NOT NULL
-			INSERT INTO audit_log VALUES (11, 'after tableless')
-			ROLLBACK`},
-		{"begin then set user var", `
-			BEGIN
-			SET @z = 1
-			INSERT INTO audit_log VALUES (12, 'after set')
-			ROLLBACK`},
-		{"begin then select var", `
-			BEGIN
-			SELECT @@tx_isolation
-			INSERT INTO audit_log VALUES (13, 'after var')
-			ROLLBACK`},
 		{"unrouted table in cold transaction", `
 			BEGIN
 			INSERT INTO audit_log VALUES (14, 'cold')
-			INSERT INTO items VALUES (14, 'hot table in cold tx')
-			COMMIT`},
+			!tx INSERT INTO items VALUES (14, 'hot table in cold tx')
+			!tx SELECT COUNT(*) FROM items
+			SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+			CREATE TEMPORARY TABLE scratch (a INT)
+			INSERT INTO scratch VALUES (1)
+			COMMIT
+			INSERT INTO items VALUES (14, 'after the transaction')
+			SET autocommit = 0
+			INSERT INTO audit_log VALUES (15, 'implicit transaction on cold')
+			!tx UPDATE items SET note = 'x'
+			ROLLBACK
+			SET autocommit = 1`},
+		{"unrouted table after a pin", `
+			/*+ OBROUTE(backend=cold) */ CREATE PROCEDURE noop(x INT) SELECT x
+			CALL noop((SELECT COUNT(*) FROM audit_log))
+			!state INSERT INTO items VALUES (30, 'pinned to cold')
+			SELECT COUNT(*) FROM audit_log
+			DROP PROCEDURE noop`},
 		{"last_insert_id routed", `
 			INSERT INTO ai_cold (note) VALUES ('a')
 			SELECT LAST_INSERT_ID()
@@ -161,8 +160,9 @@ func TestSessionStateAttacks(t *testing.T) {
 			SELECT LAST_INSERT_ID()
 			SELECT LAST_INSERT_ID() FROM items`},
 		{"insert_id", `
-			SET insert_id = 100
-			INSERT INTO ai_cold (note) VALUES ('with insert_id')
+			!state SET insert_id = 100
+			!state SET @@session.INSERT_ID = 100, @a = 1
+			SET STATEMENT insert_id = 100 FOR INSERT INTO ai_cold (note) VALUES ('with insert_id')
 			INSERT INTO ai_hot (note) VALUES ('after, auto')
 			SELECT id, note FROM ai_hot
 			SELECT id, note FROM ai_cold`},
@@ -241,12 +241,9 @@ func TestSessionStateAttacks(t *testing.T) {
 			SELECT @@foreign_key_checks, @@unique_checks, @@sql_log_bin FROM audit_log
 			SELECT @@foreign_key_checks, @@unique_checks, @@sql_log_bin FROM items`},
 		{"rand seed", `
-			SET rand_seed1 = 1, rand_seed2 = 2
-			SELECT RAND() FROM ai_hot
-			INSERT INTO ai_hot (note) VALUES ('x')
-			INSERT INTO ai_cold (note) VALUES ('x')
-			SELECT RAND() FROM ai_hot
-			SELECT RAND() FROM ai_cold`},
+			!state SET rand_seed1 = 1, rand_seed2 = 2
+			SET STATEMENT rand_seed1 = 1, rand_seed2 = 2 FOR SELECT RAND() FROM ai_hot
+			SET STATEMENT rand_seed1 = 3, rand_seed2 = 4 FOR SELECT RAND() FROM ai_cold`},
 		{"names collate", `
 			SET NAMES utf8mb4 COLLATE utf8mb4_bin
 			INSERT INTO audit_log VALUES (19, 'a')
@@ -266,12 +263,6 @@ func TestSessionStateAttacks(t *testing.T) {
 			SELECT id FROM audit_log ORDER BY id
 			SET sql_select_limit = DEFAULT
 			SELECT id FROM audit_log ORDER BY id`},
-		{"lock then user lock", `
-			LOCK TABLES audit_log WRITE
-			SELECT GET_LOCK('al', 0)
-			SELECT IS_USED_LOCK('al') IS NOT NULL
-			SELECT RELEASE_LOCK('al')
-			UNLOCK TABLES`},
 		{"lock alias", `
 			LOCK TABLES audit_log AS a WRITE
 			SELECT COUNT(*) FROM audit_log AS a
@@ -292,9 +283,17 @@ func TestSessionStateAttacks(t *testing.T) {
 			ROLLBACK TO s1
 			COMMIT`},
 		{"create procedure writing routed", `
-			CREATE PROCEDURE wr() INSERT INTO audit_log VALUES (25, 'from procedure')
-			CALL wr()
-			DROP PROCEDURE wr`},
+			!state CREATE PROCEDURE wr() INSERT INTO audit_log VALUES (25, 'from procedure')
+			!state CREATE PROCEDURE wr() BEGIN SELECT 1; INSERT INTO audit_log VALUES (25, 'from procedure'); END
+			!state CREATE TRIGGER tr AFTER INSERT ON items FOR EACH ROW INSERT INTO audit_log VALUES (NEW.id, 'from trigger')
+			!state CREATE FUNCTION f() RETURNS INT RETURN (SELECT COUNT(*) FROM audit_log)
+			!state CREATE EVENT ev ON SCHEDULE EVERY 1 DAY DO DELETE FROM audit_log
+			/*+ OBROUTE(backend=cold) */ CREATE PROCEDURE wr() INSERT INTO audit_log VALUES (25, 'from procedure')
+			/*+ OBROUTE(backend=cold) */ CALL wr()
+			DROP PROCEDURE wr
+			CREATE TRIGGER tr AFTER INSERT ON audit_log FOR EACH ROW SET @fired = NEW.id
+			INSERT INTO audit_log VALUES (26, 'fires the trigger')
+			DROP TRIGGER tr`},
 		{"ddl in tx", `
 			BEGIN
 			INSERT INTO audit_log VALUES (26, 'a')
@@ -336,4 +335,17 @@ func TestSessionStateAttacks(t *testing.T) {
 			a.placement(t)
 		})
 	}
+}
+
+// User-level locks taken while table locks pin the client session to another backend are still
+// in the one namespace of the default backend, where every client session takes them.
+func TestUserLevelLocksUnderTableLocks(t *testing.T) {
+	a := newAttackServer(t, true)
+	p, q := a.pair(t), a.pair(t)
+	p.both("LOCK TABLES audit_log WRITE")
+	p.both("SELECT GET_LOCK('al', 0)")
+	q.both("SELECT GET_LOCK('al', 0), IS_FREE_LOCK('al'), IS_USED_LOCK('al') IS NOT NULL")
+	p.both("SELECT RELEASE_LOCK('al')")
+	p.both("UNLOCK TABLES")
+	q.both("SELECT GET_LOCK('al', 0)")
 }
