@@ -65,6 +65,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		if err != nil {
 			return nil, nil, err
 		}
+		if st.ConsistentSnapshot && len(cs.c.backends) > 1 {
+			return nil, nil, errorf("%w: START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of the START, and obroute starts a transaction at its first statement, on that statement's backend (it cannot know which before), so its snapshot would be taken later; write START TRANSACTION and read at once, or run it on a connection to one backend", routing.ErrSessionState)
+		}
 		if err := cs.begin(ctx, driver.TxOptions{ReadOnly: st.ReadOnly}, hints); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/obroute/obroute/connector"
+
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -116,7 +118,7 @@ func TestSessionStateAttacks(t *testing.T) {
 			START TRANSACTION READ ONLY
 			INSERT INTO audit_log VALUES (8, 'a')
 			COMMIT
-			START TRANSACTION READ WRITE, WITH CONSISTENT SNAPSHOT
+			!state START TRANSACTION READ WRITE, WITH CONSISTENT SNAPSHOT
 			INSERT INTO audit_log VALUES (9, 'a')
 			ROLLBACK
 			BEGIN WORK
@@ -348,4 +350,21 @@ func TestUserLevelLocksUnderTableLocks(t *testing.T) {
 	p.both("SELECT RELEASE_LOCK('al')")
 	p.both("UNLOCK TABLES")
 	q.both("SELECT GET_LOCK('al', 0)")
+}
+
+// START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of the START: a row another client session
+// commits after it is not seen, as on one server.
+func TestConsistentSnapshotAttack(t *testing.T) {
+	a := newAttackServer(t, false)
+	p, q := a.pair(t), a.pair(t)
+	p.refused("START TRANSACTION WITH CONSISTENT SNAPSHOT", connector.ErrSessionState)
+	p.refused("START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT", connector.ErrSessionState)
+	p.refused("/*+ OBROUTE(backend=cold) */ START TRANSACTION WITH CONSISTENT SNAPSHOT", connector.ErrSessionState)
+	// Without it the snapshot is taken at the first read, on one server as through obroute.
+	q.both("INSERT INTO audit_log VALUES (1, 'committed after the snapshot')")
+	p.both("START TRANSACTION")
+	p.both("SELECT COUNT(*) FROM audit_log")
+	q.both("INSERT INTO audit_log VALUES (2, 'committed after the first read')")
+	p.both("SELECT COUNT(*) FROM audit_log")
+	p.both("COMMIT")
 }

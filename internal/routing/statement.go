@@ -96,6 +96,9 @@ type Statement struct {
 	// SetsInsertID marks a statement calling LAST_INSERT_ID(expr): the value LAST_INSERT_ID()
 	// returns next is on the server session it runs on.
 	SetsInsertID bool
+	// ConsistentSnapshot marks START TRANSACTION WITH CONSISTENT SNAPSHOT, whose reads are as
+	// of the START.
+	ConsistentSnapshot bool
 	// UserVars are the user variables a statement other than SET assigns (@v := …, INTO @v), by
 	// name in lower case: their values are read back after it ran, so that a server session
 	// replacing a lost one, or another backend's, gets them.
@@ -218,6 +221,11 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	}
 	st.SessionDependent = st.SessionReads != 0
 	st.SetsInsertID = callsSetInsertID(toks)
+	for i := 0; i+1 < len(toks) && len(toks) > 0 && toks[0].is("start"); i++ {
+		if toks[i].is("consistent") && toks[i+1].is("snapshot") {
+			st.ConsistentSnapshot = true
+		}
+	}
 	if at := plainExplainAt(toks, lexed); at >= 0 && r.time != nil {
 		if inner := r.analyzeText(strings.TrimSpace(body[at:])); inner.time != nil || inner.namesTimeTable(r) {
 			st.explainOf, st.explainAt = inner, hint.StatementStart(sql)+at
