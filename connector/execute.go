@@ -65,6 +65,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		if err != nil {
 			return nil, nil, err
 		}
+		if st.ConsistentSnapshot && len(cs.c.backends) > 1 {
+			return nil, nil, errorf("%w: START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of the START, and obroute starts a transaction at its first statement, on that statement's backend (it cannot know which before), so its snapshot would be taken later; write START TRANSACTION and read at once, or run it on a connection to one backend", routing.ErrSessionState)
+		}
 		if err := cs.begin(ctx, driver.TxOptions{ReadOnly: st.ReadOnly}, hints); err != nil {
 			return nil, nil, cs.keepSession(err)
 		}
@@ -117,7 +120,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	written := false // the values of session functions obroute holds are written into st
 	if st.SessionDependent {
 		// It reads what the last statements left: there, or with the values obroute holds.
-		next, at, rows, err := cs.resolveSession(ctx, st)
+		next, at, rows, err := cs.resolveSession(ctx, st, false)
 		switch {
 		case err != nil:
 			return nil, nil, cs.keepSession(err)
@@ -138,6 +141,16 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if err == nil {
 		plan, err = cs.routeReading(ctx, st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
 	}
+	if err == nil && st.SessionDependent && st.NamesUserTables() && !cs.runsWhereSession(plan) {
+		// It reads session functions and its tables live on another backend than the server
+		// session holding them: their values are read there and written in, and it goes
+		// where its tables are.
+		var next *routing.Statement
+		if next, _, _, err = cs.resolveSession(ctx, st, true); err == nil {
+			written, st, cs.routing.SessionBackend = true, next, ""
+			plan, err = cs.routeReading(ctx, st, hints, args, cs.c.logger.Enabled(ctx, slog.LevelDebug))
+		}
+	}
 	if err == nil && plan.Catalog == nil {
 		err = cs.unqualifiedCatalog(st, plan.Shadow)
 	}
@@ -148,6 +161,11 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if written && plan.Class == routing.ClassDefault {
 		// It read the previous statements' session, where obroute holds the values.
 		plan.Type, plan.Class = routing.UseLastSession, routing.ClassForced
+	}
+	if st.NextTransaction != "" && cs.tx.active && cs.tx.backend == "" {
+		// A BEGIN obroute holds: the server would refuse it (1568), and obroute cannot send it
+		// where the transaction will be.
+		return nil, nil, errorf("%w: SET TRANSACTION inside a transaction, which the server refuses (error 1568: transaction characteristics can't be changed while a transaction is in progress); set it before BEGIN, or give the characteristics to START TRANSACTION (READ ONLY, READ WRITE)", routing.ErrSessionState)
 	}
 	if st.NextTransaction != "" && !(cs.tx.active && cs.tx.backend != "") {
 		// SET TRANSACTION … waits for the backend of the next transaction of its traffic
@@ -252,7 +270,7 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	rs.TxBackend = cs.tx.backend
 	rs.TxShadow = cs.tx.shadow
 	tr := traffic(shadow)
-	rs.Pin, rs.PinWhy = cs.pins[tr].backend, cs.pins[tr].why
+	rs.Pin, rs.PinWhy, rs.PinByLocks = cs.pins[tr].backend, cs.pins[tr].why, cs.pins[tr].locks
 	if c := st.Control; c != nil && cs.pins[tr].locks && (c.Lock == routing.LockTables || c.Lock == routing.LockRead) {
 		rs.Pin = "" // a new LOCK TABLES goes where its tables are, releasing the locks held
 	}

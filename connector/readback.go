@@ -97,6 +97,11 @@ func literalOf(name string, v []driver.Value, typ string) literal {
 		}
 		return literal{text, strings.ToLower(text)}
 	case "BIGINT", "INT", "TINYINT", "SMALLINT", "MEDIUMINT":
+		if strings.HasPrefix(typ, "UNSIGNED ") && strings.HasPrefix(name, "@") {
+			// A user variable keeps the unsigned flag of its value (GET DIAGNOSTICS @n = NUMBER,
+			// CAST(… AS UNSIGNED) INTO @v): a bare literal would make it signed.
+			return literal{"CAST(" + text + " AS UNSIGNED)", strings.ToLower(text)}
+		}
 		return literal{text, strings.ToLower(text)}
 	case "GEOMETRY":
 		// The server's form: the SRID (4 bytes, little-endian), then the WKB.

@@ -81,6 +81,9 @@ func (cs *clientSession) ran(plan *routing.Plan, b string, res driver.Result) {
 			f.insertID = sessionValue{backend: b}
 		}
 	}
+	if eff != nil && eff.SetsInsertID {
+		f.insertID = sessionValue{backend: b} // LAST_INSERT_ID(expr) set it there
+	}
 	if f.diag.parts == nil && f.diag.why == "" || eff == nil || len(eff.Tables) > 0 {
 		f.diag = diagnostics{backend: b}
 	} else if f.diag.backend != b {
@@ -155,8 +158,9 @@ func (r *countedRows) Close() error {
 // resolveSession rewrites a statement that reads session functions so that it reads one
 // server's answer: it returns the statement to run (st itself, or st with the values obroute
 // holds written in) and the backend whose server session holds the rest; or the rows it
-// answers itself (SHOW WARNINGS after a split SELECT); or a refusal.
-func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Statement) (*routing.Statement, string, driver.Rows, error) {
+// answers itself (SHOW WARNINGS after a split SELECT); or a refusal. With hold, every value a
+// server session holds is read there and written in (the statement's tables are elsewhere).
+func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Statement, hold bool) (*routing.Statement, string, driver.Rows, error) {
 	f := &cs.funcs
 	reads := st.SessionReads
 	var vals routing.SessionValues
@@ -170,6 +174,17 @@ func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Stateme
 				return nil, "", rows, err
 			}
 			counts, err := cs.partsCounts(ctx, d.parts)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			vals.Reads |= routing.ReadsDiagnostics
+			vals.WarningCount, vals.ErrorCount = counts[0], counts[1]
+		case hold && cs.orLast(d.backend) != "":
+			s, err := cs.server(ctx, cs.orLast(d.backend))
+			if err != nil {
+				return nil, "", nil, err
+			}
+			counts, err := cs.partsCounts(ctx, []*serverSession{s})
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -192,11 +207,14 @@ func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Stateme
 			return nil, "", nil, errorf("%w: the statement reads %s, and %s; one server's value cannot be told", routing.ErrSessionState, r.fn, v.why)
 		case v.held:
 			vals.Set(r.read, v.value)
-		case at == "" || v.backend == at:
+		case hold && cs.orLast(v.backend) == "":
+			// No statement ran yet: the server session the statement goes to answers.
+		case !hold && (at == "" || v.backend == at):
 			at = v.backend
 		default:
-			// Two server sessions hold what it reads: this one's value is read there and written in.
-			n, err := cs.readFunction(ctx, v.backend, r.fn)
+			// Two server sessions hold what it reads, or its tables are elsewhere: the value
+			// is read where it is and written in.
+			n, err := cs.readFunction(ctx, cs.orLast(v.backend), r.fn)
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -313,4 +331,31 @@ func (cs *clientSession) readSessionNumber(ctx context.Context, s *serverSession
 		return 0, nil // NULL: a dry run's server session
 	}
 	return strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+}
+
+// runsWhereSession reports whether every target of plan, a statement reading session functions,
+// runs on the server session that holds what it reads (or none holds anything yet).
+func (cs *clientSession) runsWhereSession(plan *routing.Plan) bool {
+	at := cs.routing.SessionBackend
+	if at == "" {
+		at = cs.routing.LastBackend
+	}
+	if at == "" {
+		return true
+	}
+	for _, t := range plan.Targets {
+		if cs.c.productionOf(t.Backend) != at {
+			return false
+		}
+	}
+	return true
+}
+
+// orLast returns backend, or when it is "" (no statement said where the value is) the backend
+// of the last statement, where the router sends a statement reading it.
+func (cs *clientSession) orLast(backend string) string {
+	if backend == "" {
+		return cs.routing.LastBackend
+	}
+	return backend
 }

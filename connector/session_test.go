@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/obroute/obroute/connector"
 	_ "github.com/obroute/obroute/driver"
 	"github.com/obroute/obroute/sqltest"
 )
@@ -80,9 +82,10 @@ func TestTransactionPinnedToFirstStatementBackend(t *testing.T) {
 			if port != cold.Port {
 				t.Fatalf("@@port inside the transaction = %d, want cold's %d (hot is %d)", port, cold.Port, hot.Port)
 			}
-			// items would go to hot by default; inside the transaction it stays on cold.
-			if _, err := q.ExecContext(ctx, "INSERT INTO items VALUES (?, 'in tx')", base+2); err != nil {
-				t.Fatal(err)
+			// items has no route: it lives on hot, and cold's table of that name is another
+			// table. Inside the transaction bound to cold it is refused, not written on cold.
+			if _, err := q.ExecContext(ctx, "INSERT INTO items VALUES (?, 'in tx')", base+2); !errors.Is(err, connector.ErrCrossBackendTx) {
+				t.Fatalf("INSERT INTO items in a transaction bound to cold: %v, want ErrCrossBackendTx", err)
 			}
 			if tx != nil {
 				err = tx.Commit()
@@ -92,8 +95,11 @@ func TestTransactionPinnedToFirstStatementBackend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := count(t, cold, fmt.Sprintf("SELECT COUNT(*) FROM items WHERE id = %d", base+2)); n != 1 {
-				t.Errorf("cold has %d rows of the transaction's items insert, want 1", n)
+			if n := count(t, cold, fmt.Sprintf("SELECT COUNT(*) FROM audit_log WHERE id = %d", base+1)); n != 1 {
+				t.Errorf("cold has %d rows of the transaction's audit_log insert, want 1", n)
+			}
+			if n := count(t, cold, "SELECT COUNT(*) FROM items"); n != 0 {
+				t.Errorf("cold has %d rows in its items table, want 0: the refused INSERT ran", n)
 			}
 			if n := count(t, hot, "SELECT COUNT(*) FROM items") + count(t, hot, "SELECT COUNT(*) FROM audit_log"); n != 0 {
 				t.Errorf("hot has %d rows, want 0: the transaction wrote outside its backend", n)
@@ -253,11 +259,15 @@ func TestSQLX(t *testing.T) {
 	if err := tx.Get(&port, "SELECT @@port FROM audit_log LIMIT 1"); err != nil {
 		t.Fatal(err)
 	}
-	tx.MustExec("INSERT INTO items VALUES (?, ?)", 9, "pinned")
+	tx.MustExec("INSERT INTO audit_log VALUES (?, ?)", 9, "pinned")
+	// items lives on hot: in the transaction bound to cold it is refused.
+	if _, err := tx.Exec("INSERT INTO items VALUES (?, ?)", 9, "elsewhere"); !errors.Is(err, connector.ErrCrossBackendTx) {
+		t.Fatalf("INSERT INTO items in a transaction bound to cold: %v, want ErrCrossBackendTx", err)
+	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if port != cold.Port || count(t, cold, "SELECT COUNT(*) FROM items") != 1 || count(t, hot, "SELECT COUNT(*) FROM items") != 0 {
+	if port != cold.Port || count(t, cold, "SELECT COUNT(*) FROM audit_log") != 3 || count(t, cold, "SELECT COUNT(*) FROM items")+count(t, hot, "SELECT COUNT(*) FROM items") != 0 {
 		t.Fatalf("sqlx transaction not pinned to cold (port %d)", port)
 	}
 	var e entry
@@ -293,7 +303,7 @@ func TestConcurrentMixedWorkloadLeavesNoServerSessions(t *testing.T) {
 					var tx *sql.Tx
 					if tx, err = db.Begin(); err == nil {
 						if _, err = tx.Exec("INSERT INTO audit_log VALUES (?, 'tx')", id); err == nil {
-							_, err = tx.Exec("UPDATE items SET note = 'tx' WHERE id = ?", id-1)
+							_, err = tx.Exec("UPDATE audit_log SET note = 'tx' WHERE id = ?", id-1)
 						}
 						if err == nil {
 							err = tx.Commit()

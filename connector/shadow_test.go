@@ -68,7 +68,7 @@ func TestShadowTrafficNeverReachesProduction(t *testing.T) {
 				break
 			}
 			if _, err = tx.ExecContext(ctx, "INSERT INTO audit_log VALUES (?, 'tx')", id); err == nil {
-				_, err = tx.ExecContext(ctx, "UPDATE items SET note = 'tx' WHERE id = ?", id-1)
+				_, err = tx.ExecContext(ctx, "UPDATE audit_log SET note = 'tx' WHERE id = ?", id-1)
 			}
 			if err == nil {
 				err = tx.Commit()

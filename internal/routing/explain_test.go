@@ -160,11 +160,11 @@ func TestExplainRouteInfoTypes(t *testing.T) {
 	}{
 		{
 			name:   "in transaction",
-			sql:    "SELECT * FROM items WHERE id = ?",
+			sql:    "SELECT * FROM information_schema.INNODB_TRX WHERE trx_id = ?",
 			in:     routing.Input{Args: namedArgs(7), Session: &routing.SessionState{InTransaction: true, TxBackend: "cold", LastBackend: "cold"}},
 			prompt: "Will route to last connected server since current query in transaction",
 			info:   `{route_info_type:"USE_LAST_SESSION", class:"forced", backend:"cold", addr:"10.0.0.2:3306", in_transaction:true, shadow:false, query_level:"none"}`,
-			sub:    `{index:1, backend:"cold", addr:"10.0.0.2:3306", cold:false, sql:"SELECT * FROM items WHERE id = ?", args:[7]}`,
+			sub:    `{index:1, backend:"cold", addr:"10.0.0.2:3306", cold:false, sql:"SELECT * FROM information_schema.INNODB_TRX WHERE trx_id = ?", args:[7]}`,
 		},
 		{
 			name:   "reads the previous statement's session",

@@ -28,7 +28,7 @@ func TestTextOfSeveralStatements(t *testing.T) {
 		{name: "a semicolon in a string is data", sql: "SELECT ';'; SELECT * FROM items WHERE note = 'a;b'", backend: "hot"},
 		{name: "a trailing semicolon", sql: "SELECT (1); SELECT 2;", backend: "hot"},
 		{name: "the leading hint applies to every statement", sql: "/* shadow */ SELECT * FROM items; SELECT * FROM events", backend: "shadow_hot"},
-		{name: "a transaction pins both", sql: "SELECT * FROM items WHERE id = ?; SELECT * FROM audit_log WHERE id = ?", session: inTx, args: args, backend: "cold"},
+		{name: "a transaction pins both", sql: "SELECT @@tx_isolation, ?; SELECT * FROM audit_log WHERE id = ?", session: inTx, args: args, backend: "cold"},
 		{name: "one statement and a semicolon", sql: "SELECT * FROM audit_log;", backend: "cold", single: true},
 		{name: "an empty statement at the end", sql: "SELECT * FROM audit_log;;", backend: "cold", single: true},
 		{name: "a comment after the last", sql: "SELECT 1; SELECT 2; -- the end", backend: "hot"},

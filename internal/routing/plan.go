@@ -88,6 +88,9 @@ type Plan struct {
 	Type RouteInfoType
 	// Class is the statistics bucket.
 	Class Class
+	// byDefault is set when the statement went to the default backend because its tables have
+	// no rule: that is where they live.
+	byDefault bool
 	// Static is set when a static table route (Settings.Routes) chose the backend. With Class
 	// ClassDefault (the bucket of static routes and of the default backend alike) it tells the
 	// two apart; shadow traffic keeps it set with ClassShadow.

@@ -79,6 +79,12 @@ func (r *Router) applyPin(p *Plan, sess *SessionState, pinned bool) error {
 			return errorf("%w: %s, so every statement of this client session runs there as on one server, and this one needs backend %s; run it on another connection (or end the locks with UNLOCK TABLES)",
 				ErrSessionState, sess.PinWhy, p.Targets[i].Backend)
 		}
+		// Under table locks the server answers for a table not locked (1100) whichever it is;
+		// otherwise the pinned server session's table of that name is another table.
+		if t := p.unroutedTable(); t != "" && !sess.PinByLocks {
+			return errorf("%w: %s, so every statement of this client session runs there as on one server, and table %s has no route: it lives on backend %s; give %s a route to %s, or run it on another connection",
+				ErrSessionState, sess.PinWhy, t, p.Targets[i].Backend, t, b)
+		}
 		p.Targets[i].Backend = b
 	}
 	p.Type, p.Class = UsePinnedSession, ClassForced

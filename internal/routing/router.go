@@ -68,6 +68,8 @@ type SessionState struct {
 	// there or ran a statement there whose effect obroute cannot see; PinWhy says which, for
 	// refusals. "" when the client session is not pinned.
 	Pin, PinWhy string
+	// PinByLocks is set when only table locks pin the client session (UNLOCK TABLES ends it).
+	PinByLocks bool
 }
 
 // Input is one statement to route.
@@ -268,6 +270,11 @@ func (r *Router) applySession(p *Plan, st *Statement, hints hint.Set, args []dri
 // Statement.routeArgs).
 func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *SessionState) (pinned bool, err error) {
 	st, hints := p.Statement, p.Hints
+	if st.Kind == KindSet && len(r.roles) > 1 {
+		if err := spentVariable(st); err != nil {
+			return false, err
+		}
+	}
 	if c := st.Control; c != nil && c.Lock != 0 && hints.Backend == "" {
 		if err := r.lockTables(st, sess); err != nil {
 			return false, err
@@ -282,7 +289,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return true, nil
 		}
 	}
-	if b := sess.SessionBackend; st.SessionDependent && (b != "" || sess.LastBackend != "") {
+	if b := sess.SessionBackend; st.SessionDependent && (b != "" || sess.LastBackend != "") && st.userTable() == "" {
+		// (One naming tables is routed by them: the connector writes in the values when they
+		// are on another server session.)
 		if b == "" {
 			b = sess.LastBackend
 		}
@@ -431,6 +440,7 @@ func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionStat
 		return false, nil
 	}
 	p.single(UseRoutePolicy, ClassCached, r.cfg.Settings.Default, st.SQL, in.Args)
+	p.byDefault = true
 	if in.Explain {
 		p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
 	}
@@ -440,6 +450,7 @@ func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionStat
 // defaultRoute sends the statement to the default backend.
 func (r *Router) defaultRoute(p *Plan, st *Statement, in Input) {
 	p.single(UseRoutePolicy, ClassDefault, r.cfg.Settings.Default, st.SQL, in.Args)
+	p.byDefault = true
 	if in.Explain {
 		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to the default backend %s", r.cfg.Settings.Default))
 	}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"database/sql/driver"
+	"slices"
 
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
@@ -28,6 +29,10 @@ func (r *Router) applyTransaction(p *Plan, sess *SessionState, pinned bool) erro
 		}
 	} else {
 		for i := range p.Targets {
+			if t := p.unroutedTable(); t != "" && p.Targets[i].Backend != sess.TxBackend {
+				return errorf("%w: table %s has no route, so it lives on backend %s, and the transaction is bound to backend %s, where a table of that name is not the one this statement reaches outside the transaction; give %s a route to %s, or run it outside the transaction",
+					ErrCrossBackendTx, t, p.Targets[i].Backend, sess.TxBackend, t, sess.TxBackend)
+			}
 			p.Targets[i].Backend = sess.TxBackend
 		}
 	}
@@ -93,3 +98,36 @@ func (r *Router) applyShadow(p *Plan, st *Statement, hints hint.Set, args []driv
 	}
 	return nil
 }
+
+// unroutedTable returns a table of a statement that went to the default backend because its
+// tables have no rule (they live there), other than one it creates as a temporary table and
+// those of the system schemas; "" when there is none. Only a statement the parser read counts:
+// the words of another may name no table where obroute reads one (LOAD INDEX INTO CACHE t).
+func (p *Plan) unroutedTable() string {
+	st := p.Statement
+	if !p.byDefault || st == nil || st.scanned || st.ParseErr != nil {
+		return ""
+	}
+	for _, t := range st.Tables {
+		if t != st.TempTableCreated && !slices.Contains(st.systemTables, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// userTable returns a table the statement names other than those of the system schemas, ""
+// when there is none.
+func (st *Statement) userTable() string {
+	for _, t := range st.Tables {
+		if !slices.Contains(st.systemTables, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// NamesUserTables reports whether the statement names a table other than those of the system
+// schemas: one that reads session functions is routed by its tables, not to the server session
+// holding their values.
+func (st *Statement) NamesUserTables() bool { return st.userTable() != "" }

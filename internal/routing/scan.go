@@ -231,3 +231,58 @@ func (r *Router) handlerAlias(st *Statement, toks []token) error {
 	}
 	return nil
 }
+
+// runsWhere says where a stored program of a kind runs.
+func runsWhere(kind string) string {
+	if kind == "trigger" {
+		return "its table lives"
+	}
+	return "CALL and a statement naming no routed table go"
+}
+
+// programTables refuses the definition of a stored program (CREATE or ALTER … PROCEDURE,
+// FUNCTION, TRIGGER, EVENT, PACKAGE) whose words name a table with a rule that does not live
+// where the program runs: a program runs on the server where it is called (a trigger where its
+// table is, the others on the default backend, where CALL and a statement naming no routed
+// table go), and there a table of that name is another table. nil otherwise.
+func (r *Router) programTables(st *Statement, toks []token) error {
+	if len(r.routed) == 0 {
+		return nil
+	}
+	kind, on := "", r.cfg.Settings.Default
+	for i, t := range toks[1:min(len(toks), 12)] {
+		if t.is("procedure") || t.is("function") || t.is("trigger") || t.is("event") || t.is("package") {
+			kind = strings.ToLower(t.text)
+			if kind == "trigger" {
+				// CREATE TRIGGER name {BEFORE|AFTER} event ON table …
+				for k := i + 2; k+1 < len(toks); k++ {
+					if toks[k].is("on") {
+						table, _ := tableRef(toks, k+1)
+						if b, ok := r.cfg.Settings.Routes[table]; ok {
+							on = b
+						}
+						break
+					}
+				}
+			}
+			break
+		}
+	}
+	if kind == "" {
+		return nil
+	}
+	for _, t := range toks {
+		name := identText(t)
+		rule, ok := r.routed[name]
+		if !ok || rule == "static route" && r.cfg.Settings.Routes[name] == on {
+			continue
+		}
+		where := "it has a " + rule
+		if rule == "static route" {
+			where = "it lives on backend " + r.cfg.Settings.Routes[name]
+		}
+		return errorf("%w: the stored %s names table %s, and %s; the %s would run on backend %s (where %s), whose table of that name is another table; create it with a backend hint naming the table's backend (and call it with one), or write its statements in the application",
+			ErrSessionState, kind, name, where, kind, on, runsWhere(kind))
+	}
+	return nil
+}

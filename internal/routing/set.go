@@ -247,3 +247,21 @@ func (v SessionVar) StringValue() (string, bool) {
 	}
 	return "", false
 }
+
+// spentVariables are the session variables the server spends: insert_id goes to the next
+// AUTO_INCREMENT value generated, and RAND() moves rand_seed1 and rand_seed2 on. Replayed to
+// another server session, or set again on one replacing a lost one, they would be spent twice.
+var spentVariables = map[string]string{"insert_id": "the next AUTO_INCREMENT value an INSERT generates", "rand_seed1": "the next RAND()", "rand_seed2": "the next RAND()"}
+
+// spentVariable refuses a SET of a variable the server spends (see spentVariables), with
+// several backends: obroute replays session variables to each server session.
+func spentVariable(st *Statement) error {
+	for _, v := range st.Vars {
+		name := strings.ToLower(v.Name)
+		if what, ok := spentVariables[name]; ok {
+			return errorf("%w: SET %s gives %s on one server session, and obroute replays session variables to the server session of every backend, where it would be spent again; write SET STATEMENT %s = … FOR the statement that spends it",
+				ErrSessionState, name, what, name)
+		}
+	}
+	return nil
+}

@@ -93,6 +93,12 @@ type Statement struct {
 	SessionDependent bool
 	// SessionReads are the session functions the statement reads.
 	SessionReads SessionReads
+	// SetsInsertID marks a statement calling LAST_INSERT_ID(expr): the value LAST_INSERT_ID()
+	// returns next is on the server session it runs on.
+	SetsInsertID bool
+	// ConsistentSnapshot marks START TRANSACTION WITH CONSISTENT SNAPSHOT, whose reads are as
+	// of the START.
+	ConsistentSnapshot bool
 	// UserVars are the user variables a statement other than SET assigns (@v := …, INTO @v), by
 	// name in lower case: their values are read back after it ran, so that a server session
 	// replacing a lost one, or another backend's, gets them.
@@ -149,6 +155,9 @@ type Statement struct {
 	// mentions are the routed tables it names elsewhere than where a table stands.
 	scanned  bool
 	mentions []string
+	// systemTables are the tables it names qualified by a system schema (information_schema,
+	// performance_schema, mysql, sys), lower case: they describe the server they run on.
+	systemTables []string
 	// shadowReads are what the statement says of the column values of the shadow tables with
 	// column algorithms it names (see shadow_read.go).
 	shadowReads []*tableRead
@@ -211,6 +220,12 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		st.SessionReads = sessionReads(toks)
 	}
 	st.SessionDependent = st.SessionReads != 0
+	st.SetsInsertID = callsSetInsertID(toks)
+	for i := 0; i+1 < len(toks) && len(toks) > 0 && toks[0].is("start"); i++ {
+		if toks[i].is("consistent") && toks[i+1].is("snapshot") {
+			st.ConsistentSnapshot = true
+		}
+	}
 	if at := plainExplainAt(toks, lexed); at >= 0 && r.time != nil {
 		if inner := r.analyzeText(strings.TrimSpace(body[at:])); inner.time != nil || inner.namesTimeTable(r) {
 			st.explainOf, st.explainAt = inner, hint.StatementStart(sql)+at
@@ -268,6 +283,10 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	}
 	if st.Kind != KindSet {
 		st.UserVars = assignedUserVars(toks)
+	}
+	st.systemTables = systemQualified(toks)
+	if st.RouteErr == nil && len(toks) > 0 && (toks[0].is("create") || toks[0].is("alter")) && compoundStart(toks) {
+		st.RouteErr = r.programTables(st, toks)
 	}
 	st.CommitsTx = commitsBefore(toks)
 	st.UserLocks = callsUserLocks(toks)

@@ -36,6 +36,9 @@ func sessionReads(toks []token) SessionReads {
 		switch t.kind {
 		case tokWord:
 			if i+1 < len(toks) && toks[i+1].text == "(" {
+				if setsInsertID(toks, i) {
+					continue // LAST_INSERT_ID(expr) sets the value, it reads no previous one
+				}
 				r |= sessionFunctions[strings.ToLower(t.text)]
 			}
 		case tokVar:
@@ -55,14 +58,39 @@ func sessionReads(toks []token) SessionReads {
 	return r
 }
 
-// assignedUserVars returns the user variables the tokens assign outside SET: `@v := …` anywhere
-// and the list after INTO (`SELECT … INTO @a, @b`), each once, in lower case.
+// setsInsertID reports whether toks[i] starts a call LAST_INSERT_ID(expr), which sets the
+// value LAST_INSERT_ID() then returns.
+func setsInsertID(toks []token, i int) bool {
+	return toks[i].is("last_insert_id") && i+2 < len(toks) && toks[i+1].text == "(" && toks[i+2].text != ")"
+}
+
+// callsSetInsertID reports whether the tokens call LAST_INSERT_ID(expr).
+func callsSetInsertID(toks []token) bool {
+	for i := range toks {
+		if setsInsertID(toks, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// assignedUserVars returns the user variables the tokens assign outside SET: `@v := …` anywhere,
+// the list after INTO (`SELECT … INTO @a, @b`), and the targets of GET [CURRENT] DIAGNOSTICS
+// (`@n = NUMBER`, `@m = MESSAGE_TEXT`), each once, in lower case.
 func assignedUserVars(toks []token) []string {
 	var names []string
 	add := func(name string) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
+	}
+	if len(toks) > 1 && toks[0].is("get") && (toks[1].is("diagnostics") || toks[1].is("current") || toks[1].is("stacked")) {
+		for i, t := range toks {
+			if t.kind == tokVar && !strings.HasPrefix(t.val, "@@") && i+1 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" {
+				add(t.val)
+			}
+		}
+		return names
 	}
 	into := false
 	for i, t := range toks {
@@ -376,4 +404,34 @@ func ShowDiagnostics(sql string) (show string, offset, limit int64, ok bool) {
 		ok = ok && ok2
 	}
 	return show, offset, limit, ok
+}
+
+// systemSchemas are the schemas of the server's own tables.
+var systemSchemas = map[string]bool{"information_schema": true, "performance_schema": true, "mysql": true, "sys": true}
+
+// systemQualified returns the tables the tokens name qualified by a system schema
+// (information_schema.innodb_trx …), lower case, each once.
+func systemQualified(toks []token) []string {
+	var names []string
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i+1].kind != tokPunct || toks[i+1].text != "." {
+			continue
+		}
+		schema, table := identText(toks[i]), identText(toks[i+2])
+		if schema != "" && table != "" && systemSchemas[schema] && !slices.Contains(names, table) {
+			names = append(names, table)
+		}
+	}
+	return names
+}
+
+// identText returns a word or quoted identifier token as a lower-case name, "" for another token.
+func identText(t token) string {
+	switch t.kind {
+	case tokIdent:
+		return strings.ToLower(t.val)
+	case tokWord:
+		return strings.ToLower(t.text)
+	}
+	return ""
 }
