@@ -257,3 +257,117 @@ func TestDDLFanOutAndTheStoreOperations(t *testing.T) {
 		}
 	}
 }
+
+// tableCount counts the tables named name in b's database.
+func tableCount(t *testing.T, b *sqltest.Backend, name string) int {
+	t.Helper()
+	var n int
+	if err := b.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// DDL naming a physical table of a time-sharded table without a backend hint: on one server
+// that table does not exist (1051, 1146), so through obroute it must not act on the hidden
+// table; it is refused with the hint to use. A backend hint still reaches it.
+func TestDDLOnHiddenPhysicalTables(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	hotTable, coldTable := f.months[2], f.months[0] // orders_202611 on hot (the default), orders_202609 on cold
+	for _, q := range []string{
+		"DROP TABLE " + hotTable,
+		"DROP TABLE IF EXISTS " + hotTable,
+		"DROP TABLE items, " + hotTable,
+		"TRUNCATE TABLE " + hotTable,
+		"TRUNCATE " + strings.ToUpper(hotTable),
+		"ALTER TABLE " + hotTable + " ADD COLUMN note INT",
+		"ALTER TABLE `" + hotTable + "` DROP COLUMN amount",
+		"RENAME TABLE " + hotTable + " TO gone",
+		"RENAME TABLE items TO " + hotTable,
+		"CREATE INDEX ix_amount ON " + hotTable + " (amount)",
+		"DROP INDEX ix_time ON " + hotTable,
+		"OPTIMIZE TABLE " + hotTable, // one server answers a row saying the table does not exist
+		"CREATE TABLE " + coldTable + " (id INT)", // on the default backend it would shadow cold's
+		"CREATE TABLE copy LIKE " + hotTable,
+		"DESCRIBE " + hotTable,
+		"SHOW CREATE TABLE " + hotTable,
+	} {
+		_, errOne := f.one.DB.Exec(q)
+		var me *mysql.MySQLError
+		if !strings.HasPrefix(q, "CREATE TABLE "+coldTable) && !strings.Contains(q, "IF EXISTS") && !strings.HasPrefix(q, "OPTIMIZE") && (!errors.As(errOne, &me) || me.Number != 1051 && me.Number != 1146) {
+			t.Fatalf("%s on one server: %v, want 1051 or 1146", q, errOne)
+		}
+		_, err := f.db.Exec(q)
+		if !errors.Is(err, connector.ErrLogicalTable) || !strings.Contains(err.Error(), "OBROUTE(backend=") {
+			t.Errorf("%s: %v, want ErrLogicalTable naming the backend hint", q, err)
+		}
+	}
+	if tableCount(t, f.hot, hotTable) != 1 || tableCount(t, f.hot, coldTable) != 0 || tableCount(t, f.hot, "gone") != 0 || tableCount(t, f.hot, "items") != 1 {
+		t.Errorf("the hidden tables were changed")
+	}
+	if got := columnsOf(t, f.hot, hotTable); len(got) != 3 {
+		t.Errorf("%s's columns: %v", hotTable, got)
+	}
+	var n int
+	if err := f.hot.DB.QueryRow("SELECT COUNT(*) FROM " + hotTable).Scan(&n); err != nil || n != 3 {
+		t.Errorf("%s's rows: %d (%v)", hotTable, n, err)
+	}
+	// A temporary table of that name is the session's own; a backend hint reaches the physical table.
+	mustExec(t, f.db, "/*+ OBROUTE(backend=hot) */ ALTER TABLE "+hotTable+" ADD COLUMN note INT")
+	if got := columnsOf(t, f.hot, hotTable); len(got) != 4 {
+		t.Errorf("%s after the hinted ALTER: %v", hotTable, got)
+	}
+}
+
+// A time-sharded table's name in another case, or qualified by another database, is not that
+// table on a server comparing names in their case (lower_case_table_names=0): one server says
+// it does not exist; through obroute such DDL and descriptions are refused or reach that other
+// database, never the logical table's physical tables.
+func TestDDLNameCaseAndDatabase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	other := database(t, f.one.DB) // another database of the same server: it has a table orders
+	for _, q := range []string{
+		"ALTER TABLE ORDERS ADD COLUMN note INT",
+		"ALTER TABLE `Orders` ADD COLUMN note INT",
+		"TRUNCATE TABLE ORDERS",
+		"CREATE INDEX ix_amount ON Orders (amount)",
+		"DROP TABLE ORDERS",
+		"DESCRIBE ORDERS",
+		"SHOW COLUMNS FROM `Orders`",
+		"SHOW CREATE TABLE ORDERS",
+	} {
+		_, errOne := f.one.DB.Exec(q)
+		var me *mysql.MySQLError
+		if !errors.As(errOne, &me) || me.Number != 1051 && me.Number != 1146 {
+			t.Fatalf("%s on one server: %v, want 1051 or 1146", q, errOne)
+		}
+		if _, err := f.db.Exec(q); !errors.Is(err, connector.ErrLogicalTable) {
+			t.Errorf("%s: %v, want ErrLogicalTable", q, err)
+		}
+	}
+	// orders qualified by another database is that database's table.
+	mustExec(t, f.db, "ALTER TABLE `"+other+"`.orders ADD COLUMN other_note INT")
+	if got := columnsOf(t, f.one, "orders"); len(got) != 4 {
+		t.Errorf("%s.orders after the ALTER: %v", other, got)
+	}
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); len(got) != 3 {
+			t.Errorf("%s was changed by the ALTER of %s.orders: %v", name, other, got)
+		}
+	}
+	_, got := readText(t, f.db, "DESCRIBE `"+other+"`.orders")
+	if len(got) != 4 {
+		t.Errorf("DESCRIBE %s.orders: %v", other, got)
+	}
+	// Qualified by the current database, it is the logical table.
+	mustExec(t, f.db, "ALTER TABLE `"+database(t, f.hot.DB)+"`.orders ADD COLUMN note INT")
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); len(got) != 4 {
+			t.Errorf("%s after the ALTER of the qualified logical table: %v", name, got)
+		}
+	}
+}

@@ -170,6 +170,7 @@ func readShow(toks []token, base int, body string) *catalogForm {
 			if !r.name() {
 				return nil
 			}
+			c.table.db = nameOf(toks[r.i-1])
 			c.cut = [2]int{base + toks[at].pos, base + toks[r.i-1].end}
 		}
 		return c
@@ -237,9 +238,13 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		if r.time == nil {
 			return false, false, nil
 		}
-		tt, ok := r.time.tables[c.table.name]
-		if !ok {
-			return false, false, nil
+		verb := "DESCRIBE"
+		if st.Kind == KindShow {
+			verb = "SHOW"
+		}
+		tt, err := r.time.forPlan(p).nameCheck(r.time, c.table, verb, r.currentDB(in))
+		if err != nil || tt == nil {
+			return err != nil, err != nil, err
 		}
 		t := r.time.forPlan(p) // shadow traffic: the shadow side's tables
 		if t == nil {

@@ -45,11 +45,12 @@ const (
 	ddlRename
 )
 
-// ddlRef is one table a DDL statement names: its name in lower case and where it is written in
-// the statement's text (qualifier included).
+// ddlRef is one table a DDL statement names: its name in lower case, as written (unquoted), its
+// database qualifier as written ("" when none) and where it is written in the statement's text
+// (qualifier included).
 type ddlRef struct {
-	name     string
-	from, to int
+	name, written, db string
+	from, to          int
 }
 
 // ddlForm is a DDL statement as read from its words.
@@ -73,6 +74,11 @@ func (d *ddlForm) fanOut() bool {
 		return true
 	}
 	return false
+}
+
+// refs returns every table the form names: those it acts on, then the others.
+func (d *ddlForm) refs() []ddlRef {
+	return append(append([]ddlRef(nil), d.acts...), d.others...)
 }
 
 // tableNames returns the names of every table the form names, without duplicates.
@@ -277,16 +283,15 @@ func (r *ddlReader) table(refs *[]ddlRef) bool {
 	}
 	from := toks[r.i].pos
 	name, end := toks[r.i], toks[r.i].end
+	db := ""
 	r.i++
 	if r.i+1 < len(toks) && toks[r.i].kind == tokPunct && toks[r.i].text == "." && (toks[r.i+1].kind == tokWord || toks[r.i+1].kind == tokIdent) {
+		db = nameOf(name)
 		name, end = toks[r.i+1], toks[r.i+1].end
 		r.i += 2
 	}
-	n := name.text
-	if name.kind == tokIdent {
-		n = name.val
-	}
-	*refs = append(*refs, ddlRef{name: strings.ToLower(n), from: r.base + from, to: r.base + end})
+	n := nameOf(name)
+	*refs = append(*refs, ddlRef{name: strings.ToLower(n), written: n, db: db, from: r.base + from, to: r.base + end})
 	return true
 }
 
@@ -341,12 +346,13 @@ func (r *ddlReader) rest(d *ddlForm) {
 // routeDDL routes a DDL statement read by readDDL that names the time-sharded table tt: on each
 // of its physical tables, or refused. It fills p and says so with true; false leaves a statement
 // that does not act on tt (a temporary table of that name) to the other rules.
-func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeTable) (bool, error) {
+func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeTable, db string) (bool, error) {
 	d := st.ddl
 	if d.temporary {
 		return false, nil
 	}
 	logical := strings.ToLower(tt.Table)
+	names := func(r ddlRef) bool { return r.name == logical && (r.db == "" || r.db == db) }
 	snap := t.cfg.Snapshot()
 	if snap == nil {
 		return true, errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, tt.Table)
@@ -354,7 +360,7 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 	all := t.own(tt, snap.Logical(tt.Table))
 	acts := false
 	for _, r := range d.acts {
-		acts = acts || r.name == logical
+		acts = acts || names(r)
 	}
 	switch {
 	case d.action == ddlCreateTable && acts && d.ifNotExists && !d.orReplace && len(all) > 0:
@@ -380,7 +386,7 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 		return true, errorf("%w: %s of the time-sharded table %s with other tables; run it on %s alone", ErrLogicalTable, d.verb, tt.Table, tt.Table)
 	}
 	for _, r := range d.others {
-		if r.name == logical {
+		if names(r) {
 			return true, errorf("%w: %s on %s names %s again (REFERENCES, WITH TABLE): each physical table would name the logical table; name a physical table instead", ErrLogicalTable, d.verb, tt.Table, tt.Table)
 		}
 	}
@@ -421,6 +427,64 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 	return true, nil
 }
 
+// nameCheck reads a table that DDL or a description without a backend hint names (ref), db
+// being the client session's current database: it returns the time-sharded table ref stands
+// for, nil for another table, or an error refusing the statement. t is the traffic's side (nil:
+// shadow traffic without a shadow side), root the production side, whose configuration names
+// the time-sharded tables. A name qualified by another database is that database's table. A
+// time-sharded table's name in another case is refused: with lower_case_table_names=0 one
+// server would find no such table, with 1 it would find the logical table, and obroute does not
+// tell which. A physical table of a time-sharded table is hidden in the logical view (one
+// server has no such table), so acting on it is refused with the backend hint that reaches it.
+func (t *timeRouter) nameCheck(root *timeRouter, ref ddlRef, verb, db string) (*config.TimeTable, error) {
+	if ref.db != "" && ref.db != db {
+		return nil, nil
+	}
+	if tt, ok := root.tables[ref.name]; ok {
+		if ref.written != tt.Table {
+			return nil, errorf("%w: %s names %s, the time-sharded table %s in another case; table names compare in their case (lower_case_table_names=0), so one server might have no table %s: write %s",
+				ErrLogicalTable, verb, ref.written, tt.Table, ref.written, tt.Table)
+		}
+		return tt, nil
+	}
+	if t == nil {
+		return nil, nil
+	}
+	snap := t.cfg.Snapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	for _, tt := range t.tables {
+		all := t.own(tt, snap.Logical(tt.Table))
+		for i := range all {
+			if !strings.EqualFold(all[i].Name, ref.written) {
+				continue
+			}
+			b, err := t.location(&all[i])
+			if err != nil {
+				return nil, err
+			}
+			return nil, errorf("%w: %s names %s, a physical table of the time-sharded table %s (on backend %s), which the logical view does not show; to act on the physical table, start the statement with the backend hint /*+ OBROUTE(backend=%s) */; to act on every physical table, name %s",
+				ErrLogicalTable, verb, ref.written, tt.Table, b, b, tt.Table)
+		}
+	}
+	return nil, nil
+}
+
+// currentDB returns the client session's current database for production traffic: the one it
+// set with USE, else the default backend's DSN's.
+func (r *Router) currentDB(in Input) string {
+	if in.Session != nil && in.Session.Databases[0] != "" {
+		return in.Session.Databases[0]
+	}
+	for _, b := range r.cfg.Settings.Backends {
+		if b.Name == r.cfg.Settings.Default && b.MySQL != nil {
+			return b.MySQL.DBName
+		}
+	}
+	return ""
+}
+
 // physicalList names the physical tables with their backends, for messages.
 func physicalList(t *timeRouter, tables []metadata.Table) string {
 	var b strings.Builder
@@ -459,6 +523,16 @@ func (r *Router) useDDL(st *Statement, d *ddlForm, toks []token) {
 		return
 	}
 	st.Tables, st.mentions = names, r.mentions(toks, names)
+}
+
+// DDLTables returns the tables (lower case) a DDL statement on tables that are not temporary
+// names, nil for other statements: one named as a physical table of a time-sharded table is
+// refused, which the shard metadata tells.
+func (st *Statement) DDLTables() []string {
+	if st.ddl == nil || st.ddl.temporary {
+		return nil
+	}
+	return st.ddl.tableNames()
 }
 
 // FansOut reports whether st is DDL that runs on each physical table of a time-sharded table
