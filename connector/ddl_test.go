@@ -286,7 +286,7 @@ func TestDDLOnHiddenPhysicalTables(t *testing.T) {
 		"RENAME TABLE items TO " + hotTable,
 		"CREATE INDEX ix_amount ON " + hotTable + " (amount)",
 		"DROP INDEX ix_time ON " + hotTable,
-		"OPTIMIZE TABLE " + hotTable, // one server answers a row saying the table does not exist
+		"OPTIMIZE TABLE " + hotTable,              // one server answers a row saying the table does not exist
 		"CREATE TABLE " + coldTable + " (id INT)", // on the default backend it would shadow cold's
 		"CREATE TABLE copy LIKE " + hotTable,
 		"DESCRIBE " + hotTable,

@@ -437,10 +437,15 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 // tell which. A physical table of a time-sharded table is hidden in the logical view (one
 // server has no such table), so acting on it is refused with the backend hint that reaches it.
 func (t *timeRouter) nameCheck(root *timeRouter, ref ddlRef, verb, db string) (*config.TimeTable, error) {
-	if ref.db != "" && ref.db != db {
+	tt, named := root.tables[ref.name]
+	switch {
+	case ref.db != "" && db == "" && named:
+		return nil, errorf("%w: %s names %s.%s, and obroute does not know the client session's current database (the default backend's DSN names none), so not whether that is the time-sharded table %s; USE a database, or write %s without its database",
+			ErrLogicalTable, verb, ref.db, ref.written, tt.Table, tt.Table)
+	case ref.db != "" && ref.db != db:
 		return nil, nil
 	}
-	if tt, ok := root.tables[ref.name]; ok {
+	if named {
 		if ref.written != tt.Table {
 			return nil, errorf("%w: %s names %s, the time-sharded table %s in another case; table names compare in their case (lower_case_table_names=0), so one server might have no table %s: write %s",
 				ErrLogicalTable, verb, ref.written, tt.Table, ref.written, tt.Table)
