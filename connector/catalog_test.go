@@ -271,3 +271,99 @@ func TestShowTableStatus(t *testing.T) {
 		t.Errorf("SHOW TABLE STATUS LIKE 'orders': %v, want one row with Rows %d", like, sum)
 	}
 }
+
+// The catalog's temporary tables are obroute's own: a catalog statement inside a READ ONLY
+// transaction (where MariaDB creates no temporary table) is refused and leaves nothing behind,
+// and the client session's own temporary table named as obroute's once were (obroute_catalog_…)
+// is neither taken nor dropped by a catalog statement; SHOW TABLES and the catalog show what
+// one server shows.
+func TestCatalogTemporaryTablesStayObroutes(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	ctx := t.Context()
+	type step struct {
+		q       string
+		refused bool // through obroute: refused with ErrCatalog where one server answers
+	}
+	steps := []step{
+		{q: "START TRANSACTION READ ONLY"},
+		{q: "SELECT COUNT(*) FROM orders WHERE order_time >= '2026-12-01'"},
+		{q: "SHOW TABLES", refused: true},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1", refused: true},
+		{q: "COMMIT"},
+		{q: "CREATE TEMPORARY TABLE obroute_catalog_tables (x INT)"},
+		{q: "INSERT INTO obroute_catalog_tables VALUES (7)"},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{q: "SHOW FULL TABLES"},
+		{q: "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1, ORDINAL_POSITION"},
+		{q: "SELECT * FROM obroute_catalog_tables"},
+		{q: "DROP TEMPORARY TABLE obroute_catalog_tables"},
+		{q: "CREATE TEMPORARY TABLE obroute_catalog_columns AS SELECT 1 AS y"},
+		{q: "SELECT * FROM obroute_catalog_columns"},
+	}
+	var got, want []string
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			rows, err := conn.QueryContext(ctx, s.q)
+			var out string
+			switch {
+			case err != nil && side == f.db && s.refused && errors.Is(err, connector.ErrCatalog):
+				out = "refused"
+			case err != nil:
+				out = "error " + err.Error()
+			default:
+				var r [][]string
+				for rows.Next() {
+					cols, _ := rows.Columns()
+					vals := make([]sql.RawBytes, len(cols))
+					dest := make([]any, len(cols))
+					for i := range vals {
+						dest[i] = &vals[i]
+					}
+					if err := rows.Scan(dest...); err != nil {
+						t.Fatal(err)
+					}
+					var row []string
+					for _, v := range vals {
+						row = append(row, string(v))
+					}
+					r = append(r, row)
+				}
+				out = fmt.Sprint(r)
+				if err := rows.Err(); err != nil {
+					out += " error " + err.Error()
+				}
+				rows.Close()
+			}
+			if side == f.db {
+				got = append(got, s.q+": "+out)
+			} else {
+				if s.refused && side != f.db {
+					if strings.HasPrefix(out, "error") {
+						t.Fatalf("%s on one server: %s", s.q, out)
+					}
+					out = "refused"
+				}
+				want = append(want, s.q+": "+out)
+			}
+		}
+		conn.Close()
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("through obroute %s\none server     %s", got[i], want[i])
+		}
+	}
+	// A read-only transaction of database/sql's own.
+	tx, err := f.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Query("SHOW TABLES"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("SHOW TABLES in BeginTx(ReadOnly): %v, want ErrCatalog", err)
+	}
+	tx.Rollback()
+}
