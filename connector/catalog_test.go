@@ -367,3 +367,91 @@ func TestCatalogTemporaryTablesStayObroutes(t *testing.T) {
 	}
 	tx.Rollback()
 }
+
+// Catalog reads the catalog does not map by itself (information_schema inside SET, inside the
+// WHERE of a SHOW, joined, the tables of the InnoDB and lock views, SHOW OPEN TABLES and
+// TRIGGERS) answer what one server answers or are refused, never with the physical tables.
+func TestCatalogUnmappedFormsAnswerOrRefuse(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	for _, q := range [][]string{
+		{"SET @x = (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE())", "SELECT @x"},
+		{"SET @x = (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders')", "SELECT @x"},
+		{"SELECT (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY 1) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) INTO @y", "SELECT @y"},
+		{"SHOW TABLES WHERE `Tables_in_{db}` IN (SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'amount')"},
+		{"SHOW FULL TABLES WHERE `Tables_in_{db}` NOT IN (SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'VIEW')"},
+		{"SHOW TABLE STATUS WHERE Name IN (SELECT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = 'ix_time')"},
+		{"SELECT t.TABLE_NAME, k.COLUMN_NAME FROM information_schema.TABLES t JOIN information_schema.KEY_COLUMN_USAGE k ON k.TABLE_SCHEMA = t.TABLE_SCHEMA AND k.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = DATABASE() ORDER BY 1, 2"},
+		{"SELECT TABLE_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1, 2"},
+		{"SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()"},
+		{"SELECT TABLE_NAME, PARTITION_NAME FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{"SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{"SELECT COUNT(*) FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE CONCAT(DATABASE(), '/%')"},
+		{"SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE CONCAT('`', DATABASE(), '`.%')"},
+		{"SHOW OPEN TABLES FROM `{db}`"},
+		{"SHOW TRIGGERS"},
+	} {
+		t.Run(q[0], func(t *testing.T) {
+			var got, want string
+			for _, side := range []*sql.DB{f.db, f.one.DB} {
+				conn, err := side.Conn(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, s := range q {
+					s = strings.ReplaceAll(s, "{db}", dbs[side])
+					rows, err := conn.QueryContext(t.Context(), s)
+					if err != nil {
+						if side == f.db && errors.Is(err, connector.ErrCatalog) {
+							out = append(out, "refused")
+							break
+						}
+						t.Fatalf("%s: %v", s, err)
+					}
+					r := dump(t, rows)
+					out = append(out, strings.ReplaceAll(fmt.Sprint(r), dbs[side], "{db}"))
+				}
+				if side == f.db {
+					got = fmt.Sprint(out)
+				} else {
+					want = fmt.Sprint(out)
+				}
+				conn.Close()
+			}
+			if got != want && got != "[refused]" {
+				t.Errorf("through obroute %s, one server %s", got, want)
+			}
+		})
+	}
+}
+
+// dump reads rows as text, then closes them.
+func dump(t *testing.T, rows *sql.Rows) [][]string {
+	t.Helper()
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.RawBytes, len(cols))
+		dest := make([]any, len(cols))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		var r []string
+		for _, v := range vals {
+			r = append(r, string(v))
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -77,6 +77,19 @@ var catalogRefused = map[string]bool{
 	"INDEX_STATISTICS": true, "INNODB_SYS_TABLES": true, "INNODB_SYS_INDEXES": true, "INNODB_SYS_COLUMNS": true,
 	"INNODB_SYS_FIELDS": true, "INNODB_SYS_FOREIGN": true, "INNODB_SYS_FOREIGN_COLS": true,
 	"INNODB_SYS_TABLESTATS": true, "INNODB_SYS_VIRTUAL": true, "COLUMNS_EXTENDED": true,
+	"INNODB_SYS_TABLESPACES": true, "INNODB_SYS_DATAFILES": true, "INNODB_BUFFER_PAGE": true,
+	"INNODB_BUFFER_PAGE_LRU": true, "INNODB_TABLESPACES_ENCRYPTION": true, "INNODB_TABLESPACES_SCRUBBING": true,
+	"INNODB_LOCKS": true,
+}
+
+// catalogRefusedTables are the tables of the other system databases (lower case, qualified)
+// that name each backend's tables: refused as catalogRefused is.
+var catalogRefusedTables = map[string]bool{
+	"mysql.innodb_table_stats": true, "mysql.innodb_index_stats": true, "mysql.table_stats": true,
+	"mysql.column_stats": true, "mysql.index_stats": true,
+	"performance_schema.table_io_waits_summary_by_table": true, "performance_schema.table_io_waits_summary_by_index_usage": true,
+	"performance_schema.table_lock_waits_summary_by_table": true, "performance_schema.objects_summary_global_by_type": true,
+	"performance_schema.metadata_locks": true, "performance_schema.table_handles": true,
 }
 
 // hasLogicalView reports whether the logical view differs from the default backend's tables:
@@ -94,7 +107,15 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	}
 	switch {
 	case toks[0].is("show"):
+		if len(toks) > 2 && (toks[1].is("open") && toks[2].is("tables") || toks[1].is("triggers")) {
+			st.catalogErr = errorf("%w: SHOW %s lists the physical tables of one backend, which obroute does not map to the logical tables (time-sharded and routed); send it to each backend with a backend hint", ErrCatalog, strings.ToUpper(toks[1].text))
+			return
+		}
 		st.catalog = readShow(toks, base, body)
+		if st.catalog != nil && strings.Contains(strings.ToLower(st.catalog.where), "information_schema") {
+			st.catalog, st.catalogErr = nil, errorf("%w: a SHOW whose WHERE reads information_schema is not answered for the logical tables; write it as SELECT … FROM information_schema.TABLES (or COLUMNS, STATISTICS) with the condition, which obroute answers", ErrCatalog)
+			return
+		}
 	case toks[0].is("describe") || toks[0].is("desc") || toks[0].is("explain"):
 		if len(toks) > 1 && (toks[1].kind == tokWord || toks[1].kind == tokIdent) {
 			rd := ddlReader{toks: toks, i: 1, base: base}
@@ -112,6 +133,12 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	}
 	var views []string
 	for i := 0; i+2 < len(toks); i++ {
+		if (toks[i].kind == tokWord || toks[i].kind == tokIdent) && toks[i+1].kind == tokPunct && toks[i+1].text == "." {
+			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] {
+				st.catalogErr = errorf("%w: %s names the tables of each backend, which obroute does not map to the logical tables (time-sharded and routed); read it on one backend with a backend hint", ErrCatalog, q)
+				return
+			}
+		}
 		if !isName(toks[i], "information_schema") || toks[i+1].kind != tokPunct || toks[i+1].text != "." {
 			continue
 		}

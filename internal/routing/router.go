@@ -305,6 +305,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.UserLocks {
 		return r.userLockRoute(p, st, in)
 	}
+	if st.catalogErr != nil {
+		return false, st.catalogErr // before SET's route: SET @x = (SELECT … information_schema …)
+	}
 	switch st.Kind {
 	case KindExecute, KindDeallocate:
 		if b, ok := sess.Prepared[st.Control.Name]; ok {
