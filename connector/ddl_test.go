@@ -371,3 +371,76 @@ func TestDDLNameCaseAndDatabase(t *testing.T) {
 		}
 	}
 }
+
+// DDL on a time-sharded table that one server takes but that cannot hold across its physical
+// tables is refused with the reason, changing no physical table: a unique or primary key
+// without the shard key, a foreign key from or to it, dropping or renaming the shard-key column.
+// The same keys with the shard key, and a change of the shard key's definition keeping its
+// name, run.
+func TestDDLKeysAcrossPhysicalTables(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	ctx := t.Context()
+	one, err := f.one.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	reset := func() {
+		for _, q := range []string{"SET FOREIGN_KEY_CHECKS = 0", "DROP TABLE IF EXISTS orders, items_ref", "CREATE TABLE orders " + ordersDDL, "CREATE TABLE items_ref " + itemsDDL, "SET FOREIGN_KEY_CHECKS = 1"} {
+			if _, err := one.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustExec(t, f.hot.DB, "CREATE TABLE items_ref "+itemsDDL)
+	for _, q := range []string{
+		"ALTER TABLE orders ADD UNIQUE (id)",
+		"ALTER TABLE orders ADD UNIQUE KEY ux_amount (amount)",
+		"ALTER TABLE orders ADD CONSTRAINT ux UNIQUE INDEX (amount, id)",
+		"ALTER TABLE orders ADD COLUMN code INT NULL UNIQUE",
+		"ALTER TABLE orders ADD COLUMN note INT NULL, ADD UNIQUE INDEX IF NOT EXISTS ux_note (note)",
+		"ALTER TABLE orders MODIFY amount DECIMAL(10,2) UNIQUE",
+		"CREATE UNIQUE INDEX ux_amount ON orders (amount)",
+		"CREATE UNIQUE INDEX IF NOT EXISTS ux_amount ON orders (amount DESC, id)",
+		"ALTER TABLE orders DROP PRIMARY KEY, ADD PRIMARY KEY (id, amount)",
+		"ALTER TABLE orders ADD COLUMN item_id INT NULL, ADD CONSTRAINT fk_item FOREIGN KEY (item_id) REFERENCES items_ref (id)",
+		"ALTER TABLE items_ref ADD COLUMN order_id INT NULL, ADD FOREIGN KEY (order_id) REFERENCES orders (id)",
+		"ALTER TABLE orders DROP COLUMN order_time",
+		"ALTER TABLE orders DROP order_time",
+		"ALTER TABLE orders DROP COLUMN IF EXISTS `order_time`",
+		"ALTER TABLE orders CHANGE order_time placed_at DATETIME NOT NULL",
+		"ALTER TABLE orders CHANGE COLUMN IF EXISTS order_time placed_at DATETIME NOT NULL",
+		"ALTER TABLE orders RENAME COLUMN order_time TO placed_at",
+		"ALTER TABLE orders ADD COLUMN note INT NULL, RENAME COLUMN order_time TO placed_at",
+	} {
+		reset()
+		if _, err := one.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s on one server: %v", q, err)
+		}
+		if _, err := f.db.Exec(q); !errors.Is(err, connector.ErrLogicalTable) {
+			t.Errorf("%s: %v, want ErrLogicalTable", q, err)
+		}
+	}
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); !reflect.DeepEqual(got, []string{"id", "order_time", "amount"}) {
+			t.Errorf("%s was changed: %v", name, got)
+		}
+	}
+	if got := columnsOf(t, f.hot, "items_ref"); len(got) != 2 {
+		t.Errorf("items_ref was changed: %v", got)
+	}
+	reset()
+	for _, q := range []string{
+		"ALTER TABLE orders ADD UNIQUE KEY ux_id_time (id, order_time)",
+		"CREATE UNIQUE INDEX ux_amount_time ON orders (amount, `order_time`)",
+		"ALTER TABLE orders CHANGE order_time order_time DATETIME NOT NULL",
+		"ALTER TABLE orders MODIFY COLUMN order_time DATETIME NOT NULL, ADD COLUMN note VARCHAR(20) NULL COMMENT 'unique per order'",
+		"ALTER TABLE orders DROP INDEX ux_amount_time, DROP COLUMN note",
+	} {
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			if _, err := side.Exec(q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	}
+}

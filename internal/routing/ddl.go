@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/obroute/obroute/config"
@@ -390,6 +391,11 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 			return true, errorf("%w: %s on %s names %s again (REFERENCES, WITH TABLE): each physical table would name the logical table; name a physical table instead", ErrLogicalTable, d.verb, tt.Table, tt.Table)
 		}
 	}
+	if d.action == ddlAlter || d.action == ddlCreateIndex {
+		if err := keyProblem(st.SQL, d, tt); err != nil {
+			return true, err
+		}
+	}
 	if in.Session != nil && in.Session.InTransaction {
 		return true, errorf("%w: %s on the time-sharded table %s runs on each of its %d physical tables, each committing on its own; run it outside the transaction", ErrDDLInTransaction, d.verb, tt.Table, len(all))
 	}
@@ -552,4 +558,169 @@ func (r *Router) FansOut(st *Statement) bool {
 		}
 	}
 	return false
+}
+
+// keyProblem refuses DDL on the time-sharded table tt (d, the statement's text sql) that one
+// server would take but that cannot hold across its physical tables: a unique key or primary key
+// without the shard key (unique in each physical table only: two tables may hold the same
+// value), a foreign key (the physical tables live on several servers, and move between them), and
+// dropping or renaming the shard-key column, by which obroute routes.
+func keyProblem(sql string, d *ddlForm, tt *config.TimeTable) error {
+	toks, _ := lex(sql)
+	key := strings.ToLower(tt.ShardKey)
+	at := 0
+	for at < len(toks) && toks[at].pos < d.acts[0].to {
+		at++
+	}
+	uniqueErr := func(what string) error {
+		return errorf("%w: %s on the time-sharded table %s: a %s without the shard key %s is unique in each physical table only, and two physical tables may hold the same value; include %s in the key (a key holding the shard key is unique across them, their spans being disjoint), or enforce it in the application",
+			ErrLogicalTable, d.verb, tt.Table, what, tt.ShardKey, tt.ShardKey)
+	}
+	if d.action == ddlCreateIndex {
+		unique := false
+		for _, t := range toks[:at] {
+			unique = unique || t.is("unique")
+		}
+		for ; at < len(toks) && !(toks[at].kind == tokPunct && toks[at].text == "("); at++ {
+		}
+		if unique && !slices.Contains(keyColumns(toks, at), key) {
+			return uniqueErr("unique index")
+		}
+		return nil
+	}
+	// ALTER TABLE: each specification, up to a comma at depth 0.
+	for at < len(toks) {
+		end, depth := at, 0
+		for ; end < len(toks); end++ {
+			t := toks[end]
+			if t.kind == tokPunct && t.text == "(" {
+				depth++
+			} else if t.kind == tokPunct && t.text == ")" {
+				depth--
+			} else if depth == 0 && t.kind == tokPunct && (t.text == "," || t.text == ";") {
+				break
+			}
+		}
+		spec := toks[at:end]
+		at = end + 1
+		if len(spec) == 0 {
+			continue
+		}
+		r := ddlReader{toks: spec}
+		name := func() string {
+			if r.i < len(spec) && (spec[r.i].kind == tokWord || spec[r.i].kind == tokIdent) {
+				r.i++
+				return strings.ToLower(nameOf(spec[r.i-1]))
+			}
+			return ""
+		}
+		// columnUnique: a column definition's own UNIQUE or PRIMARY KEY.
+		columnUnique := func(col string) error {
+			for _, t := range spec[r.i:] {
+				if (t.is("unique") || t.is("primary")) && col != key {
+					return uniqueErr("unique column " + col)
+				}
+			}
+			return nil
+		}
+		if !spec[0].is("drop") {
+			for _, t := range spec {
+				if t.is("references") || t.is("foreign") {
+					return errorf("%w: %s on the time-sharded table %s adds a foreign key: its physical tables live on several backends and move from hot to cold, and a foreign key holds only between tables of one server; enforce the reference in the application",
+						ErrLogicalTable, d.verb, tt.Table)
+				}
+			}
+		}
+		keyErr := func(what string) error {
+			return errorf("%w: %s on the time-sharded table %s %s its shard-key column %s, by which obroute routes every statement and the shard metadata spans its tables; keep %s (to change its type, MODIFY it), or add a new time-sharded table",
+				ErrLogicalTable, d.verb, tt.Table, what, tt.ShardKey, tt.ShardKey)
+		}
+		switch {
+		case r.word("add"):
+			if r.word("constraint") && !(r.i < len(spec) && (spec[r.i].is("unique") || spec[r.i].is("primary"))) {
+				name()
+			}
+			switch {
+			case r.word("unique"):
+				r.skip("index", "key")
+				for r.i < len(spec) && !(spec[r.i].kind == tokPunct && spec[r.i].text == "(") {
+					r.i++
+				}
+				if !slices.Contains(keyColumns(spec, r.i), key) {
+					return uniqueErr("unique key")
+				}
+			case r.words("primary", "key"):
+				for r.i < len(spec) && !(spec[r.i].kind == tokPunct && spec[r.i].text == "(") {
+					r.i++
+				}
+				if !slices.Contains(keyColumns(spec, r.i), key) {
+					return uniqueErr("primary key")
+				}
+			case r.i < len(spec) && (spec[r.i].is("index") || spec[r.i].is("key") || spec[r.i].is("fulltext") || spec[r.i].is("spatial") || spec[r.i].is("partition") || spec[r.i].is("check") || spec[r.i].is("period") || spec[r.i].is("system")):
+			default:
+				r.word("column")
+				r.words("if", "not", "exists")
+				if err := columnUnique(name()); err != nil {
+					return err
+				}
+			}
+		case r.word("modify"):
+			r.word("column")
+			r.words("if", "exists")
+			if err := columnUnique(name()); err != nil {
+				return err
+			}
+		case r.word("change"):
+			r.word("column")
+			r.words("if", "exists")
+			old, next := name(), name()
+			if old == key && next != key {
+				return keyErr("renames")
+			}
+			if err := columnUnique(next); err != nil {
+				return err
+			}
+		case r.words("rename", "column"):
+			r.words("if", "exists")
+			if name() == key {
+				return keyErr("renames")
+			}
+		case r.word("drop"):
+			if r.i < len(spec) && (spec[r.i].is("index") || spec[r.i].is("key") || spec[r.i].is("primary") || spec[r.i].is("foreign") || spec[r.i].is("constraint") || spec[r.i].is("partition") || spec[r.i].is("check") || spec[r.i].is("system") || spec[r.i].is("period")) {
+				break
+			}
+			r.word("column")
+			r.words("if", "exists")
+			if name() == key {
+				return keyErr("drops")
+			}
+		}
+	}
+	return nil
+}
+
+// keyColumns returns the columns (lower case) of the key column list opening at toks[at] ("("):
+// the first name of each item (a prefix length or ASC/DESC after it); nil when none opens there.
+func keyColumns(toks []token, at int) []string {
+	if at >= len(toks) || !(toks[at].kind == tokPunct && toks[at].text == "(") {
+		return nil
+	}
+	var cols []string
+	depth, first := 0, true
+	for _, t := range toks[at+1:] {
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			if depth == 0 {
+				return cols
+			}
+			depth--
+		case depth == 0 && t.kind == tokPunct && t.text == ",":
+			first = true
+		case depth == 0 && first && (t.kind == tokWord || t.kind == tokIdent):
+			cols, first = append(cols, strings.ToLower(nameOf(t))), false
+		}
+	}
+	return cols
 }
