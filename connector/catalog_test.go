@@ -455,3 +455,42 @@ func dump(t *testing.T, rows *sql.Rows) [][]string {
 	}
 	return out
 }
+
+// information_schema's tables are looked up by TABLE_NAME = … and TABLE_SCHEMA = … in the names'
+// case (lower_case_table_names=0), while LIKE and functions of the names compare in any case:
+// through obroute as on one server.
+func TestCatalogNameCase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'ORDERS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Audit_Log'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+		"SELECT COUNT(*) FROM information_schema.tables t WHERE t.table_schema = '{db}' AND t.`TABLE_NAME` IN ('ORDERS', 'items')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('ORDERS')",
+		"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Orders')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = UPPER('{db}')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ORDERS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND UPPER(TABLE_NAME) = 'AUDIT_LOG'",
+		"SELECT TABLE_NAME = 'ORDERS' FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME",
+		"SHOW TABLES LIKE 'ORDERS'",
+		"SHOW TABLES LIKE 'Audit%'",
+	} {
+		var got, want [][]string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			_, rows := readText(t, side, strings.ReplaceAll(q, "{db}", dbs[side]))
+			if side == f.db {
+				got = rows
+			} else {
+				want = rows
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+	}
+}

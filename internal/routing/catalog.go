@@ -401,6 +401,13 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
 		i += 2
 	}
+	edits = append(edits, lookupEdits(toks)...)
+	slices.SortStableFunc(edits, func(a, b catalogEdit) int {
+		if a.from != b.from {
+			return a.from - b.from
+		}
+		return a.to - b.to
+	})
 	// Both lists are in text order; an alias goes after the items' edits.
 	names := itemNames(q.sql, toks, edits)
 	var b strings.Builder
@@ -418,6 +425,36 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 	}
 	b.WriteString(q.sql[last:])
 	return b.String()
+}
+
+// lookupEdits makes the conditions TABLE_NAME = v, TABLE_SCHEMA = v and their IN (v) forms,
+// standing as conjuncts (after WHERE, ON, AND or an opening parenthesis), compare in the names'
+// case: the server reads them as the names of the tables to look up, which it finds in their
+// case (lower_case_table_names=0), where the column's collation would compare in any case.
+func lookupEdits(toks []token) []catalogEdit {
+	var out []catalogEdit
+	for i := 0; i+1 < len(toks); i++ {
+		if !isName(toks[i], "table_name") && !isName(toks[i], "table_schema") {
+			continue
+		}
+		next := toks[i+1]
+		one := next.is("in") && i+4 < len(toks) && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && toks[i+4].kind == tokPunct && toks[i+4].text == ")"
+		if !(next.kind == tokPunct && next.text == "=" || one) {
+			continue // IN of several names is no lookup: the server compares in the column's collation
+		}
+		start := i
+		for start >= 2 && toks[start-1].kind == tokPunct && toks[start-1].text == "." && (toks[start-2].kind == tokWord || toks[start-2].kind == tokIdent) {
+			start -= 2
+		}
+		if start == 0 {
+			continue
+		}
+		prev := toks[start-1]
+		if prev.is("where") || prev.is("on") || prev.is("and") || prev.kind == tokPunct && prev.text == "(" {
+			out = append(out, catalogEdit{toks[start].pos, toks[start].pos, "binary ", true})
+		}
+	}
+	return out
 }
 
 // catalogEdit replaces sql[from:to] by text; qualifier: the qualifier of a column, which keeps
