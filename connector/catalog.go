@@ -3,10 +3,15 @@ package connector
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"database/sql/driver"
+	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/internal/routing"
 )
@@ -23,6 +28,29 @@ import (
 // catalogTempPrefix names the temporary tables holding the logical rows of information_schema.
 const catalogTempPrefix = "obroute_catalog_"
 
+// catalogTempName names the temporary table of s holding the logical rows of
+// information_schema.view: obroute_catalog_<random tag of s>_<view>, so that the client
+// session's own temporary tables (obroute_catalog_tables, say) are never taken or dropped.
+func catalogTempName(s *serverSession, view string) string {
+	if s.catalogTag == "" {
+		var b [6]byte
+		rand.Read(b[:])
+		s.catalogTag = hex.EncodeToString(b[:])
+	}
+	return catalogTempPrefix + s.catalogTag + "_" + strings.ToLower(view)
+}
+
+// isCatalogTemp reports whether table is one of s's catalog temporary tables (a server listing
+// temporary tables in information_schema shows them).
+func isCatalogTemp(s *serverSession, table string) bool {
+	return s.catalogTag != "" && strings.HasPrefix(strings.ToLower(table), catalogTempPrefix+s.catalogTag+"_")
+}
+
+// errCatalogReadOnly refuses a catalog statement in a READ ONLY transaction.
+func errCatalogReadOnly() error {
+	return errorf("%w: a catalog statement inside a READ ONLY transaction: obroute answers it for the logical tables from temporary tables, which MariaDB does not create in a READ ONLY transaction; run it before the transaction, or in a read-write one", routing.ErrCatalog)
+}
+
 // catalogInsertRows bounds the rows of one INSERT into a catalog temporary table.
 const catalogInsertRows = 200
 
@@ -30,6 +58,9 @@ const catalogInsertRows = 200
 func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wantRows bool, prep *stmt) (driver.Result, driver.Rows, error) {
 	if plan.Shadow {
 		return nil, nil, errorf("%w: a catalog statement of shadow traffic is not answered for the logical tables; send it to a shadow backend with a backend hint", routing.ErrCatalog)
+	}
+	if cs.tx.active && cs.tx.opts.ReadOnly {
+		return nil, nil, errCatalogReadOnly()
 	}
 	q := plan.Catalog
 	t := plan.Targets[0]
@@ -66,12 +97,16 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		for _, x := range ex {
 			exclude = appendMissing(exclude, x)
 		}
-		name := catalogTempPrefix + strings.ToLower(v)
+		name := catalogTempName(s, v)
+		temps[v] = name // dropped even when filling it fails half-way
 		if err := fillTemp(ctx, s, name, v, cols, rows); err != nil {
 			dropTemps(s, temps)
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && me.Number == 1792 { // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+				return nil, nil, errCatalogReadOnly()
+			}
 			return nil, nil, err
 		}
-		temps[v] = name
 	}
 	t.SQL = q.SQL(temps, db, exclude, lowerNames)
 	res, rows, err := cs.runOn(ctx, s, targetRun{plan: plan, target: t, wantRows: wantRows, prep: prep})
@@ -137,6 +172,9 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 		for _, r := range buf.values {
 			srcDB = text(r[0])
 			row := r[1:]
+			if isCatalogTemp(src, text(row[index(tables[0])])) {
+				continue
+			}
 			name, role := lv.Table(b, text(row[index(tables[0])]))
 			switch role {
 			case routing.TableHidden:

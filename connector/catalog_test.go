@@ -271,3 +271,226 @@ func TestShowTableStatus(t *testing.T) {
 		t.Errorf("SHOW TABLE STATUS LIKE 'orders': %v, want one row with Rows %d", like, sum)
 	}
 }
+
+// The catalog's temporary tables are obroute's own: a catalog statement inside a READ ONLY
+// transaction (where MariaDB creates no temporary table) is refused and leaves nothing behind,
+// and the client session's own temporary table named as obroute's once were (obroute_catalog_…)
+// is neither taken nor dropped by a catalog statement; SHOW TABLES and the catalog show what
+// one server shows.
+func TestCatalogTemporaryTablesStayObroutes(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	ctx := t.Context()
+	type step struct {
+		q       string
+		refused bool // through obroute: refused with ErrCatalog where one server answers
+	}
+	steps := []step{
+		{q: "START TRANSACTION READ ONLY"},
+		{q: "SELECT COUNT(*) FROM orders WHERE order_time >= '2026-12-01'"},
+		{q: "SHOW TABLES", refused: true},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1", refused: true},
+		{q: "COMMIT"},
+		{q: "CREATE TEMPORARY TABLE obroute_catalog_tables (x INT)"},
+		{q: "INSERT INTO obroute_catalog_tables VALUES (7)"},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{q: "SHOW FULL TABLES"},
+		{q: "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1, ORDINAL_POSITION"},
+		{q: "SELECT * FROM obroute_catalog_tables"},
+		{q: "DROP TEMPORARY TABLE obroute_catalog_tables"},
+		{q: "CREATE TEMPORARY TABLE obroute_catalog_columns AS SELECT 1 AS y"},
+		{q: "SELECT * FROM obroute_catalog_columns"},
+	}
+	var got, want []string
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			rows, err := conn.QueryContext(ctx, s.q)
+			var out string
+			switch {
+			case err != nil && side == f.db && s.refused && errors.Is(err, connector.ErrCatalog):
+				out = "refused"
+			case err != nil:
+				out = "error " + err.Error()
+			default:
+				var r [][]string
+				for rows.Next() {
+					cols, _ := rows.Columns()
+					vals := make([]sql.RawBytes, len(cols))
+					dest := make([]any, len(cols))
+					for i := range vals {
+						dest[i] = &vals[i]
+					}
+					if err := rows.Scan(dest...); err != nil {
+						t.Fatal(err)
+					}
+					var row []string
+					for _, v := range vals {
+						row = append(row, string(v))
+					}
+					r = append(r, row)
+				}
+				out = fmt.Sprint(r)
+				if err := rows.Err(); err != nil {
+					out += " error " + err.Error()
+				}
+				rows.Close()
+			}
+			if side == f.db {
+				got = append(got, s.q+": "+out)
+			} else {
+				if s.refused && side != f.db {
+					if strings.HasPrefix(out, "error") {
+						t.Fatalf("%s on one server: %s", s.q, out)
+					}
+					out = "refused"
+				}
+				want = append(want, s.q+": "+out)
+			}
+		}
+		conn.Close()
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("through obroute %s\none server     %s", got[i], want[i])
+		}
+	}
+	// A read-only transaction of database/sql's own.
+	tx, err := f.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Query("SHOW TABLES"); !errors.Is(err, connector.ErrCatalog) {
+		t.Errorf("SHOW TABLES in BeginTx(ReadOnly): %v, want ErrCatalog", err)
+	}
+	tx.Rollback()
+}
+
+// Catalog reads the catalog does not map by itself (information_schema inside SET, inside the
+// WHERE of a SHOW, joined, the tables of the InnoDB and lock views, SHOW OPEN TABLES and
+// TRIGGERS) answer what one server answers or are refused, never with the physical tables.
+func TestCatalogUnmappedFormsAnswerOrRefuse(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	for _, q := range [][]string{
+		{"SET @x = (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE())", "SELECT @x"},
+		{"SET @x = (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders')", "SELECT @x"},
+		{"SELECT (SELECT GROUP_CONCAT(TABLE_NAME ORDER BY 1) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()) INTO @y", "SELECT @y"},
+		{"SHOW TABLES WHERE `Tables_in_{db}` IN (SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'amount')"},
+		{"SHOW FULL TABLES WHERE `Tables_in_{db}` NOT IN (SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'VIEW')"},
+		{"SHOW TABLE STATUS WHERE Name IN (SELECT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME = 'ix_time')"},
+		{"SELECT t.TABLE_NAME, k.COLUMN_NAME FROM information_schema.TABLES t JOIN information_schema.KEY_COLUMN_USAGE k ON k.TABLE_SCHEMA = t.TABLE_SCHEMA AND k.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = DATABASE() ORDER BY 1, 2"},
+		{"SELECT TABLE_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1, 2"},
+		{"SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()"},
+		{"SELECT TABLE_NAME, PARTITION_NAME FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{"SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"},
+		{"SELECT COUNT(*) FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE CONCAT(DATABASE(), '/%')"},
+		{"SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE CONCAT('`', DATABASE(), '`.%')"},
+		{"SHOW OPEN TABLES FROM `{db}`"},
+		{"SHOW TRIGGERS"},
+	} {
+		t.Run(q[0], func(t *testing.T) {
+			var got, want string
+			for _, side := range []*sql.DB{f.db, f.one.DB} {
+				conn, err := side.Conn(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, s := range q {
+					s = strings.ReplaceAll(s, "{db}", dbs[side])
+					rows, err := conn.QueryContext(t.Context(), s)
+					if err != nil {
+						if side == f.db && errors.Is(err, connector.ErrCatalog) {
+							out = append(out, "refused")
+							break
+						}
+						t.Fatalf("%s: %v", s, err)
+					}
+					r := dump(t, rows)
+					out = append(out, strings.ReplaceAll(fmt.Sprint(r), dbs[side], "{db}"))
+				}
+				if side == f.db {
+					got = fmt.Sprint(out)
+				} else {
+					want = fmt.Sprint(out)
+				}
+				conn.Close()
+			}
+			if got != want && got != "[refused]" {
+				t.Errorf("through obroute %s, one server %s", got, want)
+			}
+		})
+	}
+}
+
+// dump reads rows as text, then closes them.
+func dump(t *testing.T, rows *sql.Rows) [][]string {
+	t.Helper()
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.RawBytes, len(cols))
+		dest := make([]any, len(cols))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		var r []string
+		for _, v := range vals {
+			r = append(r, string(v))
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// information_schema's tables are looked up by TABLE_NAME = … and TABLE_SCHEMA = … in the names'
+// case (lower_case_table_names=0), while LIKE and functions of the names compare in any case:
+// through obroute as on one server.
+func TestCatalogNameCase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'ORDERS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Audit_Log'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+		"SELECT COUNT(*) FROM information_schema.tables t WHERE t.table_schema = '{db}' AND t.`TABLE_NAME` IN ('ORDERS', 'items')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('ORDERS')",
+		"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Orders')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = UPPER('{db}')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ORDERS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND UPPER(TABLE_NAME) = 'AUDIT_LOG'",
+		"SELECT TABLE_NAME = 'ORDERS' FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME",
+		"SHOW TABLES LIKE 'ORDERS'",
+		"SHOW TABLES LIKE 'Audit%'",
+	} {
+		var got, want [][]string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			_, rows := readText(t, side, strings.ReplaceAll(q, "{db}", dbs[side]))
+			if side == f.db {
+				got = rows
+			} else {
+				want = rows
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+	}
+}

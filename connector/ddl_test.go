@@ -257,3 +257,190 @@ func TestDDLFanOutAndTheStoreOperations(t *testing.T) {
 		}
 	}
 }
+
+// tableCount counts the tables named name in b's database.
+func tableCount(t *testing.T, b *sqltest.Backend, name string) int {
+	t.Helper()
+	var n int
+	if err := b.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// DDL naming a physical table of a time-sharded table without a backend hint: on one server
+// that table does not exist (1051, 1146), so through obroute it must not act on the hidden
+// table; it is refused with the hint to use. A backend hint still reaches it.
+func TestDDLOnHiddenPhysicalTables(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	hotTable, coldTable := f.months[2], f.months[0] // orders_202611 on hot (the default), orders_202609 on cold
+	for _, q := range []string{
+		"DROP TABLE " + hotTable,
+		"DROP TABLE IF EXISTS " + hotTable,
+		"DROP TABLE items, " + hotTable,
+		"TRUNCATE TABLE " + hotTable,
+		"TRUNCATE " + strings.ToUpper(hotTable),
+		"ALTER TABLE " + hotTable + " ADD COLUMN note INT",
+		"ALTER TABLE `" + hotTable + "` DROP COLUMN amount",
+		"RENAME TABLE " + hotTable + " TO gone",
+		"RENAME TABLE items TO " + hotTable,
+		"CREATE INDEX ix_amount ON " + hotTable + " (amount)",
+		"DROP INDEX ix_time ON " + hotTable,
+		"OPTIMIZE TABLE " + hotTable,              // one server answers a row saying the table does not exist
+		"CREATE TABLE " + coldTable + " (id INT)", // on the default backend it would shadow cold's
+		"CREATE TABLE copy LIKE " + hotTable,
+		"DESCRIBE " + hotTable,
+		"SHOW CREATE TABLE " + hotTable,
+	} {
+		_, errOne := f.one.DB.Exec(q)
+		var me *mysql.MySQLError
+		if !strings.HasPrefix(q, "CREATE TABLE "+coldTable) && !strings.Contains(q, "IF EXISTS") && !strings.HasPrefix(q, "OPTIMIZE") && (!errors.As(errOne, &me) || me.Number != 1051 && me.Number != 1146) {
+			t.Fatalf("%s on one server: %v, want 1051 or 1146", q, errOne)
+		}
+		_, err := f.db.Exec(q)
+		if !errors.Is(err, connector.ErrLogicalTable) || !strings.Contains(err.Error(), "OBROUTE(backend=") {
+			t.Errorf("%s: %v, want ErrLogicalTable naming the backend hint", q, err)
+		}
+	}
+	if tableCount(t, f.hot, hotTable) != 1 || tableCount(t, f.hot, coldTable) != 0 || tableCount(t, f.hot, "gone") != 0 || tableCount(t, f.hot, "items") != 1 {
+		t.Errorf("the hidden tables were changed")
+	}
+	if got := columnsOf(t, f.hot, hotTable); len(got) != 3 {
+		t.Errorf("%s's columns: %v", hotTable, got)
+	}
+	var n int
+	if err := f.hot.DB.QueryRow("SELECT COUNT(*) FROM " + hotTable).Scan(&n); err != nil || n != 3 {
+		t.Errorf("%s's rows: %d (%v)", hotTable, n, err)
+	}
+	// A temporary table of that name is the session's own; a backend hint reaches the physical table.
+	mustExec(t, f.db, "/*+ OBROUTE(backend=hot) */ ALTER TABLE "+hotTable+" ADD COLUMN note INT")
+	if got := columnsOf(t, f.hot, hotTable); len(got) != 4 {
+		t.Errorf("%s after the hinted ALTER: %v", hotTable, got)
+	}
+}
+
+// A time-sharded table's name in another case, or qualified by another database, is not that
+// table on a server comparing names in their case (lower_case_table_names=0): one server says
+// it does not exist; through obroute such DDL and descriptions are refused or reach that other
+// database, never the logical table's physical tables.
+func TestDDLNameCaseAndDatabase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	other := database(t, f.one.DB) // another database of the same server: it has a table orders
+	for _, q := range []string{
+		"ALTER TABLE ORDERS ADD COLUMN note INT",
+		"ALTER TABLE `Orders` ADD COLUMN note INT",
+		"TRUNCATE TABLE ORDERS",
+		"CREATE INDEX ix_amount ON Orders (amount)",
+		"DROP TABLE ORDERS",
+		"DESCRIBE ORDERS",
+		"SHOW COLUMNS FROM `Orders`",
+		"SHOW CREATE TABLE ORDERS",
+	} {
+		_, errOne := f.one.DB.Exec(q)
+		var me *mysql.MySQLError
+		if !errors.As(errOne, &me) || me.Number != 1051 && me.Number != 1146 {
+			t.Fatalf("%s on one server: %v, want 1051 or 1146", q, errOne)
+		}
+		if _, err := f.db.Exec(q); !errors.Is(err, connector.ErrLogicalTable) {
+			t.Errorf("%s: %v, want ErrLogicalTable", q, err)
+		}
+	}
+	// orders qualified by another database is that database's table.
+	mustExec(t, f.db, "ALTER TABLE `"+other+"`.orders ADD COLUMN other_note INT")
+	if got := columnsOf(t, f.one, "orders"); len(got) != 4 {
+		t.Errorf("%s.orders after the ALTER: %v", other, got)
+	}
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); len(got) != 3 {
+			t.Errorf("%s was changed by the ALTER of %s.orders: %v", name, other, got)
+		}
+	}
+	_, got := readText(t, f.db, "DESCRIBE `"+other+"`.orders")
+	if len(got) != 4 {
+		t.Errorf("DESCRIBE %s.orders: %v", other, got)
+	}
+	// Qualified by the current database, it is the logical table.
+	mustExec(t, f.db, "ALTER TABLE `"+database(t, f.hot.DB)+"`.orders ADD COLUMN note INT")
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); len(got) != 4 {
+			t.Errorf("%s after the ALTER of the qualified logical table: %v", name, got)
+		}
+	}
+}
+
+// DDL on a time-sharded table that one server takes but that cannot hold across its physical
+// tables is refused with the reason, changing no physical table: a unique or primary key
+// without the shard key, a foreign key from or to it, dropping or renaming the shard-key column.
+// The same keys with the shard key, and a change of the shard key's definition keeping its
+// name, run.
+func TestDDLKeysAcrossPhysicalTables(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	ctx := t.Context()
+	one, err := f.one.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	reset := func() {
+		for _, q := range []string{"SET FOREIGN_KEY_CHECKS = 0", "DROP TABLE IF EXISTS orders, items_ref", "CREATE TABLE orders " + ordersDDL, "CREATE TABLE items_ref " + itemsDDL, "SET FOREIGN_KEY_CHECKS = 1"} {
+			if _, err := one.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustExec(t, f.hot.DB, "CREATE TABLE items_ref "+itemsDDL)
+	for _, q := range []string{
+		"ALTER TABLE orders ADD UNIQUE (id)",
+		"ALTER TABLE orders ADD UNIQUE KEY ux_amount (amount)",
+		"ALTER TABLE orders ADD CONSTRAINT ux UNIQUE INDEX (amount, id)",
+		"ALTER TABLE orders ADD COLUMN code INT NULL UNIQUE",
+		"ALTER TABLE orders ADD COLUMN note INT NULL, ADD UNIQUE INDEX IF NOT EXISTS ux_note (note)",
+		"ALTER TABLE orders MODIFY amount DECIMAL(10,2) UNIQUE",
+		"CREATE UNIQUE INDEX ux_amount ON orders (amount)",
+		"CREATE UNIQUE INDEX IF NOT EXISTS ux_amount ON orders (amount DESC, id)",
+		"ALTER TABLE orders DROP PRIMARY KEY, ADD PRIMARY KEY (id, amount)",
+		"ALTER TABLE orders ADD COLUMN item_id INT NULL, ADD CONSTRAINT fk_item FOREIGN KEY (item_id) REFERENCES items_ref (id)",
+		"ALTER TABLE items_ref ADD COLUMN order_id INT NULL, ADD FOREIGN KEY (order_id) REFERENCES orders (id)",
+		"ALTER TABLE orders DROP COLUMN order_time",
+		"ALTER TABLE orders DROP order_time",
+		"ALTER TABLE orders DROP COLUMN IF EXISTS `order_time`",
+		"ALTER TABLE orders CHANGE order_time placed_at DATETIME NOT NULL",
+		"ALTER TABLE orders CHANGE COLUMN IF EXISTS order_time placed_at DATETIME NOT NULL",
+		"ALTER TABLE orders RENAME COLUMN order_time TO placed_at",
+		"ALTER TABLE orders ADD COLUMN note INT NULL, RENAME COLUMN order_time TO placed_at",
+	} {
+		reset()
+		if _, err := one.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s on one server: %v", q, err)
+		}
+		if _, err := f.db.Exec(q); !errors.Is(err, connector.ErrLogicalTable) {
+			t.Errorf("%s: %v, want ErrLogicalTable", q, err)
+		}
+	}
+	for i, name := range f.months {
+		if got := columnsOf(t, f.backendOf(i), name); !reflect.DeepEqual(got, []string{"id", "order_time", "amount"}) {
+			t.Errorf("%s was changed: %v", name, got)
+		}
+	}
+	if got := columnsOf(t, f.hot, "items_ref"); len(got) != 2 {
+		t.Errorf("items_ref was changed: %v", got)
+	}
+	reset()
+	for _, q := range []string{
+		"ALTER TABLE orders ADD UNIQUE KEY ux_id_time (id, order_time)",
+		"CREATE UNIQUE INDEX ux_amount_time ON orders (amount, `order_time`)",
+		"ALTER TABLE orders CHANGE order_time order_time DATETIME NOT NULL",
+		"ALTER TABLE orders MODIFY COLUMN order_time DATETIME NOT NULL, ADD COLUMN note VARCHAR(20) NULL COMMENT 'unique per order'",
+		"ALTER TABLE orders DROP INDEX ux_amount_time, DROP COLUMN note",
+	} {
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			if _, err := side.Exec(q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	}
+}

@@ -64,8 +64,10 @@ var (
 	ErrTimeShardedJoin = routing.ErrTimeShardedJoin
 	// ErrNotMergeable: a statement split across tables whose result cannot be merged exactly.
 	ErrNotMergeable = routing.ErrNotMergeable
-	// ErrLogicalTable: CREATE, DROP or RENAME of a time-sharded table, or the table named where
-	// a physical table must stand; the message says what to run instead.
+	// ErrLogicalTable: CREATE, DROP or RENAME of a time-sharded table, the table named where
+	// a physical table must stand or in another case, DDL naming one of its physical tables
+	// without a backend hint, or DDL whose keys cannot hold across its physical tables; the
+	// message says what to run instead.
 	ErrLogicalTable = routing.ErrLogicalTable
 	// ErrDDLInTransaction: DDL on a time-sharded table (run on each physical table) inside a
 	// transaction.

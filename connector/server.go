@@ -36,6 +36,9 @@ type serverSession struct {
 	verified bool
 	// broken is set when go-sql-driver reported the connection unusable.
 	broken bool
+	// catalogTag names this server session's catalog temporary tables (catalogTempName), ""
+	// until its first catalog statement.
+	catalogTag string
 	// id is the server's connection id (for KILL QUERY), via the address the session is
 	// connected to, epoch the service primary epoch it was opened in (0 without a service).
 	id    uint32

@@ -80,11 +80,19 @@ func (m *shardMetadata) snapshot() *metadata.Snapshot {
 	return nil
 }
 
-// needs reports whether routing st reads the shard metadata: it names a time-sharded table, or
-// is a catalog statement.
+// needs reports whether routing st reads the shard metadata: it names a time-sharded table, is
+// a catalog statement, or is DDL naming a table L_<digit>… of a time-sharded table L (which
+// is refused when the metadata lists it: a physical table, hidden in the logical view).
 func (m *shardMetadata) needs(st *routing.Statement) bool {
 	if st.ReadsCatalog() {
 		return true // the logical view of the time-sharded tables
+	}
+	for _, t := range st.DDLTables() {
+		for l := range m.tables {
+			if len(t) > len(l)+1 && strings.HasPrefix(t, l+"_") && t[len(l)+1] >= '0' && t[len(l)+1] <= '9' {
+				return true
+			}
+		}
 	}
 	for _, t := range st.Tables {
 		if m.tables[t] {

@@ -14,7 +14,8 @@ import (
 	"github.com/obroute/obroute/sqltest"
 )
 
-// A unique key added through obroute after it read the physical tables' unique keys is read
+// A unique key added through obroute (with a backend hint on each physical table: on the logical
+// table it is refused) after it read the physical tables' unique keys is read
 // before the next REPLACE, INSERT IGNORE or ON DUPLICATE KEY UPDATE: events' new key (id) does
 // not hold the shard key, so a REPLACE that one server resolves against February's row is refused
 // (split, it would leave a second row of id 1 in March's table). Dropped again, the upserts are
@@ -23,7 +24,15 @@ func TestUniqueKeyAddedThroughObroute(t *testing.T) {
 	f := newTimeWrites(t, 0)
 	f.both(t, "REPLACE INTO events (id, at, n) VALUES (2, '2025-03-10 10:00:00', 3)") // the facts are read
 	f.both(t, "DELETE FROM events WHERE id = 1 AND at >= '2025-03-01' AND at < '2025-04-01'")
-	f.both(t, "ALTER TABLE events ADD UNIQUE KEY uid (id)")
+	// A unique key without the shard key is refused on the logical table (it would not be unique
+	// across its physical tables); added to each physical table with a backend hint, it is read.
+	f.refused(t, "ALTER TABLE events ADD UNIQUE KEY uid (id)", connector.ErrLogicalTable, "without the shard key")
+	f.ref.Exec(t, "ALTER TABLE events ADD UNIQUE KEY uid (id)")
+	for _, m := range timeWriteMonths {
+		if _, err := f.db.Exec("/*+ OBROUTE(backend=hot) */ ALTER TABLE events_" + m + " ADD UNIQUE KEY uid (id)"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, q := range []string{
 		"REPLACE INTO events (id, at, n) VALUES (1, '2025-03-20 10:00:00', 9)",
 		"INSERT IGNORE INTO events (id, at, n) VALUES (1, '2025-03-20 10:00:00', 9)",
@@ -33,7 +42,13 @@ func TestUniqueKeyAddedThroughObroute(t *testing.T) {
 	}
 	f.both(t, "ALTER TABLE events DROP KEY uid")
 	f.both(t, "INSERT INTO events (id, at, n) VALUES (2, '2025-03-10 10:00:00', 9) ON DUPLICATE KEY UPDATE n = 10")
-	f.both(t, "CREATE UNIQUE INDEX uid2 ON events (id)")
+	f.refused(t, "CREATE UNIQUE INDEX uid2 ON events (id)", connector.ErrLogicalTable, "without the shard key")
+	f.ref.Exec(t, "CREATE UNIQUE INDEX uid2 ON events (id)")
+	for _, m := range timeWriteMonths {
+		if _, err := f.db.Exec("/*+ OBROUTE(backend=hot) */ CREATE UNIQUE INDEX uid2 ON events_" + m + " (id)"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f.refused(t, "REPLACE INTO events (id, at, n) VALUES (2, '2025-02-20 10:00:00', 9)", connector.ErrNotMergeable, "uid2 (id)")
 }
 

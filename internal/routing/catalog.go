@@ -77,6 +77,19 @@ var catalogRefused = map[string]bool{
 	"INDEX_STATISTICS": true, "INNODB_SYS_TABLES": true, "INNODB_SYS_INDEXES": true, "INNODB_SYS_COLUMNS": true,
 	"INNODB_SYS_FIELDS": true, "INNODB_SYS_FOREIGN": true, "INNODB_SYS_FOREIGN_COLS": true,
 	"INNODB_SYS_TABLESTATS": true, "INNODB_SYS_VIRTUAL": true, "COLUMNS_EXTENDED": true,
+	"INNODB_SYS_TABLESPACES": true, "INNODB_SYS_DATAFILES": true, "INNODB_BUFFER_PAGE": true,
+	"INNODB_BUFFER_PAGE_LRU": true, "INNODB_TABLESPACES_ENCRYPTION": true, "INNODB_TABLESPACES_SCRUBBING": true,
+	"INNODB_LOCKS": true,
+}
+
+// catalogRefusedTables are the tables of the other system databases (lower case, qualified)
+// that name each backend's tables: refused as catalogRefused is.
+var catalogRefusedTables = map[string]bool{
+	"mysql.innodb_table_stats": true, "mysql.innodb_index_stats": true, "mysql.table_stats": true,
+	"mysql.column_stats": true, "mysql.index_stats": true,
+	"performance_schema.table_io_waits_summary_by_table": true, "performance_schema.table_io_waits_summary_by_index_usage": true,
+	"performance_schema.table_lock_waits_summary_by_table": true, "performance_schema.objects_summary_global_by_type": true,
+	"performance_schema.metadata_locks": true, "performance_schema.table_handles": true,
 }
 
 // hasLogicalView reports whether the logical view differs from the default backend's tables:
@@ -94,7 +107,15 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	}
 	switch {
 	case toks[0].is("show"):
+		if len(toks) > 2 && (toks[1].is("open") && toks[2].is("tables") || toks[1].is("triggers")) {
+			st.catalogErr = errorf("%w: SHOW %s lists the physical tables of one backend, which obroute does not map to the logical tables (time-sharded and routed); send it to each backend with a backend hint", ErrCatalog, strings.ToUpper(toks[1].text))
+			return
+		}
 		st.catalog = readShow(toks, base, body)
+		if st.catalog != nil && strings.Contains(strings.ToLower(st.catalog.where), "information_schema") {
+			st.catalog, st.catalogErr = nil, errorf("%w: a SHOW whose WHERE reads information_schema is not answered for the logical tables; write it as SELECT … FROM information_schema.TABLES (or COLUMNS, STATISTICS) with the condition, which obroute answers", ErrCatalog)
+			return
+		}
 	case toks[0].is("describe") || toks[0].is("desc") || toks[0].is("explain"):
 		if len(toks) > 1 && (toks[1].kind == tokWord || toks[1].kind == tokIdent) {
 			rd := ddlReader{toks: toks, i: 1, base: base}
@@ -112,6 +133,12 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	}
 	var views []string
 	for i := 0; i+2 < len(toks); i++ {
+		if (toks[i].kind == tokWord || toks[i].kind == tokIdent) && toks[i+1].kind == tokPunct && toks[i+1].text == "." {
+			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] {
+				st.catalogErr = errorf("%w: %s names the tables of each backend, which obroute does not map to the logical tables (time-sharded and routed); read it on one backend with a backend hint", ErrCatalog, q)
+				return
+			}
+		}
 		if !isName(toks[i], "information_schema") || toks[i+1].kind != tokPunct || toks[i+1].text != "." {
 			continue
 		}
@@ -170,6 +197,7 @@ func readShow(toks []token, base int, body string) *catalogForm {
 			if !r.name() {
 				return nil
 			}
+			c.table.db = nameOf(toks[r.i-1])
 			c.cut = [2]int{base + toks[at].pos, base + toks[r.i-1].end}
 		}
 		return c
@@ -237,9 +265,13 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		if r.time == nil {
 			return false, false, nil
 		}
-		tt, ok := r.time.tables[c.table.name]
-		if !ok {
-			return false, false, nil
+		verb := "DESCRIBE"
+		if st.Kind == KindShow {
+			verb = "SHOW"
+		}
+		tt, err := r.time.forPlan(p).nameCheck(r.time, c.table, verb, r.currentDB(in))
+		if err != nil || tt == nil {
+			return err != nil, err != nil, err
 		}
 		t := r.time.forPlan(p) // shadow traffic: the shadow side's tables
 		if t == nil {
@@ -369,6 +401,13 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
 		i += 2
 	}
+	edits = append(edits, lookupEdits(toks)...)
+	slices.SortStableFunc(edits, func(a, b catalogEdit) int {
+		if a.from != b.from {
+			return a.from - b.from
+		}
+		return a.to - b.to
+	})
 	// Both lists are in text order; an alias goes after the items' edits.
 	names := itemNames(q.sql, toks, edits)
 	var b strings.Builder
@@ -386,6 +425,36 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 	}
 	b.WriteString(q.sql[last:])
 	return b.String()
+}
+
+// lookupEdits makes the conditions TABLE_NAME = v, TABLE_SCHEMA = v and their IN (v) forms,
+// standing as conjuncts (after WHERE, ON, AND or an opening parenthesis), compare in the names'
+// case: the server reads them as the names of the tables to look up, which it finds in their
+// case (lower_case_table_names=0), where the column's collation would compare in any case.
+func lookupEdits(toks []token) []catalogEdit {
+	var out []catalogEdit
+	for i := 0; i+1 < len(toks); i++ {
+		if !isName(toks[i], "table_name") && !isName(toks[i], "table_schema") {
+			continue
+		}
+		next := toks[i+1]
+		one := next.is("in") && i+4 < len(toks) && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && toks[i+4].kind == tokPunct && toks[i+4].text == ")"
+		if !(next.kind == tokPunct && next.text == "=" || one) {
+			continue // IN of several names is no lookup: the server compares in the column's collation
+		}
+		start := i
+		for start >= 2 && toks[start-1].kind == tokPunct && toks[start-1].text == "." && (toks[start-2].kind == tokWord || toks[start-2].kind == tokIdent) {
+			start -= 2
+		}
+		if start == 0 {
+			continue
+		}
+		prev := toks[start-1]
+		if prev.is("where") || prev.is("on") || prev.is("and") || prev.kind == tokPunct && prev.text == "(" {
+			out = append(out, catalogEdit{toks[start].pos, toks[start].pos, "binary ", true})
+		}
+	}
+	return out
 }
 
 // catalogEdit replaces sql[from:to] by text; qualifier: the qualifier of a column, which keeps

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/obroute/obroute/config"
@@ -45,11 +46,12 @@ const (
 	ddlRename
 )
 
-// ddlRef is one table a DDL statement names: its name in lower case and where it is written in
-// the statement's text (qualifier included).
+// ddlRef is one table a DDL statement names: its name in lower case, as written (unquoted), its
+// database qualifier as written ("" when none) and where it is written in the statement's text
+// (qualifier included).
 type ddlRef struct {
-	name     string
-	from, to int
+	name, written, db string
+	from, to          int
 }
 
 // ddlForm is a DDL statement as read from its words.
@@ -73,6 +75,11 @@ func (d *ddlForm) fanOut() bool {
 		return true
 	}
 	return false
+}
+
+// refs returns every table the form names: those it acts on, then the others.
+func (d *ddlForm) refs() []ddlRef {
+	return append(append([]ddlRef(nil), d.acts...), d.others...)
 }
 
 // tableNames returns the names of every table the form names, without duplicates.
@@ -277,16 +284,15 @@ func (r *ddlReader) table(refs *[]ddlRef) bool {
 	}
 	from := toks[r.i].pos
 	name, end := toks[r.i], toks[r.i].end
+	db := ""
 	r.i++
 	if r.i+1 < len(toks) && toks[r.i].kind == tokPunct && toks[r.i].text == "." && (toks[r.i+1].kind == tokWord || toks[r.i+1].kind == tokIdent) {
+		db = nameOf(name)
 		name, end = toks[r.i+1], toks[r.i+1].end
 		r.i += 2
 	}
-	n := name.text
-	if name.kind == tokIdent {
-		n = name.val
-	}
-	*refs = append(*refs, ddlRef{name: strings.ToLower(n), from: r.base + from, to: r.base + end})
+	n := nameOf(name)
+	*refs = append(*refs, ddlRef{name: strings.ToLower(n), written: n, db: db, from: r.base + from, to: r.base + end})
 	return true
 }
 
@@ -341,12 +347,13 @@ func (r *ddlReader) rest(d *ddlForm) {
 // routeDDL routes a DDL statement read by readDDL that names the time-sharded table tt: on each
 // of its physical tables, or refused. It fills p and says so with true; false leaves a statement
 // that does not act on tt (a temporary table of that name) to the other rules.
-func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeTable) (bool, error) {
+func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeTable, db string) (bool, error) {
 	d := st.ddl
 	if d.temporary {
 		return false, nil
 	}
 	logical := strings.ToLower(tt.Table)
+	names := func(r ddlRef) bool { return r.name == logical && (r.db == "" || r.db == db) }
 	snap := t.cfg.Snapshot()
 	if snap == nil {
 		return true, errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, tt.Table)
@@ -354,7 +361,7 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 	all := t.own(tt, snap.Logical(tt.Table))
 	acts := false
 	for _, r := range d.acts {
-		acts = acts || r.name == logical
+		acts = acts || names(r)
 	}
 	switch {
 	case d.action == ddlCreateTable && acts && d.ifNotExists && !d.orReplace && len(all) > 0:
@@ -380,8 +387,13 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 		return true, errorf("%w: %s of the time-sharded table %s with other tables; run it on %s alone", ErrLogicalTable, d.verb, tt.Table, tt.Table)
 	}
 	for _, r := range d.others {
-		if r.name == logical {
+		if names(r) {
 			return true, errorf("%w: %s on %s names %s again (REFERENCES, WITH TABLE): each physical table would name the logical table; name a physical table instead", ErrLogicalTable, d.verb, tt.Table, tt.Table)
+		}
+	}
+	if d.action == ddlAlter || d.action == ddlCreateIndex {
+		if err := keyProblem(st.SQL, d, tt); err != nil {
+			return true, err
 		}
 	}
 	if in.Session != nil && in.Session.InTransaction {
@@ -419,6 +431,69 @@ func (t *timeRouter) routeDDL(p *Plan, st *Statement, in Input, tt *config.TimeT
 		p.Prompts = append(p.Prompts, fmt.Sprintf("%s on the time-sharded table %s: run on each of its %d physical tables (%d hot, %d cold), oldest first, one after the other; a failure stops it and names the tables changed and not", d.verb, tt.Table, len(all), hot, cold))
 	}
 	return true, nil
+}
+
+// nameCheck reads a table that DDL or a description without a backend hint names (ref), db
+// being the client session's current database: it returns the time-sharded table ref stands
+// for, nil for another table, or an error refusing the statement. t is the traffic's side (nil:
+// shadow traffic without a shadow side), root the production side, whose configuration names
+// the time-sharded tables. A name qualified by another database is that database's table. A
+// time-sharded table's name in another case is refused: with lower_case_table_names=0 one
+// server would find no such table, with 1 it would find the logical table, and obroute does not
+// tell which. A physical table of a time-sharded table is hidden in the logical view (one
+// server has no such table), so acting on it is refused with the backend hint that reaches it.
+func (t *timeRouter) nameCheck(root *timeRouter, ref ddlRef, verb, db string) (*config.TimeTable, error) {
+	tt, named := root.tables[ref.name]
+	switch {
+	case ref.db != "" && db == "" && named:
+		return nil, errorf("%w: %s names %s.%s, and obroute does not know the client session's current database (the default backend's DSN names none), so not whether that is the time-sharded table %s; USE a database, or write %s without its database",
+			ErrLogicalTable, verb, ref.db, ref.written, tt.Table, tt.Table)
+	case ref.db != "" && ref.db != db:
+		return nil, nil
+	}
+	if named {
+		if ref.written != tt.Table {
+			return nil, errorf("%w: %s names %s, the time-sharded table %s in another case; table names compare in their case (lower_case_table_names=0), so one server might have no table %s: write %s",
+				ErrLogicalTable, verb, ref.written, tt.Table, ref.written, tt.Table)
+		}
+		return tt, nil
+	}
+	if t == nil {
+		return nil, nil
+	}
+	snap := t.cfg.Snapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	for _, tt := range t.tables {
+		all := t.own(tt, snap.Logical(tt.Table))
+		for i := range all {
+			if !strings.EqualFold(all[i].Name, ref.written) {
+				continue
+			}
+			b, err := t.location(&all[i])
+			if err != nil {
+				return nil, err
+			}
+			return nil, errorf("%w: %s names %s, a physical table of the time-sharded table %s (on backend %s), which the logical view does not show; to act on the physical table, start the statement with the backend hint /*+ OBROUTE(backend=%s) */; to act on every physical table, name %s",
+				ErrLogicalTable, verb, ref.written, tt.Table, b, b, tt.Table)
+		}
+	}
+	return nil, nil
+}
+
+// currentDB returns the client session's current database for production traffic: the one it
+// set with USE, else the default backend's DSN's.
+func (r *Router) currentDB(in Input) string {
+	if in.Session != nil && in.Session.Databases[0] != "" {
+		return in.Session.Databases[0]
+	}
+	for _, b := range r.cfg.Settings.Backends {
+		if b.Name == r.cfg.Settings.Default && b.MySQL != nil {
+			return b.MySQL.DBName
+		}
+	}
+	return ""
 }
 
 // physicalList names the physical tables with their backends, for messages.
@@ -461,6 +536,16 @@ func (r *Router) useDDL(st *Statement, d *ddlForm, toks []token) {
 	st.Tables, st.mentions = names, r.mentions(toks, names)
 }
 
+// DDLTables returns the tables (lower case) a DDL statement on tables that are not temporary
+// names, nil for other statements: one named as a physical table of a time-sharded table is
+// refused, which the shard metadata tells.
+func (st *Statement) DDLTables() []string {
+	if st.ddl == nil || st.ddl.temporary {
+		return nil
+	}
+	return st.ddl.tableNames()
+}
+
 // FansOut reports whether st is DDL that runs on each physical table of a time-sharded table
 // (or is refused for it): inside a transaction it is refused rather than committing it.
 func (r *Router) FansOut(st *Statement) bool {
@@ -473,4 +558,169 @@ func (r *Router) FansOut(st *Statement) bool {
 		}
 	}
 	return false
+}
+
+// keyProblem refuses DDL on the time-sharded table tt (d, the statement's text sql) that one
+// server would take but that cannot hold across its physical tables: a unique key or primary key
+// without the shard key (unique in each physical table only: two tables may hold the same
+// value), a foreign key (the physical tables live on several servers, and move between them), and
+// dropping or renaming the shard-key column, by which obroute routes.
+func keyProblem(sql string, d *ddlForm, tt *config.TimeTable) error {
+	toks, _ := lex(sql)
+	key := strings.ToLower(tt.ShardKey)
+	at := 0
+	for at < len(toks) && toks[at].pos < d.acts[0].to {
+		at++
+	}
+	uniqueErr := func(what string) error {
+		return errorf("%w: %s on the time-sharded table %s: a %s without the shard key %s is unique in each physical table only, and two physical tables may hold the same value; include %s in the key (a key holding the shard key is unique across them, their spans being disjoint), or enforce it in the application",
+			ErrLogicalTable, d.verb, tt.Table, what, tt.ShardKey, tt.ShardKey)
+	}
+	if d.action == ddlCreateIndex {
+		unique := false
+		for _, t := range toks[:at] {
+			unique = unique || t.is("unique")
+		}
+		for ; at < len(toks) && !(toks[at].kind == tokPunct && toks[at].text == "("); at++ {
+		}
+		if unique && !slices.Contains(keyColumns(toks, at), key) {
+			return uniqueErr("unique index")
+		}
+		return nil
+	}
+	// ALTER TABLE: each specification, up to a comma at depth 0.
+	for at < len(toks) {
+		end, depth := at, 0
+		for ; end < len(toks); end++ {
+			t := toks[end]
+			if t.kind == tokPunct && t.text == "(" {
+				depth++
+			} else if t.kind == tokPunct && t.text == ")" {
+				depth--
+			} else if depth == 0 && t.kind == tokPunct && (t.text == "," || t.text == ";") {
+				break
+			}
+		}
+		spec := toks[at:end]
+		at = end + 1
+		if len(spec) == 0 {
+			continue
+		}
+		r := ddlReader{toks: spec}
+		name := func() string {
+			if r.i < len(spec) && (spec[r.i].kind == tokWord || spec[r.i].kind == tokIdent) {
+				r.i++
+				return strings.ToLower(nameOf(spec[r.i-1]))
+			}
+			return ""
+		}
+		// columnUnique: a column definition's own UNIQUE or PRIMARY KEY.
+		columnUnique := func(col string) error {
+			for _, t := range spec[r.i:] {
+				if (t.is("unique") || t.is("primary")) && col != key {
+					return uniqueErr("unique column " + col)
+				}
+			}
+			return nil
+		}
+		if !spec[0].is("drop") {
+			for _, t := range spec {
+				if t.is("references") || t.is("foreign") {
+					return errorf("%w: %s on the time-sharded table %s adds a foreign key: its physical tables live on several backends and move from hot to cold, and a foreign key holds only between tables of one server; enforce the reference in the application",
+						ErrLogicalTable, d.verb, tt.Table)
+				}
+			}
+		}
+		keyErr := func(what string) error {
+			return errorf("%w: %s on the time-sharded table %s %s its shard-key column %s, by which obroute routes every statement and the shard metadata spans its tables; keep %s (to change its type, MODIFY it), or add a new time-sharded table",
+				ErrLogicalTable, d.verb, tt.Table, what, tt.ShardKey, tt.ShardKey)
+		}
+		switch {
+		case r.word("add"):
+			if r.word("constraint") && !(r.i < len(spec) && (spec[r.i].is("unique") || spec[r.i].is("primary"))) {
+				name()
+			}
+			switch {
+			case r.word("unique"):
+				r.skip("index", "key")
+				for r.i < len(spec) && !(spec[r.i].kind == tokPunct && spec[r.i].text == "(") {
+					r.i++
+				}
+				if !slices.Contains(keyColumns(spec, r.i), key) {
+					return uniqueErr("unique key")
+				}
+			case r.words("primary", "key"):
+				for r.i < len(spec) && !(spec[r.i].kind == tokPunct && spec[r.i].text == "(") {
+					r.i++
+				}
+				if !slices.Contains(keyColumns(spec, r.i), key) {
+					return uniqueErr("primary key")
+				}
+			case r.i < len(spec) && (spec[r.i].is("index") || spec[r.i].is("key") || spec[r.i].is("fulltext") || spec[r.i].is("spatial") || spec[r.i].is("partition") || spec[r.i].is("check") || spec[r.i].is("period") || spec[r.i].is("system")):
+			default:
+				r.word("column")
+				r.words("if", "not", "exists")
+				if err := columnUnique(name()); err != nil {
+					return err
+				}
+			}
+		case r.word("modify"):
+			r.word("column")
+			r.words("if", "exists")
+			if err := columnUnique(name()); err != nil {
+				return err
+			}
+		case r.word("change"):
+			r.word("column")
+			r.words("if", "exists")
+			old, next := name(), name()
+			if old == key && next != key {
+				return keyErr("renames")
+			}
+			if err := columnUnique(next); err != nil {
+				return err
+			}
+		case r.words("rename", "column"):
+			r.words("if", "exists")
+			if name() == key {
+				return keyErr("renames")
+			}
+		case r.word("drop"):
+			if r.i < len(spec) && (spec[r.i].is("index") || spec[r.i].is("key") || spec[r.i].is("primary") || spec[r.i].is("foreign") || spec[r.i].is("constraint") || spec[r.i].is("partition") || spec[r.i].is("check") || spec[r.i].is("system") || spec[r.i].is("period")) {
+				break
+			}
+			r.word("column")
+			r.words("if", "exists")
+			if name() == key {
+				return keyErr("drops")
+			}
+		}
+	}
+	return nil
+}
+
+// keyColumns returns the columns (lower case) of the key column list opening at toks[at] ("("):
+// the first name of each item (a prefix length or ASC/DESC after it); nil when none opens there.
+func keyColumns(toks []token, at int) []string {
+	if at >= len(toks) || !(toks[at].kind == tokPunct && toks[at].text == "(") {
+		return nil
+	}
+	var cols []string
+	depth, first := 0, true
+	for _, t := range toks[at+1:] {
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			depth++
+		case t.kind == tokPunct && t.text == ")":
+			if depth == 0 {
+				return cols
+			}
+			depth--
+		case depth == 0 && t.kind == tokPunct && t.text == ",":
+			first = true
+		case depth == 0 && first && (t.kind == tokWord || t.kind == tokIdent):
+			cols, first = append(cols, strings.ToLower(nameOf(t))), false
+		}
+	}
+	return cols
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/obroute/obroute/config"
 )
 
@@ -96,7 +98,7 @@ func ddlRouter(t *testing.T) *Router {
 	t.Helper()
 	f := newFixture(t, ordersTable(), monthlyTables("2024-12-01", "2025-03-01", "2025-02-01"), "2025-03-15 12:00:00")
 	r, err := New(Config{
-		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot}, {Name: "cold", Role: config.RoleCold}}, Default: "hot",
+		Settings: &config.Config{Backends: []config.Backend{{Name: "hot", Role: config.RoleHot, MySQL: &mysql.Config{DBName: "shop"}}, {Name: "cold", Role: config.RoleCold}}, Default: "hot",
 			Routes: map[string]string{"audit_log": "cold"}},
 		Time: f.r.time.cfg,
 	})

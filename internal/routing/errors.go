@@ -83,8 +83,11 @@ var (
 	// ErrTimeShardedJoin: a statement joins two time-sharded tables (or one with itself).
 	ErrTimeShardedJoin = errors.New("obroute: join of time-sharded tables")
 	// ErrLogicalTable: a statement would create, drop or rename a time-sharded table as if it
-	// were one table, or names it where a physical table must stand (CREATE TABLE … LIKE it);
-	// the message says what to run instead.
+	// were one table, names it where a physical table must stand (CREATE TABLE … LIKE it) or in
+	// another case, names one of its physical tables (hidden in the logical view) without a
+	// backend hint, or adds a key that cannot hold across its physical tables (unique without
+	// the shard key, foreign) or drops or renames its shard key; the message says what to run
+	// instead.
 	ErrLogicalTable = errors.New("obroute: statement treats a time-sharded table as one physical table")
 	// ErrDDLInTransaction: DDL on a time-sharded table runs on each of its physical tables, each
 	// statement committing on its own: it is refused inside a transaction.

@@ -314,6 +314,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.UserLocks {
 		return r.userLockRoute(p, st, in)
 	}
+	if st.catalogErr != nil {
+		return false, st.catalogErr // before SET's route: SET @x = (SELECT … information_schema …)
+	}
 	switch st.Kind {
 	case KindExecute, KindDeallocate:
 		if b, ok := sess.Prepared[st.Control.Name]; ok {
@@ -352,14 +355,19 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return pinned, err
 		}
 	}
-	if st.ddl != nil && r.time != nil {
-		for _, name := range st.ddl.tableNames() {
-			if tt, ok := r.time.tables[name]; ok {
+	if st.ddl != nil && r.time != nil && !st.ddl.temporary {
+		db := r.currentDB(in)
+		for _, ref := range st.ddl.refs() {
+			tt, err := r.time.forPlan(p).nameCheck(r.time, ref, st.ddl.verb, db)
+			if err != nil {
+				return true, err
+			}
+			if tt != nil {
 				t := r.time.forPlan(p)
 				if t == nil {
 					return true, noShadowSide(tt.Table)
 				}
-				if done, err := t.routeDDL(p, st, in, tt); done || err != nil {
+				if done, err := t.routeDDL(p, st, in, tt, db); done || err != nil {
 					return true, err
 				}
 			}

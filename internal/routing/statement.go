@@ -252,6 +252,9 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 		if st.Kind == KindSet && wordsHoldSubquery(toks) {
 			// Its tables are read from its words: it is routed by them (setRoute).
 			r.scanTables(st, toks, lexed)
+			if lexed {
+				r.readCatalog(st, toks, hint.StatementStart(sql), body) // refuses one reading information_schema
+			}
 		}
 		return st
 	}
