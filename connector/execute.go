@@ -340,7 +340,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 			cs.funcs.rowCount, cs.funcs.diag = heldValue(-1), diagnostics{why: "obroute computed the answer from several statements"}
 		}
 	}
-	if isDeadlock(err) && !plan.OutsideTx {
+	if err != nil && !plan.OutsideTx && isDeadlock(err) { // err first: isDeadlock allocates
 		// The server rolled the transaction back, whichever statement of it deadlocked: the
 		// next statement runs outside it, as on one server (an XA transaction stays, rollback
 		// only, until XA ROLLBACK).

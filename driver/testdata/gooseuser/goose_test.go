@@ -16,7 +16,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/obroute/obroute/connector"
 	_ "github.com/obroute/obroute/driver"
 	"github.com/pressly/goose/v3"
@@ -198,12 +197,12 @@ func migrate(t *testing.T, dsn string, hot, cold *sql.DB) {
 		top = 4 // rolled back: nothing of 00005 on either backend
 		check("up refused", top)
 
-		// The same transaction on audit_log only: goose's INSERT INTO goose_db_version
-		// follows the transaction to audit_log's backend, which has no goose_db_version.
+		// The same transaction on audit_log only: goose's INSERT INTO goose_db_version, a
+		// table without a route, would reach another table of that name on audit_log's
+		// backend, so it is refused before it runs.
 		err = goose.Up(db, "routed_first")
-		var myErr *mysql.MySQLError
-		if !errors.As(err, &myErr) || myErr.Number != 1146 || !strings.Contains(myErr.Message, "goose_db_version") {
-			t.Fatalf("goose.Up (00005: audit_log only in a transaction) = %v, want MariaDB's error 1146 on goose_db_version", err)
+		if !errors.Is(err, connector.ErrCrossBackendTx) || !strings.Contains(err.Error(), "goose_db_version") {
+			t.Fatalf("goose.Up (00005: audit_log only in a transaction) = %v, want connector.ErrCrossBackendTx naming goose_db_version", err)
 		}
 	} else if err != nil {
 		t.Fatalf("goose.Up: %v", err)
