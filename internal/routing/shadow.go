@@ -152,6 +152,43 @@ func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
 	return "", false
 }
 
+// shadowRowsOutsideDML returns the shadow table with column algorithms that a statement of a
+// kind other than SELECT, INSERT, UPDATE and DELETE names while its words read or write rows
+// (SET STATEMENT … FOR INSERT, EXPLAIN SELECT, DO (SELECT …), LOAD XML …), or "". An SQL-level
+// prepared statement is left out: what it prepares is read as a statement of its own.
+func (r *Router) shadowRowsOutsideDML(st *Statement) string {
+	switch {
+	case r.shadowColumnTables == nil, st.Kind == KindPrepare, st.Kind == KindExecute, st.Kind == KindDeallocate, st.Kind == KindShow:
+		return ""
+	}
+	words := rowWords
+	if st.Kind == KindDDL {
+		words = words[:1] // CREATE … SELECT; ALTER … ON UPDATE CURRENT_TIMESTAMP reads no row
+	}
+	table := ""
+	for _, t := range st.Tables {
+		if r.shadowColumnTables[t] {
+			table = t
+			break
+		}
+	}
+	if table == "" {
+		return ""
+	}
+	toks, _ := lex(st.SQL)
+	for _, tk := range toks {
+		for _, w := range words {
+			if tk.is(w) {
+				return table
+			}
+		}
+	}
+	return ""
+}
+
+// rowWords are the words with which a statement reads or writes a table's rows.
+var rowWords = []string{"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "DO", "HANDLER"}
+
 func operationOf(k Kind) shadow.Operation {
 	switch k {
 	case KindSelect:
@@ -172,6 +209,11 @@ func operationOf(k Kind) shadow.Operation {
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
+	if c.Operation == "" && hints.Shadow != hint.ShadowOff {
+		if t := r.shadowRowsOutsideDML(st); t != "" {
+			return shadow.Decision{}, errorf("%w: the statement reads or writes rows of the shadow table %s, whose rule reads column values, inside a statement of another kind (SET STATEMENT … FOR, EXPLAIN, ANALYZE, DO, SET … = (SELECT …), HANDLER … READ, CREATE … SELECT, LOAD …), from which obroute does not read the values; write it as a plain SELECT, INSERT, UPDATE or DELETE, or hint it as production traffic (/*+ OBROUTE(shadow=false) */)", ErrUnreadable, t)
+		}
+	}
 	if c.Operation != "" && hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil {
 		if v := r.namedView(st); v != "" {
 			return shadow.Decision{}, errorf("%w: the statement names the view %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, v)
