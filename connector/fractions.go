@@ -69,14 +69,12 @@ type storeFacts struct {
 	// backends whose server changed and whose facts are not read again yet.
 	runs  map[string]uint64
 	stale map[string]bool
-	// tried are the backends opened reads on a server session's first opening (see opened).
-	tried map[string]bool
 }
 
 func newStoreFacts(router timeFacts, cfg *config.Config, metaDB *sql.DB, open func(string) *sql.DB) *storeFacts {
 	meta := cfg.Metadata.Backend
 	f := &storeFacts{router: router, open: open, meta: meta, later: map[string]bool{}, dbs: map[string]*sql.DB{meta: metaDB}, servers: map[string]bool{},
-		runs: map[string]uint64{}, stale: map[string]bool{}, tried: map[string]bool{}}
+		runs: map[string]uint64{}, stale: map[string]bool{}}
 	if !slices.ContainsFunc(cfg.TimeTables, func(t config.TimeTable) bool { return t.AllowColdWrites }) {
 		for _, b := range cfg.Backends {
 			if b.Role == config.RoleCold && b.Name != meta {
@@ -171,28 +169,6 @@ func (f *storeFacts) tablesChanged(ctx context.Context, backend string, snap *me
 		return
 	}
 	f.router.ForgetTables(cols)
-	ctx, cancel := context.WithTimeout(ctx, factsTimeout)
-	defer cancel()
-	f.readLocked(ctx, map[string][]routing.KeyColumn{backend: cols}, false)
-}
-
-// opened reads, within ctx, what is not read yet of backend's server and tables when obroute has
-// just opened a server session there: a backend of the history store is otherwise read only
-// after the next refresh, and a statement routed before would be planned without its server
-// sessions' time zone (a TIMESTAMP key is read in it) or sql_mode. The facts published change,
-// so a plan made before is routed again (routing.Router.Outdated). A backend holding no table
-// of snap's time tables is not read.
-func (f *storeFacts) opened(ctx context.Context, backend string, snap *metadata.Snapshot) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.ctx.Err() != nil || f.servers[backend] || f.stale[backend] || f.tried[backend] {
-		return
-	}
-	cols := f.router.KeyColumnsOn(snap, backend)
-	if len(cols) == 0 {
-		return
-	}
-	f.tried[backend] = true // once: a read that fails is tried again at the next refresh
 	ctx, cancel := context.WithTimeout(ctx, factsTimeout)
 	defer cancel()
 	f.readLocked(ctx, map[string][]routing.KeyColumn{backend: cols}, false)
@@ -307,17 +283,6 @@ func (c *Connector) startChanged(ctx context.Context, be *backend, s *serverSess
 		slog.String("backend", be.name), slog.String("sql_mode", got))
 	facts.SetBackendServer(be.name, flavor, got, zone)
 	return true
-}
-
-// serverOpened reads what is not read yet of be's server and tables (see storeFacts.opened),
-// within ctx: a server session was just opened there.
-func (c *Connector) serverOpened(ctx context.Context, be *backend) {
-	if c.meta == nil || c.meta.facts == nil || c.isShadowBackend(be.name) {
-		return
-	}
-	if snap := c.meta.snapshot(); snap != nil {
-		c.meta.facts.opened(ctx, be.name, snap)
-	}
 }
 
 // close stops reading and closes the handles opened here (not the metadata backend's).

@@ -330,8 +330,6 @@ func (cs *clientSession) server(ctx context.Context, backend string) (*serverSes
 	}
 	if s.newRun > 0 {
 		cs.c.serverChanged(ctx, be, s.newRun)
-	} else {
-		cs.c.serverOpened(ctx, be)
 	}
 	s.shadow = cs.c.isShadowBackend(backend)
 	cs.c.stats.serverOpened.Add(1)
