@@ -64,65 +64,6 @@ func TestTimestampKeyInSystemZoneWithDaylightSaving(t *testing.T) {
 	})
 }
 
-// TestColdBackendZoneKnownBeforeItsFirstRead: the history store's backends are read back after
-// the first metadata refresh (five minutes by default), and a cold read before it was planned
-// as if their server sessions started in the metadata backend's zone. With the cold DSN's
-// time_zone at +09:00 and the hot one's at UTC, the first statement of a new handle read the
-// cold tables' rows nine hours off. The backend's server is read when obroute first opens a
-// server session there, and the statement routed again: refused as one server has no one
-// answer (the backends' zones differ), saying to give the DSNs one time_zone or SET it; with
-// the same time_zone on both, answered as one server does.
-func TestColdBackendZoneKnownBeforeItsFirstRead(t *testing.T) {
-	bs := sqltest.Shared(t, "hot", "cold", "ref")
-	c := newKeyCluster(t, bs, "TIMESTAMP", monthsUTC(utc(2026, 9, 1, 0), utc(2026, 11, 1, 0), utc(2026, 10, 1, 0)),
-		hourly(utc(2026, 9, 28, 0), utc(2026, 10, 3, 0)))
-	nine := "&time_zone=" + url.QueryEscape("'+09:00'")
-	q := "SELECT COUNT(*), MIN(ts), MAX(ts) FROM orders WHERE ts >= '2026-09-30 12:00:00' AND ts < '2026-10-01 12:00:00'"
-	open := func(t *testing.T, hot, cold string) *sql.Conn {
-		cfg := &config.Config{
-			Backends: []config.Backend{
-				{Name: "hot", Role: "hot", DSN: c.hot.DSN + hot},
-				{Name: "cold", Role: "cold", DSN: c.cold.DSN + cold},
-			},
-			TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "ts", HotWindow: config.HotWindow{Months: 2}}},
-			Metadata:   config.Metadata{Backend: "hot"},
-		}
-		conn, err := connector.New(cfg, connector.WithClock(func() time.Time { return utc(2026, 11, 15, 12) }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ob := sql.OpenDB(conn)
-		t.Cleanup(func() { ob.Close() })
-		o, err := ob.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { o.Close() })
-		return o
-	}
-	t.Run("zones differ", func(t *testing.T) {
-		o := open(t, "", nine)
-		got, err := zoneRows(o, q)
-		if !errors.Is(err, connector.ErrTimeZone) || !strings.Contains(err.Error(), "time_zone parameter") {
-			t.Errorf("first statement of a new handle: %q, %v; want %v naming the backends' zones", got, err, connector.ErrTimeZone)
-		}
-	})
-	t.Run("zones alike", func(t *testing.T) {
-		o := open(t, nine, nine)
-		ref, err := sql.Open("mysql", c.ref.DSN+nine)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ref.Close()
-		r, err := ref.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		same(t, o, r, q)
-	})
-}
-
 // TestShardKeyOnUpdateCurrentTimestamp: a shard key declared DEFAULT CURRENT_TIMESTAMP ON
 // UPDATE CURRENT_TIMESTAMP. An UPDATE that does not name it has the server set it to its clock:
 // one server keeps the rows at their new time, obroute's October table kept them outside its
