@@ -128,6 +128,9 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	if c.autocommit, err = startAutocommit(cfg); err != nil {
 		return nil, err
 	}
+	if err := sameSessionZone(cfg); err != nil {
+		return nil, err
+	}
 	shadowRule, err := rules.Shadow(cfg)
 	if err != nil {
 		return nil, err
@@ -233,6 +236,36 @@ func dataLocation(cfg *config.Config) (*time.Location, error) {
 		}
 	}
 	return loc, nil
+}
+
+// sameSessionZone checks that every backend DSN starts its server sessions in the same
+// time_zone (its time_zone parameter, or none). A client session has one time zone (NOW(),
+// TIMESTAMP values), and time routing plans a split statement in it for every backend: a cold
+// backend whose DSN named another zone would read the literals of the same statement, and
+// store its TIMESTAMP rows, hours apart from the hot one, and obroute reads a history store's
+// own zone only with its first refresh.
+func sameSessionZone(cfg *config.Config) error {
+	first, zone := "", ""
+	for i, b := range cfg.Backends {
+		z := b.MySQL.Params["time_zone"]
+		if i == 0 {
+			first, zone = b.Name, z
+			continue
+		}
+		if z != zone {
+			return errorf("obroute: backends %s (time_zone=%s) and %s (time_zone=%s) start their server sessions in different time zones; a client session has one: set the same time_zone parameter in every backend DSN, or none",
+				first, zoneParam(zone), b.Name, zoneParam(z))
+		}
+	}
+	return nil
+}
+
+// zoneParam shows a DSN's time_zone parameter, "none" when it has none.
+func zoneParam(z string) string {
+	if z == "" {
+		return "none"
+	}
+	return z
 }
 
 // Connect implements driver.Connector: it returns a client session. No server session is

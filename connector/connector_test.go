@@ -99,3 +99,42 @@ func TestSilentBackendMarkedDownDespiteImpatientCallers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A client session has one time zone: backends whose DSNs start their server sessions in
+// different ones (time_zone parameter) are refused at New, with or without time routing, and
+// the message names both and the fix.
+func TestBackendsMustAgreeOnTimeZone(t *testing.T) {
+	for _, tc := range []struct{ hot, cold string }{
+		{"?time_zone=%27%2B00%3A00%27", "?time_zone=%27%2B09%3A00%27"},
+		{"", "?time_zone=%27%2B09%3A00%27"},
+		{"?time_zone=%27Europe%2FBerlin%27", ""},
+	} {
+		for _, timed := range []bool{false, true} {
+			cfg := &config.Config{Backends: []config.Backend{
+				{Name: "hot", Role: "hot", DSN: "root@tcp(127.0.0.1:1)/d" + tc.hot},
+				{Name: "cold", Role: "cold", DSN: "root@tcp(127.0.0.1:2)/d" + tc.cold},
+			}}
+			if timed {
+				cfg.TimeTables = []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}}
+			}
+			_, err := connector.New(cfg, connector.WithMetadataSource(metadata.StaticSource{}))
+			if err == nil || !strings.Contains(err.Error(), "different time zones") || !strings.Contains(err.Error(), "same time_zone parameter") ||
+				!strings.Contains(err.Error(), "hot (time_zone=") || !strings.Contains(err.Error(), "cold (time_zone=") {
+				t.Errorf("hot %q, cold %q, time tables %v: err = %v, want a refusal naming both backends' time_zone and the fix", tc.hot, tc.cold, timed, err)
+			}
+		}
+	}
+	// The same zone on every backend, or none, is accepted.
+	for _, p := range []string{"", "?time_zone=%27%2B09%3A00%27"} {
+		cfg := &config.Config{Backends: []config.Backend{
+			{Name: "hot", Role: "hot", DSN: "root@tcp(127.0.0.1:1)/d" + p},
+			{Name: "cold", Role: "cold", DSN: "root@tcp(127.0.0.1:2)/d" + p},
+		}}
+		c, err := connector.New(cfg)
+		if err != nil {
+			t.Errorf("time_zone %q on both: %v", p, err)
+			continue
+		}
+		c.Close()
+	}
+}
