@@ -200,7 +200,17 @@ func modeProblem(m modal, mode string, known bool) string {
 	if !known {
 		return "the session set sql_mode to a value obroute does not know, which may change how the server reads the statement; SET sql_mode to a literal"
 	}
-	for _, name := range strings.Split(mode, ",") {
+	if name, why := modeReads(m, mode); why != "" {
+		return "the session's sql_mode " + name + " " + why + "; write the statement without it (single-quoted strings, CONCAT(), no backslash), or hint it as shadow or production traffic"
+	}
+	return ""
+}
+
+// modeReads returns the first mode of sql_mode mode (a comma-separated list) that reads a
+// statement whose text holds m in another way than obroute's reading, and how; "" when none.
+func modeReads(m modal, mode string) (name, why string) {
+	for rest := mode; rest != ""; {
+		name, rest, _ = strings.Cut(rest, ",")
 		var why string
 		switch strings.ToUpper(strings.TrimSpace(name)) {
 		case "ORACLE", "POSTGRESQL", "MSSQL", "DB2", "MAXDB":
@@ -231,10 +241,10 @@ func modeProblem(m modal, mode string, known bool) string {
 			}
 		}
 		if why != "" {
-			return "the session's sql_mode " + strings.TrimSpace(name) + " " + why + "; write the statement without it (single-quoted strings, CONCAT(), no backslash), or hint it as shadow or production traffic"
+			return strings.TrimSpace(name), why
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {

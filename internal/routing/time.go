@@ -185,6 +185,9 @@ func (t *timeRouter) location(tb *metadata.Table) (string, error) {
 func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) error {
 	ts := st.time
 	p.factsGen = t.facts.gen.Load() + 1 // before the facts are read: a change meanwhile outdates the plan
+	if err := t.modeRefusal(st, in.Session); err != nil {
+		return err
+	}
 	snap := t.cfg.Snapshot()
 	if snap == nil {
 		return errorf("%w: no shard metadata snapshot is loaded yet; load the metadata before routing %s", ErrNoShardTable, ts.table.Table)

@@ -107,6 +107,8 @@ type serverFacts struct {
 	// zone is the time_zone a server session starts with there (the global one, or the
 	// DSN's time_zone parameter), as the server names it; "" when it was not read.
 	zone string
+	// modal is set when mode reads some statement text otherwise than the parser (time_mode.go).
+	modal bool
 }
 
 // factsHolder publishes storeFacts: readers load them without a lock. gen counts the changes
@@ -168,7 +170,7 @@ func (r TimeFacts) BackendStart(backend string) (flavor Flavor, sqlMode, timeZon
 func (r TimeFacts) SetBackendServer(backend string, flavor Flavor, sqlMode, timeZone string) {
 	if r.time != nil {
 		r.time.facts.update(func(f *storeFacts) {
-			f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode, zone: timeZone}
+			f.servers[backend] = serverFacts{flavor: flavor, mode: sqlMode, zone: timeZone, modal: modeReadsAny(sqlMode)}
 		})
 	}
 }

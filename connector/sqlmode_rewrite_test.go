@@ -1,0 +1,104 @@
+package connector_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
+)
+
+// A statement on a time-sharded table is sent rewritten for its physical tables, printed as the
+// default sql_mode reads it. In a session whose sql_mode reads the text otherwise (ANSI_QUOTES,
+// PIPES_AS_CONCAT, NO_BACKSLASH_ESCAPES) the rewrite would mean something else than what one
+// server answers: the statement is refused with ErrUnreadable naming the mode, and the same
+// statement in the default mode, or one without the construct in that mode, is answered as one
+// server answers it.
+func TestRewriteRefusedWhereSQLModeReadsOtherwise(t *testing.T) {
+	f := newTimeWrites(t, 0)
+	ctx := context.Background()
+	const where = " FROM orders WHERE order_time >= '2025-02-01 00:00:00'"
+	cases := []struct{ mode, construct, plain string }{
+		// "n" is the column n under ANSI_QUOTES (three rows), the string 'n' (0, no row) as rewritten.
+		{"ANSI_QUOTES", "SELECT id" + where + ` AND "n" = 1 ORDER BY id`, "SELECT id" + where + " AND n = 1 ORDER BY id"},
+		{"ANSI", "SELECT id" + where + ` AND "n" = 1 ORDER BY id`, "SELECT id, CONCAT('a', 'b')" + where + " ORDER BY id"},
+		// 'a' || 'b' is 'ab', printed as 'a' or 'b': 0.
+		{"PIPES_AS_CONCAT", "SELECT id, 'a' || 'b'" + where + " ORDER BY id", "SELECT id, CONCAT('a', 'b')" + where + " ORDER BY id"},
+		// 'a\\b' is four characters, not three.
+		// 'it''s' is written 'it\'s' by the rewrite: under NO_BACKSLASH_ESCAPES the string ends at
+		// the backslash.
+		{"NO_BACKSLASH_ESCAPES", "SELECT id, 'it''s'" + where + " ORDER BY id", "SELECT id, LENGTH('ab')" + where + " ORDER BY id"},
+		{"NO_BACKSLASH_ESCAPES", `SELECT id, LENGTH('a\\b')` + where + " ORDER BY id", "SELECT id, LENGTH('ab')" + where + " ORDER BY id"},
+	}
+	for _, c := range cases {
+		ob, err := f.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := f.ref.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Before the SET: the default mode reads the statement as the parser does.
+		if got, want := modeRows(t, ob, c.plain), modeRows(t, ref, c.plain); !slices.Equal(got, want) {
+			t.Errorf("%s, default mode: %v, one server %v", c.plain, got, want)
+		}
+		set := "SET sql_mode = CONCAT(@@sql_mode, '," + c.mode + "')"
+		for _, conn := range []*sql.Conn{ob, ref} {
+			if _, err := conn.ExecContext(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := ob.QueryContext(ctx, c.construct)
+		if err == nil {
+			got, _ := textRows(rows)
+			want, refErr := connRows(ctx, ref, c.construct)
+			t.Errorf("%s under %s: answered %v where one server answers %v (%v), want ErrUnreadable naming the mode", c.construct, c.mode, got, want, refErr)
+		} else if !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "sql_mode "+c.mode) {
+			t.Errorf("%s under %s: %v, want ErrUnreadable naming the mode", c.construct, c.mode, err)
+		}
+		if got, want := modeRows(t, ob, c.plain), modeRows(t, ref, c.plain); !slices.Equal(got, want) {
+			t.Errorf("%s under %s: %v, one server %v", c.plain, c.mode, got, want)
+		}
+		ob.Close()
+		ref.Close()
+	}
+
+	// A backend whose server sessions start in such a mode (the DSN's sql_mode) refuses it too,
+	// once obroute has read that mode back.
+	cfg := &config.Config{
+		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: f.hot.DSN + "&sql_mode=%27PIPES_AS_CONCAT%27"}},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
+	}
+	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SELECT id"+where); err != nil { // the first refresh reads the backend back
+		t.Fatal(err)
+	}
+	if rows, err := db.QueryContext(ctx, "SELECT id, 'a' || 'b'"+where); err == nil {
+		got, _ := textRows(rows)
+		t.Errorf("|| on a backend starting in PIPES_AS_CONCAT: answered %v, want ErrUnreadable naming the mode", got)
+	} else if !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "sql_mode PIPES_AS_CONCAT") {
+		t.Errorf("|| on a backend starting in PIPES_AS_CONCAT: %v, want ErrUnreadable naming the mode", err)
+	}
+}
+
+// modeRows reads query's rows on conn as text, one string a row.
+func modeRows(t *testing.T, conn *sql.Conn, query string) []string {
+	t.Helper()
+	out, err := connRows(context.Background(), conn, query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
