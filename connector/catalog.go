@@ -79,9 +79,17 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 	if strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") {
 		return nil, nil, errorf("%w: the client session's database is %s, where the logical tables' catalog cannot be kept; USE the application's database first", routing.ErrCatalog, db)
 	}
+	// The answer is the last SELECT of s: FOUND_ROWS() is s's, as one server's is its own
+	// (SQL_CALC_FOUND_ROWS counts the rows without LIMIT; the temporary tables' DROP leaves it).
+	// The connector counts the rows it returns; once they are closed, s answers instead.
+	found := func() { cs.funcs.foundRows = sessionValue{backend: cs.c.productionOf(t.Backend)} }
 	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
 		// No current database, or another one: not the logical tables'.
-		return cs.runTarget(ctx, plan, t, wantRows, prep)
+		res, rows, err := cs.runTarget(ctx, plan, t, wantRows, prep)
+		if rows != nil {
+			rows = wrapRows(rows, func() error { found(); return nil })
+		}
+		return res, rows, err
 	}
 	view, err := cs.c.router.CatalogView()
 	if err != nil {
@@ -114,7 +122,7 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		dropTemps(s, temps)
 		return res, rows, err
 	}
-	return res, wrapRows(rows, func() error { dropTemps(s, temps); return nil }), nil
+	return res, wrapRows(rows, func() error { dropTemps(s, temps); found(); return nil }), nil
 }
 
 // catalogSession reads the current database of s ("" when none) and whether its server compares

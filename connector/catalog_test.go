@@ -494,3 +494,65 @@ func TestCatalogNameCase(t *testing.T) {
 		}
 	}
 }
+
+// FOUND_ROWS() after a catalog statement is what one server gives: the catalog's answer is one
+// SELECT of one server session, so SQL_CALC_FOUND_ROWS counts its rows without LIMIT, and rows
+// closed before their end count all the server sent.
+func TestCatalogFoundRows(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps := []struct {
+		q       string
+		readOne bool // read one row only, then close
+	}{
+		{q: "SELECT SQL_CALC_FOUND_ROWS TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1 LIMIT 1"},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SELECT SQL_CALC_FOUND_ROWS COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' LIMIT 1, 1"},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SHOW TABLES", readOne: true},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1", readOne: true},
+		{q: "SELECT FOUND_ROWS()"},
+	}
+	var got, want []string
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			rows, err := conn.QueryContext(t.Context(), s.q)
+			if err != nil {
+				t.Fatalf("%s: %v", s.q, err)
+			}
+			var out []string
+			for rows.Next() {
+				var v string
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, v)
+				if s.readOne {
+					break
+				}
+			}
+			if err := rows.Err(); err != nil {
+				out = append(out, "error "+err.Error())
+			}
+			rows.Close()
+			if side == f.db {
+				got = append(got, s.q+": "+fmt.Sprint(out))
+			} else {
+				want = append(want, s.q+": "+fmt.Sprint(out))
+			}
+		}
+		conn.Close()
+	}
+	if want[1] != "SELECT FOUND_ROWS(): [4]" || want[3] != "SELECT FOUND_ROWS(): [3]" {
+		t.Fatalf("one server: %q", want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("through obroute %s\none server     %s", got[i], want[i])
+		}
+	}
+}
