@@ -556,3 +556,87 @@ func TestCatalogFoundRows(t *testing.T) {
 		}
 	}
 }
+
+// SHOW … FROM the application's database answers for the logical tables wherever the client
+// session's statements run: in a transaction bound to another backend (whose server session is
+// in its own database) as outside it. In another current database, where obroute maps nothing,
+// a read of the application's database's tables is refused rather than answered with its
+// physical tables.
+func TestCatalogOfTheApplicationsDatabase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	other := sqltest.Shared(t, "other")[0]
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	run := func(conn *sql.Conn, side *sql.DB, q string) ([][]string, error) {
+		rows, err := conn.QueryContext(t.Context(), strings.ReplaceAll(q, "{db}", dbs[side]))
+		if err != nil {
+			return nil, err
+		}
+		out := dump(t, rows)
+		for _, r := range out {
+			for i := range r {
+				r[i] = strings.ReplaceAll(r[i], dbs[side], "{db}")
+			}
+		}
+		return out, nil
+	}
+	conns := map[*sql.DB]*sql.Conn{}
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conns[side] = conn
+	}
+	for _, q := range []string{
+		"BEGIN",
+		"INSERT INTO audit_log VALUES (3, 'three')", // the transaction is cold's
+		"SHOW TABLES FROM `{db}`",
+		"SHOW FULL TABLES IN `{db}` LIKE 'o%'",
+		"SHOW TABLE STATUS FROM `{db}` WHERE Name = 'audit_log'",
+		"COMMIT",
+	} {
+		var got, want [][]string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			rows, err := run(conns[side], side, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if strings.HasPrefix(q, "SHOW TABLE STATUS") {
+				for i := range rows {
+					rows[i] = rows[i][:2] // Name, Engine: the statistics are the servers'
+				}
+			}
+			if side == f.db {
+				got = rows
+			} else {
+				want = rows
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+		if strings.HasPrefix(q, "SHOW") && len(want) == 0 {
+			t.Errorf("%s: one server answers no row", q)
+		}
+	}
+	if _, err := conns[f.db].ExecContext(t.Context(), "USE `"+database(t, other.DB)+"`"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SHOW TABLES FROM `{db}`",
+		"SHOW TABLE STATUS IN `{db}`",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}' ORDER BY 1",
+	} {
+		if _, err := run(conns[f.db], f.db, q); !errors.Is(err, connector.ErrCatalog) {
+			t.Errorf("%s in another database: %v, want ErrCatalog", q, err)
+		}
+	}
+	// The other databases are the server's.
+	if rows, err := run(conns[f.db], f.db, "SHOW TABLES FROM mysql LIKE 'db'"); err != nil || fmt.Sprint(rows) != "[[db]]" {
+		t.Errorf("SHOW TABLES FROM mysql LIKE 'db': %v %v", rows, err)
+	}
+	if rows, err := run(conns[f.db], f.db, "SHOW TABLES"); err != nil || len(rows) != 0 {
+		t.Errorf("SHOW TABLES in the other, empty database: %v %v", rows, err)
+	}
+}
