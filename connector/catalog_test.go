@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -638,5 +639,56 @@ func TestCatalogOfTheApplicationsDatabase(t *testing.T) {
 	}
 	if rows, err := run(conns[f.db], f.db, "SHOW TABLES"); err != nil || len(rows) != 0 {
 		t.Errorf("SHOW TABLES in the other, empty database: %v %v", rows, err)
+	}
+}
+
+// The server looks tables up by the names a WHERE compares TABLE_NAME or TABLE_SCHEMA with
+// (=, <=>, a one-value IN; the constant on either side), in their case, only where the WHERE or
+// an inner join's ON holds the comparison through ANDs: under an OR or XOR, in a LEFT JOIN's ON,
+// or against another column, the names compare in the column's collation, in any case. With
+// tables items and ITEMS, obroute answers as one server.
+func TestCatalogLookupsAsTheServerReadsThem(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	for _, b := range []*sqltest.Backend{f.hot, f.one} {
+		mustExec(t, b.DB, "CREATE TABLE ITEMS (x INT)")
+	}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Items' OR TABLE_NAME = 'zz')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items' OR TABLE_NAME = 'zz'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items' XOR 0",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <=> 'ITEMS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND 'ITEMS' = TABLE_NAME",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Items' AND 1 = 1)",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_ROWS BETWEEN 0 AND 1000000 AND TABLE_NAME = 'Items' AND TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = (SELECT 'Items')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = CONCAT('It', 'ems')",
+		"SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME LIKE 'items'",
+		"SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t, information_schema.COLUMNS c WHERE c.TABLE_NAME = t.TABLE_NAME AND t.TABLE_SCHEMA = DATABASE() AND c.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME LIKE 'items'",
+		"SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLUMNS c ON c.TABLE_NAME = 'Items' AND c.TABLE_SCHEMA = t.TABLE_SCHEMA WHERE t.TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES t LEFT JOIN information_schema.COLUMNS c ON c.TABLE_NAME = 'Items' AND c.TABLE_SCHEMA = t.TABLE_SCHEMA WHERE t.TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('Items')",
+	} {
+		var got, want []string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			_, rows := readText(t, side, q)
+			var out []string
+			for _, r := range rows {
+				out = append(out, strings.Join(r, " "))
+			}
+			slices.Sort(out) // the names tie in the collation: their order is the server's
+			if side == f.db {
+				got = out
+			} else {
+				want = out
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
 	}
 }
