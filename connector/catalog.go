@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,13 +80,42 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 	if strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") {
 		return nil, nil, errorf("%w: the client session's database is %s, where the logical tables' catalog cannot be kept; USE the application's database first", routing.ErrCatalog, db)
 	}
-	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
-		// No current database, or another one: not the logical tables'.
-		return cs.runTarget(ctx, plan, t, wantRows, prep)
-	}
+	// The answer is the last SELECT of s: FOUND_ROWS() is s's, as one server's is its own
+	// (SQL_CALC_FOUND_ROWS counts the rows without LIMIT; the temporary tables' DROP leaves it).
+	// The connector counts the rows it returns; once they are closed, s answers instead.
+	found := func() { cs.funcs.foundRows = sessionValue{backend: cs.c.productionOf(t.Backend)} }
 	view, err := cs.c.router.CatalogView()
 	if err != nil {
 		return nil, nil, err
+	}
+	current, dsn, err := cs.catalogDatabases(ctx, view)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := db // the database the answer names (SHOW TABLES' column)
+	switch from := q.Database(); {
+	case from != "" && !sameName(from, db, lowerNames) && slices.ContainsFunc(current, func(d string) bool { return sameName(d, from, lowerNames) }):
+		// Another backend's current database (the statement runs in a transaction bound to
+		// this one): its tables are the logical tables too.
+		name = from
+	case from != "" && !sameName(from, db, lowerNames) && slices.ContainsFunc(dsn, func(d string) bool { return sameName(d, from, lowerNames) }):
+		return nil, nil, errorf("%w: SHOW … FROM %s while the client session's database is %s: %s holds the physical tables of the logical tables (time-sharded and routed), which obroute maps only in the current database; USE %s first", routing.ErrCatalog, from, orNone(db), from, from)
+	case q.Database() == "" && db == "" && len(q.Views()) > 0 && plan.Statement.Kind == routing.KindSelect:
+		return nil, nil, errorf("%w: information_schema read with no current database: its rows of the backends' databases would be their physical tables, not the logical tables (time-sharded and routed); USE the application's database first", routing.ErrCatalog)
+	case q.Database() == "" && db != "" && plan.Statement.Kind == routing.KindSelect:
+		for _, d := range dsn {
+			if !slices.ContainsFunc(current, func(c string) bool { return sameName(c, d, lowerNames) }) {
+				return nil, nil, errorf("%w: information_schema read while the client session's database is %s: its rows of %s would be the physical tables of the logical tables (time-sharded and routed), which obroute maps only in the current database; USE %s first", routing.ErrCatalog, db, d, d)
+			}
+		}
+	}
+	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) && name == db {
+		// No current database, or another one: not the logical tables'.
+		res, rows, err := cs.runTarget(ctx, plan, t, wantRows, prep)
+		if rows != nil {
+			rows = wrapRows(rows, func() error { found(); return nil })
+		}
+		return res, rows, err
 	}
 	temps := map[string]string{}
 	var exclude []string
@@ -108,13 +138,50 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 			return nil, nil, err
 		}
 	}
-	t.SQL = q.SQL(temps, db, exclude, lowerNames)
+	t.SQL = q.SQL(temps, name, exclude, lowerNames)
 	res, rows, err := cs.runOn(ctx, s, targetRun{plan: plan, target: t, wantRows: wantRows, prep: prep})
 	if err != nil || rows == nil {
 		dropTemps(s, temps)
 		return res, rows, err
 	}
-	return res, wrapRows(rows, func() error { dropTemps(s, temps); return nil }), nil
+	return res, wrapRows(rows, func() error { dropTemps(s, temps); found(); return nil }), nil
+}
+
+// catalogDatabases returns the current database of the server session of each backend of the
+// logical view (its DSN's until a USE), whose tables make the view, and the databases their
+// DSNs name.
+func (cs *clientSession) catalogDatabases(ctx context.Context, lv *routing.CatalogView) (current, dsn []string, err error) {
+	for _, b := range lv.Sources() {
+		src, err := cs.server(ctx, b)
+		if err == nil {
+			err = cs.sync(ctx, src)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		own := ""
+		if src.backend.mysql != nil {
+			own = src.backend.mysql.DBName
+		}
+		if own != "" {
+			dsn = appendMissing(dsn, own)
+		}
+		if d := src.database; d != "" {
+			own = d
+		}
+		if own != "" {
+			current = appendMissing(current, own)
+		}
+	}
+	return current, dsn, nil
+}
+
+// orNone names a database, "(none)" for no database.
+func orNone(db string) string {
+	if db == "" {
+		return "(none)"
+	}
+	return db
 }
 
 // catalogSession reads the current database of s ("" when none) and whether its server compares

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -487,6 +488,203 @@ func TestCatalogNameCase(t *testing.T) {
 				got = rows
 			} else {
 				want = rows
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+	}
+}
+
+// FOUND_ROWS() after a catalog statement is what one server gives: the catalog's answer is one
+// SELECT of one server session, so SQL_CALC_FOUND_ROWS counts its rows without LIMIT, and rows
+// closed before their end count all the server sent.
+func TestCatalogFoundRows(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps := []struct {
+		q       string
+		readOne bool // read one row only, then close
+	}{
+		{q: "SELECT SQL_CALC_FOUND_ROWS TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1 LIMIT 1"},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SELECT SQL_CALC_FOUND_ROWS COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' LIMIT 1, 1"},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SHOW TABLES", readOne: true},
+		{q: "SELECT FOUND_ROWS()"},
+		{q: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1", readOne: true},
+		{q: "SELECT FOUND_ROWS()"},
+	}
+	var got, want []string
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			rows, err := conn.QueryContext(t.Context(), s.q)
+			if err != nil {
+				t.Fatalf("%s: %v", s.q, err)
+			}
+			var out []string
+			for rows.Next() {
+				var v string
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, v)
+				if s.readOne {
+					break
+				}
+			}
+			if err := rows.Err(); err != nil {
+				out = append(out, "error "+err.Error())
+			}
+			rows.Close()
+			if side == f.db {
+				got = append(got, s.q+": "+fmt.Sprint(out))
+			} else {
+				want = append(want, s.q+": "+fmt.Sprint(out))
+			}
+		}
+		conn.Close()
+	}
+	if want[1] != "SELECT FOUND_ROWS(): [4]" || want[3] != "SELECT FOUND_ROWS(): [3]" {
+		t.Fatalf("one server: %q", want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("through obroute %s\none server     %s", got[i], want[i])
+		}
+	}
+}
+
+// SHOW … FROM the application's database answers for the logical tables wherever the client
+// session's statements run: in a transaction bound to another backend (whose server session is
+// in its own database) as outside it. In another current database, where obroute maps nothing,
+// a read of the application's database's tables is refused rather than answered with its
+// physical tables.
+func TestCatalogOfTheApplicationsDatabase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	other := sqltest.Shared(t, "other")[0]
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	run := func(conn *sql.Conn, side *sql.DB, q string) ([][]string, error) {
+		rows, err := conn.QueryContext(t.Context(), strings.ReplaceAll(q, "{db}", dbs[side]))
+		if err != nil {
+			return nil, err
+		}
+		out := dump(t, rows)
+		for _, r := range out {
+			for i := range r {
+				r[i] = strings.ReplaceAll(r[i], dbs[side], "{db}")
+			}
+		}
+		return out, nil
+	}
+	conns := map[*sql.DB]*sql.Conn{}
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		conn, err := side.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conns[side] = conn
+	}
+	for _, q := range []string{
+		"BEGIN",
+		"INSERT INTO audit_log VALUES (3, 'three')", // the transaction is cold's
+		"SHOW TABLES FROM `{db}`",
+		"SHOW FULL TABLES IN `{db}` LIKE 'o%'",
+		"SHOW TABLE STATUS FROM `{db}` WHERE Name = 'audit_log'",
+		"COMMIT",
+	} {
+		var got, want [][]string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			rows, err := run(conns[side], side, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if strings.HasPrefix(q, "SHOW TABLE STATUS") {
+				for i := range rows {
+					rows[i] = rows[i][:2] // Name, Engine: the statistics are the servers'
+				}
+			}
+			if side == f.db {
+				got = rows
+			} else {
+				want = rows
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+		if strings.HasPrefix(q, "SHOW") && len(want) == 0 {
+			t.Errorf("%s: one server answers no row", q)
+		}
+	}
+	if _, err := conns[f.db].ExecContext(t.Context(), "USE `"+database(t, other.DB)+"`"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SHOW TABLES FROM `{db}`",
+		"SHOW TABLE STATUS IN `{db}`",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}' ORDER BY 1",
+	} {
+		if _, err := run(conns[f.db], f.db, q); !errors.Is(err, connector.ErrCatalog) {
+			t.Errorf("%s in another database: %v, want ErrCatalog", q, err)
+		}
+	}
+	// The other databases are the server's.
+	if rows, err := run(conns[f.db], f.db, "SHOW TABLES FROM mysql LIKE 'db'"); err != nil || fmt.Sprint(rows) != "[[db]]" {
+		t.Errorf("SHOW TABLES FROM mysql LIKE 'db': %v %v", rows, err)
+	}
+	if rows, err := run(conns[f.db], f.db, "SHOW TABLES"); err != nil || len(rows) != 0 {
+		t.Errorf("SHOW TABLES in the other, empty database: %v %v", rows, err)
+	}
+}
+
+// The server looks tables up by the names a WHERE compares TABLE_NAME or TABLE_SCHEMA with
+// (=, <=>, a one-value IN; the constant on either side), in their case, only where the WHERE or
+// an inner join's ON holds the comparison through ANDs: under an OR or XOR, in a LEFT JOIN's ON,
+// or against another column, the names compare in the column's collation, in any case. With
+// tables items and ITEMS, obroute answers as one server.
+func TestCatalogLookupsAsTheServerReadsThem(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	for _, b := range []*sqltest.Backend{f.hot, f.one} {
+		mustExec(t, b.DB, "CREATE TABLE ITEMS (x INT)")
+	}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Items' OR TABLE_NAME = 'zz')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items' OR TABLE_NAME = 'zz'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items' XOR 0",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <=> 'ITEMS'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND 'ITEMS' = TABLE_NAME",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME = 'Items' AND 1 = 1)",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_ROWS BETWEEN 0 AND 1000000 AND TABLE_NAME = 'Items' AND TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = (SELECT 'Items')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = CONCAT('It', 'ems')",
+		"SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME LIKE 'items'",
+		"SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t, information_schema.COLUMNS c WHERE c.TABLE_NAME = t.TABLE_NAME AND t.TABLE_SCHEMA = DATABASE() AND c.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME LIKE 'items'",
+		"SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLUMNS c ON c.TABLE_NAME = 'Items' AND c.TABLE_SCHEMA = t.TABLE_SCHEMA WHERE t.TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES t LEFT JOIN information_schema.COLUMNS c ON c.TABLE_NAME = 'Items' AND c.TABLE_SCHEMA = t.TABLE_SCHEMA WHERE t.TABLE_SCHEMA = DATABASE()",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'Items'",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('Items')",
+	} {
+		var got, want []string
+		for _, side := range []*sql.DB{f.db, f.one.DB} {
+			_, rows := readText(t, side, q)
+			var out []string
+			for _, r := range rows {
+				out = append(out, strings.Join(r, " "))
+			}
+			slices.Sort(out) // the names tie in the collation: their order is the server's
+			if side == f.db {
+				got = out
+			} else {
+				want = out
 			}
 		}
 		if !reflect.DeepEqual(got, want) {

@@ -427,34 +427,193 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 	return b.String()
 }
 
-// lookupEdits makes the conditions TABLE_NAME = v, TABLE_SCHEMA = v and their IN (v) forms,
-// standing as conjuncts (after WHERE, ON, AND or an opening parenthesis), compare in the names'
-// case: the server reads them as the names of the tables to look up, which it finds in their
-// case (lower_case_table_names=0), where the column's collation would compare in any case.
+// lookupEdits makes the comparisons the server reads as the names of the tables to look up
+// compare in the names' case: it finds those tables in their case (lower_case_table_names=0),
+// where the column's collation would compare in any case. A lookup is TABLE_NAME or
+// TABLE_SCHEMA compared by =, <=> or a one-value IN with a constant (a literal, a ?, a function
+// or subquery), on either side, that the WHERE (or an inner join's ON) holds through ANDs only:
+// a condition under an OR or XOR, in an outer join's ON, in HAVING, or a comparison with another
+// column (a join of two catalog tables) compares in the collation, as there.
 func lookupEdits(toks []token) []catalogEdit {
-	var out []catalogEdit
-	for i := 0; i+1 < len(toks); i++ {
-		if !isName(toks[i], "table_name") && !isName(toks[i], "table_schema") {
-			continue
-		}
-		next := toks[i+1]
-		one := next.is("in") && i+4 < len(toks) && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && toks[i+4].kind == tokPunct && toks[i+4].text == ")"
-		if !(next.kind == tokPunct && next.text == "=" || one) {
-			continue // IN of several names is no lookup: the server compares in the column's collation
-		}
-		start := i
-		for start >= 2 && toks[start-1].kind == tokPunct && toks[start-1].text == "." && (toks[start-2].kind == tokWord || toks[start-2].kind == tokIdent) {
-			start -= 2
-		}
-		if start == 0 {
-			continue
-		}
-		prev := toks[start-1]
-		if prev.is("where") || prev.is("on") || prev.is("and") || prev.kind == tokPunct && prev.text == "(" {
-			out = append(out, catalogEdit{toks[start].pos, toks[start].pos, "binary ", true})
+	depth := make([]int, len(toks)+1)
+	match := make([]int, len(toks)) // the matching parenthesis of each, -1 for other tokens
+	var open []int
+	for i, t := range toks {
+		depth[i+1] = depth[i]
+		match[i] = -1
+		switch {
+		case t.kind == tokPunct && t.text == "(":
+			open = append(open, i)
+			depth[i+1]++
+		case t.kind == tokPunct && t.text == ")" && len(open) > 0:
+			o := open[len(open)-1]
+			open = open[:len(open)-1]
+			match[o], match[i] = i, o
+			depth[i+1]--
 		}
 	}
+	at := func(i int) int { return depth[i] } // the depth a token stands at (a parenthesis: outside it)
+	var out []catalogEdit
+	var walk func(from, to int)
+	walk = func(from, to int) {
+		for from < to && toks[from].kind == tokPunct && toks[from].text == "(" && match[from] == to-1 {
+			from, to = from+1, to-1
+		}
+		if from >= to || toks[from].is("select") || toks[from].is("with") {
+			return
+		}
+		d := at(from)
+		for k := from; k < to; k++ {
+			if at(k) == d && (toks[k].is("or") || toks[k].is("xor") || toks[k].kind == tokPunct && toks[k].text == "||") {
+				return // no lookup under an OR
+			}
+		}
+		start, between := from, false
+		for k := from; k <= to; k++ {
+			if k < to {
+				t := toks[k]
+				if at(k) != d {
+					continue
+				}
+				if t.is("between") {
+					between = true
+					continue
+				}
+				if !(t.is("and") || t.kind == tokPunct && t.text == "&&") {
+					continue
+				}
+				if between && t.is("and") {
+					between = false
+					continue
+				}
+			}
+			if k > start {
+				if toks[start].kind == tokPunct && toks[start].text == "(" && match[start] == k-1 {
+					walk(start, k)
+				} else if e, ok := lookupOf(toks, start, k, at); ok {
+					out = append(out, e)
+				}
+			}
+			start = k + 1
+		}
+	}
+	for i, t := range toks {
+		if !t.is("where") && !t.is("on") {
+			continue
+		}
+		if t.is("on") && outerJoinOn(toks, i, at) {
+			continue
+		}
+		d, end := at(i), i+1
+		for ; end < len(toks); end++ {
+			u := toks[end]
+			if at(end) < d || at(end) == d && (u.kind == tokPunct && (u.text == ";" || u.text == ",") || u.kind == tokWord && clauseEnds[strings.ToLower(u.text)]) {
+				break
+			}
+			if u.kind == tokPunct && u.text == ")" && at(end) == d {
+				break
+			}
+		}
+		walk(i+1, end)
+	}
 	return out
+}
+
+// clauseEnds are the words that end a WHERE or ON condition at its own depth.
+var clauseEnds = map[string]bool{
+	"group": true, "having": true, "order": true, "limit": true, "union": true, "except": true,
+	"intersect": true, "window": true, "for": true, "lock": true, "into": true, "procedure": true,
+	"returning": true, "join": true, "inner": true, "left": true, "right": true, "cross": true,
+	"straight_join": true, "natural": true, "where": true, "on": true, "using": true, "offset": true,
+	"fetch": true,
+}
+
+// outerJoinOn reports whether the ON at toks[on] is the condition of a LEFT or RIGHT join.
+func outerJoinOn(toks []token, on int, at func(int) int) bool {
+	for k := on - 1; k >= 0; k-- {
+		if at(k) == at(on) && toks[k].is("straight_join") {
+			return false
+		}
+		if at(k) != at(on) || !toks[k].is("join") {
+			continue
+		}
+		for j := k - 1; j >= 0 && at(j) == at(on); j-- {
+			switch {
+			case toks[j].is("outer") || toks[j].is("natural"):
+				continue
+			case toks[j].is("left") || toks[j].is("right"):
+				return true
+			}
+			return false
+		}
+		return false
+	}
+	return false
+}
+
+// lookupOf returns the edit making the conjunct toks[from:to] compare in the names' case when it
+// is a lookup (see lookupEdits).
+func lookupOf(toks []token, from, to int, at func(int) int) (catalogEdit, bool) {
+	op := -1
+	for k := from; k < to; k++ {
+		if at(k) != at(from) {
+			continue
+		}
+		t := toks[k]
+		if t.kind == tokPunct && (t.text == "=" || t.text == "<=>") || t.is("in") {
+			op = k
+			break
+		}
+	}
+	if op <= from || op == to-1 {
+		return catalogEdit{}, false
+	}
+	if toks[op].is("in") {
+		// One value: IN (v), the column on the left.
+		if !(op+3 == to-1 && toks[op+1].kind == tokPunct && toks[op+1].text == "(" && toks[to-1].kind == tokPunct && toks[to-1].text == ")") {
+			return catalogEdit{}, false
+		}
+		if lookupColumn(toks, from, op) {
+			return catalogEdit{toks[from].pos, toks[from].pos, "binary ", true}, true
+		}
+		return catalogEdit{}, false
+	}
+	switch {
+	case lookupColumn(toks, from, op) && !nameChain(toks, op+1, to):
+		return catalogEdit{toks[from].pos, toks[from].pos, "binary ", true}, true
+	case lookupColumn(toks, op+1, to) && !nameChain(toks, from, op):
+		return catalogEdit{toks[op+1].pos, toks[op+1].pos, "binary ", true}, true
+	}
+	return catalogEdit{}, false
+}
+
+// nameChain reports whether toks[from:to] is a column reference: names joined by dots.
+func nameChain(toks []token, from, to int) bool {
+	if from >= to || (to-from)%2 == 0 {
+		return false
+	}
+	for k := from; k < to; k++ {
+		t := toks[k]
+		if (k-from)%2 == 1 {
+			if t.kind != tokPunct || t.text != "." {
+				return false
+			}
+			continue
+		}
+		if t.kind == tokIdent {
+			continue
+		}
+		if t.kind != tokWord || t.is("null") || t.is("true") || t.is("false") || t.is("default") {
+			return false
+		}
+	}
+	return true
+}
+
+// lookupColumn reports whether toks[from:to] is the column TABLE_NAME or TABLE_SCHEMA, qualified
+// or not.
+func lookupColumn(toks []token, from, to int) bool {
+	return nameChain(toks, from, to) && (isName(toks[to-1], "table_name") || isName(toks[to-1], "table_schema"))
 }
 
 // catalogEdit replaces sql[from:to] by text; qualifier: the qualifier of a column, which keeps
