@@ -88,6 +88,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
 	case routing.KindSavepoint:
+		if err := refuseSplitSavepoint(st.Control); err != nil {
+			return nil, nil, err
+		}
 		if cs.holdSavepoint(st.Control, cs.shadowByHints(st, hint.FromContext(ctx))) {
 			return cs.noRows(wantRows)
 		}
@@ -527,25 +530,8 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, nil, err
 	}
-	if plan.OutsideTx {
-		// Not part of the transaction: neither started nor bound by it.
-	} else if cs.tx.active && !cs.tx.explicit && cs.tx.backend == "" && opensTx(cs.effective(plan)) {
-		// The pending transaction of autocommit=0 (savepoints set before it) binds here.
-		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
-	} else if cs.tx.active && cs.tx.explicit && !s.inTx {
-		if cs.tx.backend != "" && cs.tx.backend != s.backend.name {
-			return nil, nil, errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
-		}
-		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
-	} else if cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse {
-		// SET TRANSACTION … applies to the next transaction, here the statement's own.
-		if err := cs.applyNextTx(ctx, s, plan.Shadow); err != nil {
-			return nil, nil, err
-		}
+	if err := cs.bindTx(ctx, s, plan); err != nil {
+		return nil, nil, err
 	}
 	eff := cs.effective(plan)
 	switch {
@@ -590,6 +576,28 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	res, err := s.exec(ctx, t.SQL, t.Args, prepared)
 	cs.ranOn(plan, s, res, err)
 	return res, nil, err
+}
+
+// bindTx readies s, in line with the session state, for plan's statement in the client
+// session's transaction: a pending transaction binds to s (an explicit one starts there, the
+// implicit one of autocommit=0 when the statement opens it) with the savepoints set while it was
+// pending; a transaction bound to another backend refuses it; outside a transaction a pending
+// SET TRANSACTION applies to the statement's own.
+func (cs *clientSession) bindTx(ctx context.Context, s *serverSession, plan *routing.Plan) error {
+	st := plan.Statement
+	switch {
+	case plan.OutsideTx:
+		return nil // not part of the transaction: neither started nor bound by it
+	case cs.tx.active && cs.tx.backend != "" && cs.tx.backend != s.backend.name:
+		return errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
+	case cs.tx.active && !cs.tx.explicit && cs.tx.backend == "" && opensTx(cs.effective(plan)):
+		return cs.startTx(ctx, s, plan.Shadow)
+	case cs.tx.active && cs.tx.explicit && !s.inTx:
+		return cs.startTx(ctx, s, plan.Shadow)
+	case cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse:
+		return cs.applyNextTx(ctx, s, plan.Shadow)
+	}
+	return nil
 }
 
 // ranOn records where the session functions are after plan's statement ran on s (err: its

@@ -360,6 +360,20 @@ var errPartFailed = errors.New("another sub-query of the split statement failed"
 // undoTimeout bounds the undo of a failed split write.
 const undoTimeout = 5 * time.Second
 
+// splitSavepoint is the savepoint behind which a split write runs inside a transaction: a
+// savepoint of the client's of that name (savepoint names ignore case) would be moved and
+// released by it, so the client's is refused (see refuseSplitSavepoint).
+const splitSavepoint = "obroute_split"
+
+// refuseSplitSavepoint refuses a client's savepoint statement naming splitSavepoint.
+func refuseSplitSavepoint(c *routing.Control) error {
+	if c == nil || c.Name != splitSavepoint {
+		return nil
+	}
+	return errorf("%w: the savepoint %s is the one obroute sets and releases around each write split across physical tables inside a transaction, which would move or release the client's of that name; name the savepoint otherwise",
+		routing.ErrSessionState, splitSavepoint)
+}
+
 // execTargets runs the targets of a split write. The router only splits a write across tables
 // of one backend; the parts land together or not at all: outside a transaction in a local one,
 // inside the client's transaction (or the one it opens, with autocommit off) behind a savepoint. Its error says which parts were written:
@@ -377,15 +391,13 @@ func (cs *clientSession) execTargets(ctx context.Context, plan *routing.Plan) (d
 	if err := cs.sync(ctx, s); err != nil {
 		return nil, err
 	}
-	if cs.tx.active && cs.tx.explicit && !s.inTx {
-		if err := cs.startTx(ctx, s, plan.Shadow); err != nil {
-			return nil, err
-		}
+	if err := cs.bindTx(ctx, s, plan); err != nil {
+		return nil, err
 	}
 	// With autocommit off the write opens the client session's transaction (execute records
 	// it): its parts stay in it, behind a savepoint, for the client's COMMIT or ROLLBACK.
 	inTx := cs.tx.active || !plan.OutsideTx && !cs.autocommitFor(plan.Shadow)
-	begin, undo, done := "SAVEPOINT obroute_split", "ROLLBACK TO SAVEPOINT obroute_split", "RELEASE SAVEPOINT obroute_split"
+	begin, undo, done := "SAVEPOINT "+splitSavepoint, "ROLLBACK TO SAVEPOINT "+splitSavepoint, "RELEASE SAVEPOINT "+splitSavepoint
 	if !inTx {
 		// Neither chained nor released, whatever completion_type the client session set.
 		begin, undo, done = "START TRANSACTION", rollbackImplicitly, commitImplicitly

@@ -18,6 +18,14 @@ import (
 // server holding orders in one table: a pair of connections to both.
 func newSplitPair(t *testing.T) *pair {
 	t.Helper()
+	return newSplitPairWith(t, config.TimeTable{})
+}
+
+// newSplitPairWith is newSplitPair with orders' settings other than its name, shard key and hot
+// window taken from tt.
+func newSplitPairWith(t *testing.T, tt config.TimeTable) *pair {
+	t.Helper()
+	tt.Table, tt.ShardKey, tt.HotWindow = "orders", "order_time", config.HotWindow{Months: 2}
 	bs := sqltest.Shared(t, "hot", "cold", "one")
 	o := &oneServer{hot: bs[0], cold: bs[1], one: bs[2]}
 	var tables metadata.StaticSource
@@ -47,7 +55,7 @@ func newSplitPair(t *testing.T) *pair {
 	}
 	cfg := &config.Config{
 		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: o.hot.DSN}, {Name: "cold", Role: "cold", DSN: o.cold.DSN}},
-		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 2}}},
+		TimeTables: []config.TimeTable{tt},
 	}
 	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
 	c, err := connector.New(cfg, connector.WithMetadataSource(tables), connector.WithClock(func() time.Time { return now }))

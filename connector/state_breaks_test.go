@@ -1,0 +1,95 @@
+package connector_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
+)
+
+// splitRows lists orders' rows over the physical tables of newSplitPair's backends, in id order,
+// beside the one server's.
+func splitRows(t *testing.T, p *pair) (got, want []string) {
+	t.Helper()
+	for _, table := range []string{"orders_202501", "orders_202502", "orders_202503"} {
+		got = append(got, rowsOf(t, p.o.hot.DB, "SELECT id, CAST(order_time AS CHAR), amount FROM "+table)...)
+	}
+	got = append(got, rowsOf(t, p.o.cold.DB, "SELECT id, CAST(order_time AS CHAR), amount FROM orders_202412")...)
+	slices.Sort(got)
+	want = rowsOf(t, p.o.one.DB, "SELECT id, CAST(order_time AS CHAR), amount FROM orders")
+	slices.Sort(want)
+	return got, want
+}
+
+// splitRefusals are refusals plus that of a write across backends.
+var splitRefusals = map[string]error{"tx": connector.ErrCrossBackendTx, "write": connector.ErrCrossBackendWrite}
+
+func sameSplitRows(t *testing.T, p *pair) {
+	t.Helper()
+	if got, want := splitRows(t, p); !slices.Equal(got, want) {
+		t.Errorf("orders over the backends: %v\n one server: %v", got, want)
+	}
+}
+
+// A client's savepoint named as obroute's own savepoint of split writes (any case, quoted or
+// not) would be moved and released by the next split write inside the transaction, and a later
+// ROLLBACK TO it fail or undo less than one server: it is refused.
+func TestSavepointNamedAsSplits(t *testing.T) {
+	p := newSplitPair(t)
+	p.steps(`
+		BEGIN
+		INSERT INTO orders (id, order_time, amount, note) VALUES (100, '2025-02-11 10:00:00', 1, 'x')
+		!state SAVEPOINT OBROUTE_SPLIT
+		!state SAVEPOINT `+"`obroute_split`"+`
+		!state ROLLBACK TO SAVEPOINT Obroute_Split
+		!state RELEASE SAVEPOINT obroute_split
+		!state ROLLBACK WORK TO obroute_split
+		!state SAVEPOINT obroute_split;
+		!state SAVEPOINT /* c */ obroute_split
+		!state EXECUTE IMMEDIATE 'SAVEPOINT obroute_split'
+		!state PREPARE sp FROM 'SAVEPOINT obroute_split'
+		SAVEPOINT s1
+		INSERT INTO orders (id, order_time, amount, note) VALUES (101, '2025-02-12 10:00:00', 1, 'x'), (102, '2025-03-12 10:00:00', 1, 'y')
+		ROLLBACK TO SAVEPOINT s1
+		COMMIT
+		SELECT id FROM orders WHERE order_time >= '2024-12-01' AND id >= 100 ORDER BY id`, refusals)
+	sameSplitRows(t, p)
+}
+
+// With autocommit off, a savepoint set before the transaction's first statement holds for a
+// split write that opens it: ROLLBACK TO it undoes every part, as on one server; a split write
+// whose parts are on two backends is refused before anything is written.
+func TestSavepointBeforeSplitWrite(t *testing.T) {
+	p := newSplitPairWith(t, config.TimeTable{AllowColdWrites: true})
+	p.steps(`
+		SET autocommit = 0
+		SAVEPOINT s1
+		INSERT INTO orders (id, order_time, amount, note) VALUES (200, '2025-02-11 10:00:00', 1, 'a'), (201, '2025-03-12 10:00:00', 1, 'b')
+		ROLLBACK TO s1
+		SELECT id FROM orders WHERE order_time >= '2025-01-01' AND id >= 200 ORDER BY id
+		INSERT INTO orders (id, order_time, amount, note) VALUES (202, '2025-02-13 10:00:00', 1, 'c'), (203, '2025-03-13 10:00:00', 1, 'd')
+		COMMIT
+		SAVEPOINT s2
+		!write INSERT INTO orders (id, order_time, amount, note) VALUES (204, '2024-12-20 10:00:00', 1, 'cold'), (205, '2025-03-14 10:00:00', 1, 'hot')
+		ROLLBACK TO SAVEPOINT s2
+		ROLLBACK
+		SET autocommit = 1
+		BEGIN
+		SAVEPOINT s3
+		INSERT INTO orders (id, order_time, amount, note) VALUES (206, '2025-02-14 10:00:00', 1, 'e'), (207, '2025-03-14 10:00:00', 1, 'f')
+		ROLLBACK TO SAVEPOINT s3
+		INSERT INTO orders (id, order_time, amount, note) VALUES (208, '2025-02-15 10:00:00', 1, 'g'), (209, '2025-03-15 10:00:00', 1, 'h')
+		COMMIT
+		BEGIN
+		INSERT INTO orders (id, order_time, amount, note) VALUES (210, '2024-12-21 10:00:00', 1, 'cold')
+		!tx INSERT INTO orders (id, order_time, amount, note) VALUES (211, '2025-02-16 10:00:00', 1, 'i'), (212, '2025-03-16 10:00:00', 1, 'j')
+		ROLLBACK
+		SET autocommit = 0
+		INSERT INTO orders (id, order_time, amount, note) VALUES (213, '2024-12-22 10:00:00', 1, 'cold')
+		!tx INSERT INTO orders (id, order_time, amount, note) VALUES (214, '2025-02-17 10:00:00', 1, 'k'), (215, '2025-03-17 10:00:00', 1, 'l')
+		ROLLBACK
+		SET autocommit = 1
+		SELECT id FROM orders WHERE order_time >= '2024-12-01' AND id >= 200 ORDER BY id`, splitRefusals)
+	sameSplitRows(t, p)
+}
