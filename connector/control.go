@@ -258,11 +258,32 @@ func (cs *clientSession) afterControl(s *serverSession, plan *routing.Plan, err 
 	}
 	if eff == nil || eff.Invisible {
 		what := "CALL"
-		if st.Kind == routing.KindExecute {
+		switch {
+		case st.Kind == routing.KindExecute:
 			what = "EXECUTE"
+		case startsWithSet(st.SQL):
+			what = "SET STATEMENT … FOR " + strings.ToUpper(firstWordAfterFor(st.SQL))
 		}
 		cs.pinTo(s, plan.Shadow, fmt.Sprintf("the client session ran %s on backend %s, whose effect on the session (variables, temporary tables, transactions) obroute cannot see", what, s.backend.name), false, holdsUnknown)
 	}
+}
+
+// startsWithSet reports whether sql's first word, after its hints, is SET.
+func startsWithSet(sql string) bool {
+	w := strings.Fields(sql[hint.StatementStart(sql):])
+	return len(w) > 0 && strings.EqualFold(w[0], "set")
+}
+
+// firstWordAfterFor returns the word after the first FOR of sql ("" for none): the verb of the
+// statement of a SET STATEMENT … FOR.
+func firstWordAfterFor(sql string) string {
+	w := strings.Fields(sql)
+	for i := 0; i+1 < len(w); i++ {
+		if strings.EqualFold(w[i], "for") {
+			return w[i+1]
+		}
+	}
+	return ""
 }
 
 // backendsOf lists the backends of production (shadow false) or shadow traffic.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/sqltest"
 )
 
 // splitRows lists orders' rows over the physical tables of newSplitPair's backends, in id order,
@@ -92,4 +93,85 @@ func TestSavepointBeforeSplitWrite(t *testing.T) {
 		SET autocommit = 1
 		SELECT id FROM orders WHERE order_time >= '2024-12-01' AND id >= 200 ORDER BY id`, splitRefusals)
 	sameSplitRows(t, p)
+}
+
+// SET STATEMENT assignments FOR SET assignments is followed as the inner SET: every variable it
+// assigns is recorded with the value the server holds after it (an inner assignment of a
+// variable of the outer list is undone there, and a value may read the outer ones), and
+// replayed to the other backend. FOR SET TRANSACTION (the next transaction's) and FOR another
+// SET STATEMENT keep the client session on that server session, as CALL does; FOR SET insert_id
+// is refused as SET insert_id is.
+func TestSetStatementForSet(t *testing.T) {
+	a := newAttackServer(t, false)
+	for _, tc := range []struct{ name, script string }{
+		{"session variables", `
+			SET STATEMENT sql_mode = '' FOR SET time_zone = '+03:00', @@session.max_join_size = 1000
+			SELECT @@time_zone, @@max_join_size, @@sql_big_selects, @@sql_mode = 'STRICT_TRANS_TABLES' FROM audit_log
+			SELECT @@time_zone, @@max_join_size, @@sql_big_selects FROM items`},
+		{"after cold", `
+			SELECT 1 FROM audit_log
+			SET STATEMENT max_statement_time = 10 FOR SET time_zone = '+04:00', @u = 5
+			SELECT @@time_zone, @u, @@max_statement_time
+			SELECT @@time_zone, @u, @@max_statement_time FROM items
+			SELECT @@time_zone, @u, @@max_statement_time FROM audit_log`},
+		{"a variable of the outer list", `
+			SET STATEMENT time_zone = '+01:00' FOR SET time_zone = '+03:00', @c = @@time_zone
+			SELECT @@time_zone, @c FROM audit_log
+			SELECT @@time_zone, @c FROM items`},
+		{"values read with the outer variables", `
+			SET STATEMENT sql_mode = 'NO_BACKSLASH_ESCAPES' FOR SET @r = 'a\b', @s = CONCAT(@@sql_mode, '!')
+			SELECT @r, @s, LENGTH(@r) FROM audit_log
+			SET STATEMENT time_zone = '+09:00' FOR SET @t = CAST(FROM_UNIXTIME(0) AS CHAR)
+			SELECT @t FROM audit_log`},
+		{"sql_mode itself", `
+			SET STATEMENT time_zone = '+01:00' FOR SET sql_mode = 'ANSI_QUOTES'
+			SELECT @@sql_mode FROM audit_log
+			SELECT "note" FROM audit_log
+			SET sql_mode = DEFAULT`},
+		{"names", `
+			SET STATEMENT sql_mode = '' FOR SET NAMES latin1
+			SELECT @@character_set_client, @@collation_connection FROM audit_log
+			SET NAMES utf8mb4
+			SELECT @@character_set_client FROM audit_log`},
+		{"autocommit", `
+			SET STATEMENT sql_mode = '' FOR SET autocommit = 0
+			INSERT INTO audit_log VALUES (3, 'in the implicit transaction')
+			ROLLBACK
+			SELECT COUNT(*) FROM audit_log
+			SET autocommit = 1`},
+		{"subquery of a routed table", `
+			INSERT INTO audit_log VALUES (4, 'x')
+			SET STATEMENT sql_mode = '' FOR SET @k = (SELECT COUNT(*) FROM audit_log)
+			SELECT @k FROM items`},
+		{"kept on its server session", `
+			SET STATEMENT sql_mode = '' FOR SET TRANSACTION READ ONLY
+			!state INSERT INTO audit_log VALUES (5, 'x')
+			INSERT INTO items VALUES (5, 'x')`},
+		{"nested", `
+			SET STATEMENT sql_mode = '' FOR SET STATEMENT time_zone = '+02:00' FOR SET @n = @@time_zone
+			!state SELECT @n FROM audit_log`},
+		{"spent", `
+			!state SET STATEMENT sql_mode = '' FOR SET insert_id = 5`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := a.pair(t)
+			a.seed(t)
+			p.steps(tc.script, refusals)
+			a.placement(t)
+		})
+	}
+}
+
+// seed empties the attack server's tables and gives each one row (id 1000), so that a SELECT …
+// FROM it answers a row whose columns are compared.
+func (a *attackServer) seed(t *testing.T) {
+	t.Helper()
+	for tbl, home := range attackHomes {
+		for _, b := range []*sqltest.Backend{a.hot, a.cold, a.one} {
+			b.Exec(t, "DELETE FROM "+tbl)
+			if b == a.one || b.Name == home {
+				b.Exec(t, "INSERT INTO "+tbl+" VALUES (1000, 'seed')")
+			}
+		}
+	}
 }

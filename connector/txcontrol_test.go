@@ -431,11 +431,15 @@ func TestSetStatementFor(t *testing.T) {
 		ROLLBACK
 		DROP TABLE made`, refusals)
 	o.samePlacement(t)
-	// FOR a statement that changes session state: the client session stays on that server
-	// session, as after CALL.
+	// FOR a SET of variables: followed as that SET (TestSetStatementForSet). FOR another
+	// statement that changes session state: the client session stays on that server session,
+	// as after CALL.
 	p = o.pair(t)
 	p.steps(`
 		SET STATEMENT max_statement_time = 10 FOR SET @@session.time_zone = '+06:00'
+		SELECT @@time_zone
+		SELECT @@time_zone FROM audit_log
+		SET STATEMENT max_statement_time = 10 FOR CREATE TEMPORARY TABLE scratch (a INT)
 		SELECT @@time_zone
 		!state SELECT @@time_zone FROM audit_log
 		SET STATEMENT max_statement_time = 10 FOR SELECT 5 INTO @w

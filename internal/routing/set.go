@@ -14,8 +14,9 @@ var errSetPlaceholder = errors.New("obroute: SET with ? placeholders cannot be r
 // classifySet reads a SET statement from its words (toks[0] is SET) and reports whether it is
 // one: session and user variable assignments, kept as the application wrote them so that a
 // replay on another server session means the same (a printed syntax tree could drop a COLLATE
-// or change a literal). SET PASSWORD, SET ROLE, SET DEFAULT ROLE and SET STATEMENT … FOR are
-// not session state: false, and the statement is read as any other.
+// or change a literal). SET PASSWORD, SET ROLE and SET DEFAULT ROLE are not session state:
+// false, and the statement is read as any other; so is SET STATEMENT … FOR a statement other
+// than a SET of variables (see setStatementForSet).
 func classifySet(st *Statement, toks []token, body string) bool {
 	at := func(i int) token {
 		if i < len(toks) {
@@ -24,7 +25,9 @@ func classifySet(st *Statement, toks []token, body string) bool {
 		return token{}
 	}
 	switch {
-	case at(1).is("password"), at(1).is("role"), at(1).is("default"), at(1).is("statement"):
+	case at(1).is("statement"):
+		return setStatementForSet(st, toks, body)
+	case at(1).is("password"), at(1).is("role"), at(1).is("default"):
 		return false
 	}
 	st.Kind = KindSet
@@ -74,6 +77,34 @@ func classifySet(st *Statement, toks []token, body string) bool {
 		rest = rest[min(end+1, len(rest)):]
 	}
 	st.Vars = vars
+	return true
+}
+
+// setStatementForSet reads SET STATEMENT assignments FOR SET assignments (toks[0] is SET): the
+// server makes the inner assignments with the outer ones in force, then restores the outer
+// variables, so that an inner assignment of one of them is undone. It is session state as the
+// inner SET is, each variable recorded with the value the server holds after the statement
+// (none is taken from its literal). FOR any other statement, or FOR a SET obroute keeps
+// otherwise (SET TRANSACTION, SET STATEMENT, SET PASSWORD …), it reports false: the statement
+// is read as any other (one that may change session state pins the client session, see
+// invisible).
+func setStatementForSet(st *Statement, toks []token, body string) bool {
+	i := topLevelWord(toks, "for")
+	if i < 0 || i+1 >= len(toks) || !toks[i+1].is("set") {
+		return false
+	}
+	inner := toks[i+1:]
+	switch w := lowerWord(inner, 1); {
+	case w == "statement", w == "password", w == "role", w == "default", w == "transaction",
+		(w == "session" || w == "local" || w == "global") && lowerWord(inner, 2) == "transaction":
+		return false
+	}
+	if !classifySet(st, inner, body) {
+		return false
+	}
+	for k := range st.Vars {
+		st.Vars[k].Value = ""
+	}
 	return true
 }
 
