@@ -258,32 +258,35 @@ func (cs *clientSession) afterControl(s *serverSession, plan *routing.Plan, err 
 	}
 	if eff == nil || eff.Invisible {
 		what := "CALL"
-		switch {
+		switch set, inner := setWords(st.SQL); {
 		case st.Kind == routing.KindExecute:
 			what = "EXECUTE"
-		case startsWithSet(st.SQL):
-			what = "SET STATEMENT … FOR " + strings.ToUpper(firstWordAfterFor(st.SQL))
+		case set && inner != "":
+			what = "SET STATEMENT … FOR " + strings.ToUpper(inner)
+		case set && err != nil:
+			return // the server checks every assignment of a SET before it makes one: nothing changed
+		case set:
+			what = "a SET obroute does not read as session state"
 		}
 		cs.pinTo(s, plan.Shadow, fmt.Sprintf("the client session ran %s on backend %s, whose effect on the session (variables, temporary tables, transactions) obroute cannot see", what, s.backend.name), false, holdsUnknown)
 	}
 }
 
-// startsWithSet reports whether sql's first word, after its hints, is SET.
-func startsWithSet(sql string) bool {
+// setWords reads sql's first words, after its hints: set reports whether it is a SET; inner is,
+// for SET STATEMENT … FOR, the first word after FOR ("" otherwise).
+func setWords(sql string) (set bool, inner string) {
 	w := strings.Fields(sql[hint.StatementStart(sql):])
-	return len(w) > 0 && strings.EqualFold(w[0], "set")
-}
-
-// firstWordAfterFor returns the word after the first FOR of sql ("" for none): the verb of the
-// statement of a SET STATEMENT … FOR.
-func firstWordAfterFor(sql string) string {
-	w := strings.Fields(sql)
-	for i := 0; i+1 < len(w); i++ {
-		if strings.EqualFold(w[i], "for") {
-			return w[i+1]
+	if len(w) == 0 || !strings.EqualFold(w[0], "set") {
+		return false, ""
+	}
+	if len(w) > 1 && strings.EqualFold(w[1], "statement") {
+		for i := 2; i+1 < len(w); i++ {
+			if strings.EqualFold(w[i], "for") {
+				return true, w[i+1]
+			}
 		}
 	}
-	return ""
+	return true, ""
 }
 
 // backendsOf lists the backends of production (shadow false) or shadow traffic.

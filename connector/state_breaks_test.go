@@ -175,3 +175,71 @@ func (a *attackServer) seed(t *testing.T) {
 		}
 	}
 }
+
+// A system variable assigned in any spelling the server reads — spaces or a comment around the
+// dot after @@session, @@local and @@global, the name backquoted or quoted after the dot, @@`name`
+// — is recorded as that variable, and replayed to the other backend; a user variable's quoted
+// name too. A SET obroute cannot read as session state (SET ROLE) keeps the client session on
+// that server session, as CALL does, rather than run unfollowed.
+func TestSetVariableSpellings(t *testing.T) {
+	a := newAttackServer(t, false)
+	for _, tc := range []struct{ name, script string }{
+		{"spaces around the dot", `
+			SET @@session . time_zone = '+01:00'
+			SELECT @@time_zone FROM audit_log
+			SET @@session .time_zone = '+02:00', @@local. max_join_size = 1000
+			SELECT @@time_zone, @@max_join_size, @@sql_big_selects FROM audit_log
+			SET @@local /* c */ . time_zone = '+03:00'
+			SELECT @@time_zone FROM audit_log
+			SELECT @@time_zone FROM items`},
+		{"quoted names", "SET @@`time_zone` = '+04:00'\n" +
+			"SELECT @@time_zone FROM audit_log\n" +
+			"SET @@session.`TIME_ZONE` = '+05:00'\n" +
+			"SELECT @@time_zone FROM audit_log\n" +
+			"SET @@session . 'time_zone' = '+06:00'\n" +
+			"SELECT @@time_zone FROM audit_log\n" +
+			"SET @@session.\"time_zone\" := '+07:00'\n" +
+			"SELECT @@time_zone FROM audit_log\n" +
+			"SET SESSION `time_zone` = '+08:00'\n" +
+			"SELECT @@time_zone FROM audit_log\n" +
+			"SELECT @@time_zone FROM items"},
+		{"sql_mode", "SET @@`sql_mode` = 'ANSI_QUOTES'\n" +
+			"SELECT \"note\" FROM audit_log\n" +
+			"SET sql_mode = DEFAULT\n" +
+			"SET @@session . sql_mode = 'ANSI_QUOTES'\n" +
+			"SELECT \"note\" FROM audit_log\n" +
+			"SELECT @@sql_mode FROM items\n" +
+			"SET sql_mode = DEFAULT"},
+		{"autocommit", "SET @@session . autocommit = 0\n" +
+			"INSERT INTO audit_log VALUES (1, 'x')\n" +
+			"ROLLBACK\n" +
+			"SET @@`autocommit` = 0\n" +
+			"INSERT INTO audit_log VALUES (2, 'y')\n" +
+			"ROLLBACK\n" +
+			"SELECT COUNT(*) FROM audit_log\n" +
+			"SET autocommit = 1"},
+		{"names", "SET @@`character_set_client` = latin1\n" +
+			"SELECT @@character_set_client FROM audit_log\n" +
+			"SET NAMES utf8mb4"},
+		{"user variables", "SET @`a b` = 1, @'q' = 2, @\"d\" = 3, @a.b = 4\n" +
+			"SELECT @`a b`, @q, @d, @`a.b` FROM audit_log"},
+		{"global", "SET @@global . `time_zone` = @@global.time_zone\n" +
+			"SELECT @@time_zone FROM audit_log"},
+		{"refused by the server", "SET @@`session`.`time_zone` = '+01:00'\n" +
+			"SET @@session.mykc.key_buffer_size = 0\n" +
+			"SET @@'time_zone' = '+01:00'\n" +
+			"SET SESSION @@time_zone = '+01:00'\n" +
+			"SELECT @@time_zone FROM audit_log"},
+		{"set role", `
+			SET ROLE NONE
+			SELECT CURRENT_ROLE()
+			!state SELECT CURRENT_ROLE() FROM audit_log`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := a.pair(t)
+			a.seed(t)
+			p.steps(tc.script, refusals)
+			a.placement(t)
+		})
+	}
+}

@@ -371,16 +371,23 @@ func topLevelWord(toks []token, w string) int {
 }
 
 // invisible reports whether the statement of toks may change its session's state where obroute
-// cannot follow it: CALL, and SET STATEMENT … FOR a statement that changes session state (a SET,
+// cannot follow it: CALL; SET STATEMENT … FOR a statement that changes session state (a SET,
 // a transaction's statement, locks, a prepared statement, a temporary table, CALL), which the
-// server runs as it would run it alone.
+// server runs as it would run it alone; SET ROLE; and a SET that classifySet could not read as
+// session state (it reaches here only then): a spelling of an assignment it does not know.
 func invisible(toks []token) bool {
 	switch lowerWord(toks, 0) {
 	case "call":
 		return true
 	case "set":
-		if lowerWord(toks, 1) != "statement" {
-			return false
+		switch lowerWord(toks, 1) {
+		case "password":
+			return false // the account's, not the session's
+		case "default":
+			return lowerWord(toks, 2) != "role" // SET DEFAULT ROLE: the account's
+		case "statement":
+		default:
+			return true
 		}
 		i := topLevelWord(toks, "for")
 		if i < 0 {

@@ -92,11 +92,34 @@ func TestSetAssignmentsAsWritten(t *testing.T) {
 		{"SET PASSWORD = PASSWORD('x')", KindOther, false, nil},
 		{"SET ROLE admin", KindOther, false, nil},
 		{"SET STATEMENT max_statement_time = 1 FOR SELECT 1", KindOther, false, nil},
+		// Every spelling of a system variable the server reads.
+		{"SET @@session . time_zone = '+01:00', @@LOCAL. sql_mode = ''", KindSet, false, []SessionVar{
+			{Name: "time_zone", Assignment: "@@session . time_zone = '+01:00'", Value: "+01:00"}, {Name: "sql_mode", Assignment: "@@LOCAL. sql_mode = ''"}}},
+		{"SET @@`Time_Zone` = '+01:00', @@session.`sql_mode` = '', @@session .'lc_time_names' = 'de_DE'", KindSet, false, []SessionVar{
+			{Name: "time_zone", Assignment: "@@`Time_Zone` = '+01:00'", Value: "+01:00"}, {Name: "sql_mode", Assignment: "@@session.`sql_mode` = ''"},
+			{Name: "lc_time_names", Assignment: "@@session .'lc_time_names' = 'de_DE'", Value: "de_de"}}},
+		{"SET @@global . `max_connections` = 10, @a.b = 1", KindSet, true, []SessionVar{{Name: "@a.b", Assignment: "@a.b = 1", Value: "1"}}},
+		// Spellings the server refuses, and a structured (key cache) variable: not read.
+		{"SET @@`session`.`time_zone` = '+01:00'", KindOther, false, nil},
+		{"SET @@'time_zone' = '+01:00'", KindOther, false, nil},
+		{"SET SESSION @@time_zone = '+01:00'", KindOther, false, nil},
+		{"SET @@kc.key_buffer_size = 0", KindOther, false, nil},
+		// SET STATEMENT … FOR SET: the inner SET's variables, read back.
+		{"SET STATEMENT sql_mode = '' FOR SET time_zone = '+01:00', @v = 1", KindSet, false, []SessionVar{
+			{Name: "time_zone", Assignment: "time_zone = '+01:00'"}, {Name: "@v", Assignment: "@v = 1"}}},
+		{"SET STATEMENT sql_mode = '' FOR SET TRANSACTION READ ONLY", KindOther, false, nil},
 	}
 	for _, c := range cases {
 		st := r.Analyze(c.sql)
 		if st.Kind != c.kind || st.GlobalSet != c.global || !equalVars(st.Vars, c.vars) {
 			t.Errorf("%s:\n got %s global=%v %+v\nwant %s global=%v %+v", c.sql, st.Kind, st.GlobalSet, st.Vars, c.kind, c.global, c.vars)
+		}
+	}
+	// What obroute cannot read as session state, nor is an account's, pins the client session.
+	for sql, want := range map[string]bool{"SET ROLE admin": true, "SET @@kc.key_buffer_size = 0": true, "SET PASSWORD = PASSWORD('x')": false,
+		"SET DEFAULT ROLE admin": false, "SET STATEMENT sql_mode = '' FOR SET TRANSACTION READ ONLY": true, "SET time_zone = '+01:00'": false} {
+		if st := r.Analyze(sql); st.Invisible != want {
+			t.Errorf("%s: Invisible = %v, want %v", sql, st.Invisible, want)
 		}
 	}
 }

@@ -155,17 +155,17 @@ func readAssignment(p []token, body string, global *bool) (v SessionVar, isGloba
 	}
 	switch name.kind {
 	case tokVar:
-		v.Name = name.val
-		if sys, ok := strings.CutPrefix(name.val, "@@"); ok {
-			v.Name = sys
-			switch {
-			case strings.HasPrefix(sys, "global."), strings.HasPrefix(sys, "persist."), strings.HasPrefix(sys, "persist_only."):
-				return v, true, true
-			case strings.HasPrefix(sys, "session."), strings.HasPrefix(sys, "local."):
-				v.Name = sys[strings.IndexByte(sys, '.')+1:]
-			}
+		if i == 2 {
+			return v, false, false // SESSION @@name, GLOBAL @v: the server's syntax error
 		}
-		isGlobal = false
+		var n int
+		if v.Name, isGlobal, n, ok = systemVariable(p); !ok {
+			return v, false, false
+		}
+		if isGlobal {
+			return v, true, true
+		}
+		i = n
 	case tokWord:
 		v.Name, isGlobal = strings.ToLower(name.text), *global
 	case tokIdent:
@@ -202,6 +202,57 @@ func readAssignment(p []token, body string, global *bool) (v SessionVar, isGloba
 		}
 	}
 	return v, isGlobal, len(value) > 0
+}
+
+// systemVariable reads the variable p starts with (p[0] is a tokVar), as the server reads it:
+// @name or @`name` (a user variable: "@name"), @@name, @@`name`, @@scope.name with the name
+// quoted or not and spaces or comments around the dot (scope GLOBAL, PERSIST, PERSIST_ONLY or
+// SESSION, LOCAL; global says which); n is the number of tokens read. A structured variable (@@key_cache.name, which is global and which a session
+// SET refuses) or a name the server would not read is not ok.
+func systemVariable(p []token) (name string, global bool, n int, ok bool) {
+	t := p[0]
+	sys, isSys := strings.CutPrefix(t.text, "@@")
+	if !isSys {
+		return t.val, false, 1, true
+	}
+	if sys == "" {
+		return "", false, 0, false
+	}
+	if q := sys[0]; q == '`' {
+		return strings.TrimPrefix(t.val, "@"), false, 1, true // t.val holds one @ before the name
+	} else if q == '\'' || q == '"' {
+		return "", false, 0, false // @@'name': the server's syntax error
+	}
+	sys = strings.ToLower(sys)
+	scope, name, dotted := strings.Cut(sys, ".")
+	n = 1
+	if !dotted {
+		if dot := tokenAt(p, 1); dot.kind != tokPunct || dot.text != "." {
+			return sys, false, 1, true
+		}
+		n = 2 // @@scope . name
+	}
+	if name == "" {
+		switch nt := tokenAt(p, n); nt.kind {
+		case tokWord:
+			name = strings.ToLower(nt.text)
+		case tokIdent, tokString:
+			name = strings.ToLower(nt.val)
+		default:
+			return "", false, 0, false
+		}
+		n++
+	}
+	if name == "" || strings.Contains(name, ".") {
+		return "", false, 0, false
+	}
+	switch scope {
+	case "global", "persist", "persist_only":
+		return name, true, n, true
+	case "session", "local":
+		return name, false, n, true
+	}
+	return "", false, 0, false // a structured variable
 }
 
 func tokenAt(toks []token, i int) token {
