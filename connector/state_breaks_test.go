@@ -243,3 +243,48 @@ func TestSetVariableSpellings(t *testing.T) {
 		})
 	}
 }
+
+// GET CURRENT DIAGNOSTICS, as GET DIAGNOSTICS, reads the diagnostics of the last statement where
+// it ran, and the user variables it assigns are read back and kept; GET STACKED DIAGNOSTICS
+// outside a handler fails as on one server. After a statement split across tables (whose
+// diagnostics obroute holds) it is refused.
+func TestGetCurrentDiagnostics(t *testing.T) {
+	a := newAttackServer(t, false)
+	for _, tc := range []struct{ name, script string }{
+		{"number after cold", `
+			INSERT INTO audit_log VALUES (18, 'w')
+			SELECT CAST('abc' AS INT), CAST('x' AS INT) FROM audit_log
+			GET CURRENT DIAGNOSTICS @n = NUMBER
+			SELECT @n
+			SELECT @n FROM audit_log`},
+		{"condition after cold", `
+			SELECT CAST('abc' AS INT) FROM audit_log
+			get current diagnostics condition 1 @c = MESSAGE_TEXT, @e = MYSQL_ERRNO
+			SELECT @c, @e FROM items`},
+		{"after hot, read on cold", `
+			SELECT CAST('abc' AS INT) FROM items
+			GET CURRENT DIAGNOSTICS @n = NUMBER, @r = ROW_COUNT
+			SELECT @n, @r FROM audit_log`},
+		{"stacked", `
+			SELECT CAST('abc' AS INT) FROM audit_log
+			GET STACKED DIAGNOSTICS @n = NUMBER
+			SELECT @n FROM items`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := a.pair(t)
+			a.seed(t)
+			p.steps(tc.script, refusals)
+			a.placement(t)
+		})
+	}
+	t.Run("after a split statement", func(t *testing.T) {
+		p := newSplitPair(t)
+		p.steps(`
+			SELECT id, CAST(note AS SIGNED) FROM orders WHERE order_time >= '2024-12-01' ORDER BY id
+			!state GET CURRENT DIAGNOSTICS @n = NUMBER
+			!state GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT
+			SELECT id FROM orders WHERE order_time >= '2025-03-01' AND CAST(note AS SIGNED) = 0 ORDER BY id
+			GET CURRENT DIAGNOSTICS @n = NUMBER
+			SELECT @n`, refusals)
+	})
+}

@@ -52,10 +52,21 @@ func sessionReads(toks []token) SessionReads {
 			r |= sessionVariables[name]
 		}
 	}
-	if len(toks) > 1 && toks[0].is("get") && toks[1].is("diagnostics") {
+	if getDiagnostics(toks) {
 		r |= ReadsDiagnostics
 	}
 	return r
+}
+
+// getDiagnostics reports whether toks are GET [CURRENT | STACKED] DIAGNOSTICS.
+func getDiagnostics(toks []token) bool {
+	if len(toks) < 2 || !toks[0].is("get") {
+		return false
+	}
+	if toks[1].is("current") || toks[1].is("stacked") {
+		return len(toks) > 2 && toks[2].is("diagnostics")
+	}
+	return toks[1].is("diagnostics")
 }
 
 // setsInsertID reports whether toks[i] starts a call LAST_INSERT_ID(expr), which sets the
@@ -84,7 +95,7 @@ func assignedUserVars(toks []token) []string {
 			names = append(names, name)
 		}
 	}
-	if len(toks) > 1 && toks[0].is("get") && (toks[1].is("diagnostics") || toks[1].is("current") || toks[1].is("stacked")) {
+	if getDiagnostics(toks) {
 		for i, t := range toks {
 			if t.kind == tokVar && !strings.HasPrefix(t.val, "@@") && i+1 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "=" {
 				add(t.val)
@@ -255,7 +266,7 @@ func (st *Statement) WithSessionValues(v SessionValues) (string, bool) {
 		}
 		return "", false
 	}
-	if len(toks) > 1 && toks[0].is("get") && toks[1].is("diagnostics") {
+	if getDiagnostics(toks) {
 		return "", false
 	}
 	type edit struct {
