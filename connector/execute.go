@@ -557,6 +557,9 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 		cs.recordUse(s, st.Database, plan.Shadow)
 		return cs.noRowsResult(res, wantRows)
 	}
+	if err := cs.zeroInsertID(ctx, s, eff); err != nil {
+		return nil, nil, err
+	}
 	if eff != nil && len(eff.UserVars) > 0 {
 		// Read back before the next statement, once its rows are closed: whether it succeeds
 		// or not, the server session holds what it assigned.

@@ -26,6 +26,10 @@ type sessionValue struct {
 	value   int64  // obroute holds it: value
 	held    bool
 	why     string // it cannot be told: why
+	// orElse, for LAST_INSERT_ID(): the server session of backend answers it unless it answers
+	// 0 (it was set to 0 before an INSERT there, which generated no id): then orElse does.
+	orElse *sessionValue
+	on     *serverSession // with orElse: the server session of backend that ran the INSERT
 }
 
 // diagnostics is where the diagnostics of the last statement are: on the server session of
@@ -41,6 +45,11 @@ type diagnostics struct {
 type sessionFuncs struct {
 	rowCount, foundRows, insertID sessionValue
 	diag                          diagnostics
+	// zeroedOn is the backend whose LAST_INSERT_ID() was set to 0 before the INSERT running
+	// there (see zeroInsertID); prevInsertID where LAST_INSERT_ID() was before it.
+	zeroedOn     string
+	zeroed       *serverSession
+	prevInsertID sessionValue
 }
 
 func heldValue(v int64) sessionValue { return sessionValue{value: v, held: true} }
@@ -76,11 +85,21 @@ func (cs *clientSession) ran(plan *routing.Plan, b string, res driver.Result) {
 	if changesFoundRows(eff) {
 		f.foundRows = sessionValue{backend: b}
 	}
-	if res != nil {
+	switch {
+	case eff != nil && eff.Kind == routing.KindInsert && f.zeroedOn == b && !plan.Shadow:
+		// b's LAST_INSERT_ID() was 0 before it: b answers if the INSERT generated an id.
+		prev := f.prevInsertID
+		f.insertID = sessionValue{backend: b, orElse: &prev, on: f.zeroed}
+	case eff != nil && eff.Kind == routing.KindInsert && !plan.Shadow:
+		// LAST_INSERT_ID() was b's (or no server session's) before it: b's answers after it,
+		// whether it generated an id or not.
+		f.insertID = sessionValue{backend: b}
+	case res != nil:
 		if id, err := res.LastInsertId(); err == nil && id != 0 {
 			f.insertID = sessionValue{backend: b}
 		}
 	}
+	f.zeroedOn = ""
 	if eff != nil && eff.SetsInsertID {
 		f.insertID = sessionValue{backend: b} // LAST_INSERT_ID(expr) set it there
 	}
@@ -194,6 +213,12 @@ func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Stateme
 			at = d.backend
 		}
 	}
+	if reads&routing.ReadsInsertID != 0 && f.insertID.orElse != nil {
+		// Told first: reading it may hold FOUND_ROWS() and ROW_COUNT() of its server session.
+		if err := cs.settleInsertID(ctx); err != nil {
+			return nil, "", nil, err
+		}
+	}
 	for _, r := range [...]struct {
 		read routing.SessionReads
 		v    *sessionValue
@@ -230,6 +255,67 @@ func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Stateme
 		return nil, "", nil, errorf("%w: the statement reads session functions whose values obroute holds (the last statement was split across tables) where it cannot write them in; read them in a SELECT of their own (SELECT ROW_COUNT())", routing.ErrSessionState)
 	}
 	return cs.c.router.Analyze(text), at, nil, nil
+}
+
+// zeroInsertID readies s, of backend b, for the INSERT eff: when LAST_INSERT_ID() is another
+// server session's (or a value obroute holds or cannot tell), the INSERT moves it to s only if it
+// generates an id, which neither its result (it carries an id given explicitly too) nor rows
+// tell; so s's LAST_INSERT_ID(), which no statement of the client session reads until then, is
+// set to 0 first, and read when the client session reads it (settleInsertID).
+func (cs *clientSession) zeroInsertID(ctx context.Context, s *serverSession, eff *routing.Statement) error {
+	f := &cs.funcs
+	f.zeroedOn = ""
+	if eff == nil || eff.Kind != routing.KindInsert || eff.SetsInsertID || cs.c.dryRun || s.shadow {
+		return nil
+	}
+	if f.insertID.orElse != nil {
+		// Where the last INSERT left it is told first: setting s's to 0 may lose it.
+		if err := cs.settleInsertID(ctx); err != nil {
+			return err
+		}
+	}
+	b := cs.c.productionOf(s.backend.name)
+	at := f.insertID
+	if at.backend == "" && !at.held && at.why == "" && at.orElse == nil {
+		return nil // no INSERT ran yet: every server session answers 0 or what s will
+	}
+	if at.backend == b {
+		return nil
+	}
+	if _, err := s.exec(ctx, "SET @@session.last_insert_id = 0", nil, false); err != nil {
+		return err
+	}
+	f.zeroedOn, f.zeroed, f.prevInsertID = b, s, at
+	return nil
+}
+
+// settleInsertID tells where LAST_INSERT_ID() is after an INSERT before which its backend's was
+// set to 0 (zeroInsertID): there, unless it answers 0. Reading it changes FOUND_ROWS() and
+// ROW_COUNT() there: the values they had, which it reads too, are held.
+func (cs *clientSession) settleInsertID(ctx context.Context) error {
+	f := &cs.funcs
+	v := f.insertID
+	s := v.on
+	if s == nil || s.broken || cs.serverOf(v.backend) != s {
+		f.insertID = sessionValue{why: "the server session of backend " + v.backend + ", where the last INSERT ran, was lost"}
+		return nil
+	}
+	lits, found, count, err := readLiterals(ctx, s, []string{"last_insert_id"})
+	if err != nil {
+		return err
+	}
+	if f.foundRows.backend == v.backend && !f.foundRows.held {
+		f.foundRows = heldValue(found)
+	}
+	if f.rowCount.backend == v.backend && !f.rowCount.held {
+		f.rowCount = heldValue(count)
+	}
+	if lits[0].value == "0" {
+		f.insertID = *v.orElse
+	} else {
+		f.insertID = sessionValue{backend: v.backend}
+	}
+	return nil
 }
 
 // readFunction reads a session function (FOUND_ROWS() …) on backend's server session.

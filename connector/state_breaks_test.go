@@ -1,6 +1,8 @@
 package connector_test
 
 import (
+	"context"
+	"database/sql"
 	"slices"
 	"testing"
 
@@ -287,4 +289,117 @@ func TestGetCurrentDiagnostics(t *testing.T) {
 			GET CURRENT DIAGNOSTICS @n = NUMBER
 			SELECT @n`, refusals)
 	})
+}
+
+// LAST_INSERT_ID() is one server's wherever it is read: after an INSERT on a routed table and
+// statements on another backend; after an INSERT that gave its AUTO_INCREMENT column a value
+// (which generates none, and leaves LAST_INSERT_ID() where it was, although the INSERT's result
+// carries that value), which obroute tells by setting it to 0 on that backend before the INSERT;
+// after LAST_INSERT_ID(expr) in any statement; and with the FOUND_ROWS() and ROW_COUNT() it
+// reads beside it kept.
+func TestLastInsertIDAcrossBackends(t *testing.T) {
+	a := newAttackServer(t, false)
+	for _, tc := range []struct{ name, script string }{
+		{"insert cold then select hot", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			SELECT note FROM items
+			SELECT LAST_INSERT_ID()
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"twice on hot", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			INSERT INTO ai_hot VALUES (50, 'explicit')
+			INSERT INTO ai_hot (note) VALUES ('generated')
+			INSERT INTO ai_hot VALUES (70, 'explicit')
+			SELECT LAST_INSERT_ID() FROM audit_log
+			SELECT LAST_INSERT_ID()`},
+		{"explicit twice", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			INSERT INTO ai_hot VALUES (50, 'explicit')
+			INSERT INTO ai_hot VALUES (51, 'explicit')
+			SELECT LAST_INSERT_ID() FROM items
+			INSERT INTO ai_cold VALUES (60, 'explicit')
+			SELECT LAST_INSERT_ID()`},
+		{"found rows kept", `
+			SELECT id FROM ai_hot
+			INSERT INTO ai_cold (note) VALUES ('a')
+			INSERT INTO ai_hot VALUES (50, 'explicit')
+			SELECT LAST_INSERT_ID(), ROW_COUNT()`},
+		{"do expr", `
+			DO LAST_INSERT_ID(7)
+			SELECT LAST_INSERT_ID() FROM audit_log
+			SELECT LAST_INSERT_ID()`},
+		{"set expr", `
+			SET @x = LAST_INSERT_ID(9)
+			SELECT @x, LAST_INSERT_ID() FROM audit_log
+			SELECT LAST_INSERT_ID()`},
+		{"select expr on cold", `
+			SELECT LAST_INSERT_ID(5) FROM audit_log
+			SELECT LAST_INSERT_ID()
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"update expr on cold", `
+			UPDATE ai_cold SET note = 'u' WHERE id = LAST_INSERT_ID(id)
+			SELECT LAST_INSERT_ID()
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"insert explicit id keeps", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			INSERT INTO ai_hot VALUES (50, 'explicit')
+			SELECT LAST_INSERT_ID()
+			SELECT LAST_INSERT_ID() FROM audit_log`},
+		{"insert failing", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			INSERT INTO ai_hot VALUES (1000, 'dup')
+			SELECT LAST_INSERT_ID()
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"insert select", `
+			INSERT INTO ai_cold (note) SELECT note FROM ai_cold
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"insert with expr", `
+			INSERT INTO ai_cold (note) VALUES (LAST_INSERT_ID(77))
+			SELECT LAST_INSERT_ID() FROM items
+			SELECT LAST_INSERT_ID()`},
+		{"multi row hot", `
+			INSERT INTO ai_hot (note) VALUES ('a'), ('b'), ('c')
+			SELECT LAST_INSERT_ID() FROM audit_log
+			SELECT LAST_INSERT_ID()`},
+		{"identity var", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			SELECT @@identity, @@last_insert_id
+			SELECT @@session.identity FROM items`},
+		{"execute immediate", `
+			EXECUTE IMMEDIATE 'SELECT LAST_INSERT_ID(11)'
+			SELECT LAST_INSERT_ID() FROM audit_log`},
+		{"insert id 0", `
+			INSERT INTO ai_cold (note) VALUES ('a')
+			SELECT LAST_INSERT_ID(0)
+			SELECT LAST_INSERT_ID() FROM audit_log`},
+		{"set insert id expr in where", `
+			SELECT id FROM ai_hot WHERE LAST_INSERT_ID(id) > 0
+			SELECT LAST_INSERT_ID() FROM audit_log`},
+		{"replace", `
+			REPLACE INTO ai_cold (note) VALUES ('r')
+			SELECT LAST_INSERT_ID() FROM items`},
+		{"odku", `
+			INSERT INTO ai_cold (id, note) VALUES (1000, 'x') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)
+			SELECT LAST_INSERT_ID() FROM items`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := a.pair(t)
+			a.seed(t)
+			p.steps(tc.script, refusals)
+			a.placement(t)
+		})
+	}
+	// Through Exec, whose result carries the explicit value.
+	ctx := context.Background()
+	a.seed(t)
+	p := a.pair(t)
+	for _, q := range []string{"INSERT INTO ai_cold (note) VALUES ('a')", "INSERT INTO ai_hot VALUES (50, 'explicit')"} {
+		for _, c := range []*sql.Conn{p.ob, p.ref} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	p.both("SELECT LAST_INSERT_ID()")
+	p.both("SELECT LAST_INSERT_ID() FROM audit_log")
 }
