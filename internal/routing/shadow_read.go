@@ -250,6 +250,7 @@ func modeReads(m modal, mode string) (name, why string) {
 func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 	tr := &tableRead{table: c.table, kind: kind}
 	var where sqlparser.Expr
+	var sel *sqlparser.Select
 	switch n := c.p.ast.(type) {
 	case *sqlparser.Insert:
 		if !strings.EqualFold(n.Table.Name.String(), c.table) {
@@ -304,6 +305,7 @@ func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 			return tr
 		}
 		where = whereExpr(n.Where)
+		sel = n
 	default:
 		tr.why = "the shadow table is read by a " + strings.ToUpper(kind.String()) + " of several query blocks (UNION, …)"
 		return tr
@@ -311,16 +313,110 @@ func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 	where = c.withJoins(where)
 	tr.where, tr.mentions = map[string]*scond{}, map[string]bool{}
 	for _, col := range cols {
+		having := c.having(sel, col)
 		switch {
 		case slices.ContainsFunc(c.outer, func(on sqlparser.Expr) bool { return c.mentions(on, col) }):
 			tr.mentions[col] = true
 			tr.where[col] = &scond{op: scUnread, why: "an outer join's ON condition names " + col + ", which does not restrict the rows of the other side"}
-		case where != nil && c.mentions(where, col):
+		case c.equated(col) != "":
 			tr.mentions[col] = true
-			tr.where[col] = c.cond(where, col, false)
+			tr.where[col] = &scond{op: scUnread, why: "the join " + c.equated(col) + " compares " + col + " with another table's column"}
+		case where != nil && c.mentions(where, col) || having != nil:
+			tr.mentions[col] = true
+			w := &scond{op: scOther}
+			if where != nil {
+				w = c.cond(where, col, false)
+			}
+			if having != nil {
+				w = &scond{op: scAnd, kids: []*scond{w, having}}
+			}
+			tr.where[col] = w
 		}
 	}
 	return tr
+}
+
+// having compiles what a SELECT's HAVING says of column col, nil when it does not name it. The
+// server keeps a group when its HAVING holds; a HAVING on a column the query groups by (or, in a
+// query that neither groups nor aggregates, on each row) holds or not for every row of a group
+// alike, so it restricts the rows read as a WHERE does, and is read as one. A HAVING that names
+// col otherwise is unread: col of a group that is not grouped by it is any of its rows', an
+// aggregate of col is not a value of it, a select-list alias (HAVING u = 0 for user_id AS u, or
+// COUNT(*) AS user_id) may be what the server reads the name as, and WITH ROLLUP adds a
+// row of every group.
+func (c *readCompiler) having(sel *sqlparser.Select, col string) *scond {
+	if sel == nil || sel.Having == nil || sel.Having.Expr == nil {
+		return nil
+	}
+	h := sel.Having.Expr
+	unread := func(why string) *scond { return &scond{op: scUnread, why: why} }
+	var aliases []string
+	for _, se := range sel.SelectExprs {
+		if ae, ok := se.(*sqlparser.AliasedExpr); ok && !ae.As.IsEmpty() && (ae.As.Lowered() == col || c.mentions(ae.Expr, col)) {
+			aliases = append(aliases, ae.As.Lowered())
+		}
+	}
+	alias := ""
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if x, ok := n.(*sqlparser.ColName); ok && x != nil && x.Qualifier.IsEmpty() && slices.Contains(aliases, x.Name.Lowered()) {
+			alias = x.Name.String()
+		}
+		return alias == "", nil
+	}, h)
+	switch {
+	case alias != "":
+		return unread("the HAVING names " + alias + ", which the select list gives as an alias of an expression on " + col + " or of another value; write the condition on " + col + " in the WHERE")
+	case !c.mentions(h, col):
+		return nil
+	}
+	for _, tk := range c.p.toks {
+		if tk.is("rollup") {
+			return unread("the HAVING of a query WITH ROLLUP names " + col + "; write the condition on " + col + " in the WHERE")
+		}
+	}
+	grouped := slices.ContainsFunc(sel.GroupBy, func(g sqlparser.Expr) bool { return c.isColumn(g, col) })
+	if !grouped && (len(sel.GroupBy) > 0 || aggregates(sel)) {
+		return unread("the HAVING names " + col + ", which the query does not group by (its value in a group is any row's, or an aggregate's); write the condition on " + col + " in the WHERE")
+	}
+	return c.cond(h, col, false)
+}
+
+// aggregates reports whether the select list, HAVING or ORDER BY of sel holds an aggregate
+// function: the query is then one group even without GROUP BY.
+func aggregates(sel *sqlparser.Select) bool {
+	found := false
+	visit := func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.FuncExpr:
+			found = found || x.IsAggregate()
+		case *sqlparser.GroupConcatExpr:
+			found = true
+		case *sqlparser.Subquery:
+			return false, nil
+		}
+		return !found, nil
+	}
+	_ = sqlparser.Walk(visit, sel.SelectExprs, sel.OrderBy)
+	if sel.Having != nil {
+		_ = sqlparser.Walk(visit, sel.Having.Expr)
+	}
+	return found
+}
+
+// equated returns a join of the block (as written) that compares col of the shadow table with
+// another table's column by USING (col) or NATURAL, "" when none does.
+func (c *readCompiler) equated(col string) string {
+	found := ""
+	eachTable(c.joins, nil, func(x *sqlparser.JoinTableExpr) {
+		switch {
+		case found != "":
+		case strings.HasPrefix(x.Join, "natural"):
+			found = strings.ToUpper(x.Join)
+		case slices.ContainsFunc(x.Condition.Using, func(u sqlparser.ColIdent) bool { return u.Lowered() == col }):
+			found = "USING (" + col + ")"
+		}
+	})
+	return found
 }
 
 // block finds the shadow table among the table expressions of the statement's query block:

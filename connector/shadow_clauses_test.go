@@ -1,0 +1,167 @@
+// Forms of statement a second attack on shadow routing found reaching production (2026-12-04):
+// the shadow column's value decided by a clause other than WHERE (HAVING, a join's ON, a derived
+// table), a hint after a comment the hint reader misread, and views that exist on one side only.
+package connector_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/hint"
+)
+
+// clauseStatements decide user_id of t_order (value_match: 0 is shadow) in a clause other than
+// WHERE; %[1]d is a fresh id. want is nil for a statement that goes to shadow, else the refusal.
+var clauseStatements = []struct {
+	sql  string
+	want error
+}{
+	{"SELECT note FROM t_order GROUP BY user_id, note HAVING user_id = 0 /* clause-%[1]d */", nil},
+	{"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING user_id = 0 /* clause-%[1]d */", nil},
+	{"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING 0 = user_id AND COUNT(*) > 0 /* clause-%[1]d */", nil},
+	{"SELECT user_id FROM t_order HAVING user_id = 0 /* clause-%[1]d */", nil},
+	{"SELECT t_order.user_id FROM t_order GROUP BY t_order.user_id HAVING t_order.user_id IN (0) /* clause-%[1]d */", nil},
+	{"SELECT o.note FROM items i JOIN t_order o ON o.user_id = 0 AND o.id = i.id /* clause-%[1]d */", nil},
+	{"SELECT user_id AS u, COUNT(*) FROM t_order GROUP BY u HAVING u = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT COUNT(*) AS user_id FROM t_order HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT COUNT(*) FROM t_order HAVING MAX(user_id) = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT COUNT(*), user_id FROM t_order HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT note FROM t_order GROUP BY note HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT note FROM t_order GROUP BY note HAVING SUM(user_id = 0) > 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT o.note FROM items i LEFT JOIN t_order o ON o.user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT d.note FROM (SELECT * FROM t_order WHERE user_id = 0) d /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT d.note FROM (SELECT * FROM t_order) d WHERE d.user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"WITH d AS (SELECT * FROM t_order WHERE user_id = 0) SELECT note FROM d /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT note FROM items WHERE id IN (SELECT id FROM t_order WHERE user_id = 0) /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT note FROM t_order WHERE user_id = 0 UNION SELECT note FROM t_order WHERE user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"UPDATE t_order o JOIN (SELECT 0 AS u) x ON o.user_id = x.u SET o.note = 'clause-%[1]d'", connector.ErrUnreadable},
+	{"SELECT o.note FROM t_order o JOIN items i USING (user_id) WHERE i.user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT t_order.note FROM t_order NATURAL JOIN items WHERE items.user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"DELETE o FROM t_order o JOIN items i ON o.user_id = 0 AND i.id = o.id WHERE o.note = 'clause-%[1]d'", nil},
+}
+
+// The shadow column's value is read as the server reads it in every clause that decides it: a
+// HAVING on the grouped column (or without GROUP BY and aggregates, on each row), an inner
+// join's ON; what obroute cannot read as the server does (a select-list alias, an aggregate, an
+// outer join's ON, a derived table, a CTE, a subquery, a UNION) is refused. Counted on the
+// production servers' general logs: none of these statements reaches production.
+func TestShadowValueInOtherClausesNeverReachesProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range w.shadows {
+		b.Exec(t, "INSERT INTO t_order (id, user_id, note) VALUES (1, 0, 'shadowrow')")
+		b.Exec(t, "INSERT INTO items (id, user_id, note) VALUES (1, 0, 'shadowitem')")
+	}
+	db := w.open(t)
+	ctx := context.Background()
+	for i, s := range clauseStatements {
+		q := fmt.Sprintf(s.sql, 9000+i)
+		var err error
+		if strings.HasPrefix(q, "SELECT") || strings.HasPrefix(q, "WITH") {
+			var got []string
+			if got, err = queryStrings(ctx, db, q); err == nil && s.want == nil && len(got) == 0 {
+				t.Errorf("%s: no row, want the shadow row", q)
+			}
+		} else {
+			_, err = db.ExecContext(ctx, q)
+		}
+		switch {
+		case s.want == nil && err != nil:
+			t.Errorf("%s: %v, want it run on shadow", q, err)
+		case s.want != nil && !errors.Is(err, s.want):
+			t.Errorf("%s: err = %v, want %v", q, err, s.want)
+		}
+	}
+	if lines := w.productionLines(t, "clause-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a shadow-decided statement, first: %s", len(lines), lines[0])
+	}
+}
+
+// queryStrings returns the first column of every row of q.
+func queryStrings(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return nil, err
+		}
+		out = append(out, fmt.Sprint(*(vals[0].(*any))))
+	}
+	return out, rows.Err()
+}
+
+// commentFormStatements lead an INSERT with a shadow hint after, or inside, a comment form
+// whose extent the hint reader must read as MariaDB does: "--" followed by a control
+// character starts a line comment, a NUL ends one, "/**" starts a block comment. Each is
+// refused (the hint would be lost) or runs on shadow; %[1]d is a fresh id.
+var commentFormStatements = []struct {
+	sql    string
+	shadow bool
+}{
+	{"--\x01/* shadow */\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"--\x01/* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"--\x1f/* shadow */\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"--\x7fshadow\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"#\x01shadow\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"-- note /* shadow */\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"-- note\x00/* shadow */\nINSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/** shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/**shadow*/ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/*\x01shadow*/ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/* *shadow* */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/*-shadow-*/ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"/** note */ /* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", true},
+	{"--\x01note\n/* shadow */ INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", true},
+	{"INSERT /** shadow */ INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d')", false},
+	{"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d') --\x01 shadow", false},
+	{"INSERT INTO items (id, user_id, note) VALUES (%[1]d, 1, 'cform-%[1]d') /**shadow*/", false},
+}
+
+// A shadow hint after a comment whose extent the hint reader misread reached production; now
+// the reader agrees with MariaDB on where a comment starts and ends, and a comment naming
+// the shadow hint that is not read as one is refused. Counted on the production servers'
+// general logs and rows: none of these statements reaches production.
+func TestShadowHintAfterMisreadCommentsNeverReachesProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	var wantShadow []string
+	for i, s := range commentFormStatements {
+		id := 9100 + i
+		q := fmt.Sprintf(s.sql, id)
+		_, err := db.ExecContext(ctx, q)
+		switch {
+		case s.shadow && err != nil:
+			t.Errorf("%q: %v, want it run on shadow", q, err)
+		case s.shadow:
+			wantShadow = append(wantShadow, fmt.Sprintf("%d:1:cform-%d", id, id))
+		case !errors.Is(err, hint.ErrMalformedHint):
+			t.Errorf("%q: err = %v, want %v", q, err, hint.ErrMalformedHint)
+		}
+	}
+	if lines := w.productionLines(t, "cform-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a hinted statement, first: %q", len(lines), lines[0])
+	}
+	for _, b := range w.prod {
+		if rows := shadowRows(t, b, "items"); len(rows) != 0 {
+			t.Errorf("production %s holds items rows %v", b.Name, rows)
+		}
+	}
+	if got := shadowRows(t, w.shadows[0], "items"); !slices.Equal(got, wantShadow) {
+		t.Errorf("shadow_hot holds %v, want %v", got, wantShadow)
+	}
+}
