@@ -41,7 +41,9 @@
 //     optimizer-hint comments without OBROUTE (/*+ MAX_EXECUTION_TIME(9) */)
 //     are skipped and scanning continues, so a shadow hint is never lost
 //     because a tool put another comment in front of it;
-//   - line comments (-- note, # note) are skipped and never carry hints;
+//   - line comments (-- note, # note) are skipped and never carry hints; as in
+//     MariaDB, "--" starts one only when a space, a control character or the
+//     end of the text follows it, and a newline or a NUL byte ends one;
 //   - a MySQL executable comment (/*! … */, /*M! … */) or an unterminated
 //     comment is statement text: scanning stops there;
 //   - text inside string literals is data, never a hint.
@@ -54,8 +56,11 @@
 // nested parentheses, an unclosed quote); an optimizer hint whose name is one
 // of obroute's words but not OBROUTE (OBROUTER(…), SHADOW(…)); a block comment
 // whose first word is shadow or cold_query and that holds more
-// (/* shadow: true */, /* shadow traffic */) or whose first word is OBROUTE
-// (the + forgotten); a leading line comment that names a hint; and a hint
+// (/* shadow: true */, /* shadow traffic */), that holds anything but
+// whitespace before that word (/** shadow */, a control character, *shadow*),
+// or whose first word is OBROUTE (the + forgotten); a leading line comment
+// that names a hint, at its start or in a block comment written inside it
+// (-- note /* shadow */, --\x01/* shadow */); and a hint
 // comment right after the statement's first word (SELECT /*+ OBROUTE(…) */ …,
 // where MariaDB reads optimizer hints: obroute reads none there). So is any
 // comment that names OBROUTE or SHARDINGSPHERE_HINT without being a hint

@@ -90,23 +90,55 @@ func lineComment(sql string, start, end int) error {
 		from = start + 2
 	}
 	s, e := trim(sql, from, end)
-	text := sql[s:e]
-	if inner := strings.TrimSuffix(strings.TrimPrefix(text, "/*"), "*/"); len(inner) < len(text) {
-		text = strings.TrimPrefix(strings.TrimSpace(inner), "+")
-	}
-	if namesHint(text) {
+	if lineNamesHint(sql[s:e]) {
 		return &Error{Err: ErrMalformedHint, Hint: sql[s:e], Offset: s,
 			Fix: "a line comment (-- or #) never carries a hint; write the hint in a block comment before the statement, e.g. /* shadow */ or /*+ OBROUTE(shadow=true) */"}
 	}
 	return nil
 }
 
+// lineNamesHint reports whether the text of a line comment names a hint: at
+// its start (see namesHint), or in a block comment written inside it
+// (-- note /* shadow */), which the server reads as part of the line comment.
+func lineNamesHint(text string) bool {
+	if namesHint(text) {
+		return true
+	}
+	for i := strings.Index(text, "/*"); i >= 0; i = strings.Index(text, "/*") {
+		text = text[i+2:]
+		body := text
+		if e := strings.Index(body, "*/"); e >= 0 {
+			body = body[:e]
+		}
+		if namesHint(body) {
+			return true
+		}
+	}
+	return false
+}
+
 // namesHint reports whether text looks like a hint of obroute's: it names
-// OBROUTE or SHARDINGSPHERE_HINT, or its first word is shadow or cold_query.
+// OBROUTE or SHARDINGSPHERE_HINT, or its first word is shadow or cold_query,
+// whatever punctuation, control characters or other bytes stand before that
+// word (/** shadow */, /*\x01shadow*/ and -- /* shadow */ name the hint too).
 func namesHint(text string) bool {
-	w := firstWord(strings.TrimSpace(text))
-	return containsFold(text, "obroute") || containsFold(text, "shardingsphere_hint") || containsFold(text, "shardingsphere hint") ||
-		strings.EqualFold(w, "shadow") || strings.EqualFold(w, "cold_query")
+	w := firstWord(text[wordStart(text):])
+	return namesOurs(text) || strings.EqualFold(w, "shadow") || strings.EqualFold(w, "cold_query")
+}
+
+// namesOurs reports whether text names OBROUTE or SHARDINGSPHERE_HINT.
+func namesOurs(text string) bool {
+	return containsFold(text, "obroute") || containsFold(text, "shardingsphere_hint") || containsFold(text, "shardingsphere hint")
+}
+
+// wordStart returns the offset of the first ASCII letter, digit, _ or $ of s,
+// len(s) when it has none.
+func wordStart(s string) int {
+	i := 0
+	for i < len(s) && !(isWordByte(s[i]) && s[i] < 0x80) {
+		i++
+	}
+	return i
 }
 
 // mentionsHint reports whether text names OBROUTE, ShardingSphere or a bare
@@ -181,12 +213,19 @@ func leadingComment(sql string, i int) (end int, block, ok bool) {
 	return 0, false, false
 }
 
+// lineEnd returns where the line comment that starts at sql[i] ends: after the
+// next newline, or at the next NUL byte, which ends a line comment in MariaDB
+// too (and is then statement text: the server refuses it).
 func lineEnd(sql string, i int) int {
-	nl := strings.IndexByte(sql[i:], '\n')
-	if nl < 0 {
-		return len(sql)
+	for j := i; j < len(sql); j++ {
+		switch sql[j] {
+		case '\n':
+			return j + 1
+		case 0:
+			return j
+		}
 	}
-	return i + nl + 1
+	return len(sql)
 }
 
 func skipSpace(sql string, i int) int {
@@ -250,7 +289,8 @@ func (p *parser) comment(sql string, start, end, next int) (found bool, err erro
 	}
 	bs, be := trim(sql, start+2, end-2)
 	body := sql[bs:be]
-	word := firstWord(body)
+	lead := wordStart(body)
+	word := firstWord(body[lead:])
 	switch {
 	case strings.EqualFold(body, "shadow"):
 		err = p.apply(fieldShadow, "true", body, bs)
@@ -263,6 +303,10 @@ func (p *parser) comment(sql string, start, end, next int) (found bool, err erro
 				Fix: "write /* SHARDINGSPHERE_HINT: SHADOW=true */ with a colon after SHARDINGSPHERE_HINT"}
 		}
 		err = p.items(sql, colon+1, be, formShardingSphere)
+	case lead > 0 && (strings.EqualFold(word, "shadow") || strings.EqualFold(word, "cold_query")):
+		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
+			Fix: "the comment holds " + strconv.Quote(body[:lead]) + " before " + strings.ToLower(word) + " (a comment opened with /**, punctuation or a control character), so it is not read as a hint; write /* " +
+				strings.ToLower(word) + " */ with only spaces around the word"}
 	case strings.EqualFold(word, "shadow"), strings.EqualFold(word, "cold_query"):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 			Fix: "a comment whose first word is " + strings.ToLower(word) + " is read as a hint and must hold only that word, e.g. /* " +
@@ -599,7 +643,8 @@ func commentsInText(sql string, i int, backslash bool) error {
 			if e := strings.Index(sql[k:], "*/"); e >= 0 {
 				end = k + e
 			}
-			if body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sql[k:end]), "+")); namesHint(body) {
+			// A comment nested first in it is read as a comment of its own below.
+			if body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(sql[k:end]), "+")); namesHint(body) && (!strings.HasPrefix(body, "/*") || namesOurs(body)) {
 				return refuse(i, min(end+2, len(sql)), "an executable comment")
 			}
 			exec++
@@ -621,7 +666,7 @@ func commentsInText(sql string, i int, backslash bool) error {
 			if c == '-' {
 				from = i + 2
 			}
-			if body := strings.TrimSpace(sql[from:end]); namesHint(body) || namesHint(strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(body, "/*"), "+"))) {
+			if lineNamesHint(sql[from:end]) {
 				return refuse(i, end, "a line comment")
 			}
 			i = end

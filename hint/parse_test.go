@@ -88,6 +88,25 @@ var parseCases = []struct {
 	{name: "hint after double dash without space", sql: "--/* shadow */ SELECT 1", err: ErrMalformedHint, at: 2},
 	{name: "double dash tab is comment", sql: "--\tnote\nSELECT 1", rest: "--\tnote\nSELECT 1"},
 
+	// Comments whose extent or first word the reader must read as MariaDB does.
+	{name: "double dash control character is comment", sql: "--\x01note\n/* shadow */ SELECT 1", want: Set{Shadow: ShadowOn}, rest: "--\x01note\nSELECT 1"},
+	{name: "hint in a double dash control character comment", sql: "--\x01/* shadow */\nINSERT INTO t VALUES (1)", err: ErrMalformedHint, at: 2},
+	{name: "hint in a double dash control character comment to the end", sql: "--\x01/* shadow */ INSERT INTO t VALUES (1)", err: ErrMalformedHint, at: 2},
+	{name: "hint in a double dash delete character comment", sql: "--\x7fshadow\nSELECT 1", err: ErrMalformedHint, at: 2},
+	{name: "hint in a hash comment after a control character", sql: "#\x01shadow\nSELECT 1", err: ErrMalformedHint, at: 1},
+	{name: "hint later in a line comment", sql: "-- note /* shadow */\nSELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "line comment note with a block comment", sql: "-- note /* request_id=1 */\nSELECT 1", rest: "-- note /* request_id=1 */\nSELECT 1"},
+	{name: "NUL ends a line comment", sql: "-- note\x00/* shadow */\nINSERT INTO t VALUES (1)", err: ErrMalformedHint, at: 8},
+	{name: "hint in a double-star comment", sql: "/** shadow */ INSERT INTO t VALUES (1)", err: ErrMalformedHint, at: 2},
+	{name: "hint in a double-star comment without spaces", sql: "/**shadow*/ SELECT 1", err: ErrMalformedHint, at: 2},
+	{name: "hint after a control character", sql: "/*\x01shadow*/ SELECT 1", err: ErrMalformedHint, at: 2},
+	{name: "hint between stars", sql: "/* *shadow* */ SELECT 1", err: ErrMalformedHint, at: 3},
+	{name: "cold_query between dashes", sql: "/*-cold_query-*/ SELECT 1", err: ErrMalformedHint, at: 2},
+	{name: "double-star note kept", sql: "/** note */ /* shadow */ SELECT 1", want: Set{Shadow: ShadowOn}, rest: "/** note */ SELECT 1"},
+	{name: "double-star hint after keyword", sql: "INSERT /** shadow */ INTO t VALUES (1)", err: ErrMalformedHint, at: 7},
+	{name: "trailing double-star hint", sql: "SELECT 1 /**shadow*/", err: ErrMalformedHint, at: 9},
+	{name: "trailing control character dash comment", sql: "SELECT 1 --\x01 shadow", err: ErrMalformedHint, at: 9},
+
 	// Hint-looking text that does not lead the statement is data.
 	{name: "hint in string literal", sql: "SELECT '/* shadow */' FROM t", rest: "SELECT '/* shadow */' FROM t"},
 	{name: "trailing comment", sql: "SELECT 1 /* note */", rest: "SELECT 1 /* note */"},
