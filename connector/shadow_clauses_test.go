@@ -165,3 +165,69 @@ func TestShadowHintAfterMisreadCommentsNeverReachesProduction(t *testing.T) {
 		t.Errorf("shadow_hot holds %v, want %v", got, wantShadow)
 	}
 }
+
+// Views that exist on one side only: an unhinted statement on a view of production's database
+// alone (v_prod over t_order) may write or read shadow rows there, and is refused while the
+// rule reads column values, as one on a view of the shadow backends is; the production views
+// are read only for a statement the rule did not find shadow traffic, so shadow traffic reads
+// nothing of production. Hinted, a statement on a view goes to shadow (where a view of
+// production alone does not exist). Counted on the production servers' general logs and rows.
+func TestShadowViewsOfOneSideNeverReachProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range w.prod {
+		b.Exec(t, "CREATE VIEW v_prod AS SELECT * FROM t_order")
+	}
+	for _, b := range w.shadows {
+		b.Exec(t, "CREATE VIEW v_shadow AS SELECT * FROM t_order")
+	}
+	w.truncateLogs(t)
+	ctx := context.Background()
+	// Shadow traffic alone, first: nothing of production is read, the views neither.
+	db := w.open(t)
+	for i, q := range []string{
+		"INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, 'vside-%[1]d')",
+		"/* shadow */ INSERT INTO v_shadow (id, user_id, note) VALUES (%[1]d, 0, 'vside-%[1]d')",
+		"/* shadow */ UPDATE v_shadow SET note = 'vside-%[1]d' WHERE user_id = 0",
+	} {
+		q = fmt.Sprintf(q, 9300+i)
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "/* shadow */ INSERT INTO v_prod (id, user_id, note) VALUES (9310, 0, 'vside-9310')"); err == nil {
+		t.Error("a hinted INSERT into a view production alone has ran")
+	}
+	if lines := w.productionLines(t, ""); len(lines) != 0 {
+		t.Errorf("shadow traffic left %d production general-log lines, first: %s", len(lines), lines[0])
+	}
+	for i, s := range []struct {
+		sql  string
+		want error
+	}{
+		{"INSERT INTO v_prod (id, user_id, note) VALUES (%[1]d, 0, 'vside-%[1]d')", connector.ErrUnreadable},
+		{"INSERT INTO v_prod VALUES (%[1]d, 0, 'vside-%[1]d')", connector.ErrUnreadable},
+		{"UPDATE v_prod SET note = 'vside-%[1]d' WHERE user_id = 0", connector.ErrUnreadable},
+		{"DELETE FROM v_prod WHERE user_id = 0 AND note <> 'vside-%[1]d'", connector.ErrUnreadable},
+		{"SELECT note FROM v_prod WHERE user_id = 0 AND note <> 'vside-%[1]d'", connector.ErrUnreadable},
+		{"INSERT INTO v_shadow (id, user_id, note) VALUES (%[1]d, 0, 'vside-%[1]d')", connector.ErrUnreadable},
+	} {
+		q := fmt.Sprintf(s.sql, 9320+i)
+		if _, err := db.ExecContext(ctx, q); !errors.Is(err, s.want) {
+			t.Errorf("%s: err = %v, want %v", q, err, s.want)
+		}
+	}
+	// Production traffic on a view, declared, runs there.
+	if _, err := db.ExecContext(ctx, "/*+ OBROUTE(shadow=false) */ INSERT INTO v_prod (id, user_id, note) VALUES (9340, 7, 'prodview')"); err != nil {
+		t.Errorf("a production INSERT into v_prod: %v", err)
+	}
+	if lines := w.productionLines(t, "vside-"); len(lines) != 0 {
+		t.Errorf("%d production general-log lines carry a statement on a view, first: %s", len(lines), lines[0])
+	}
+	for _, b := range w.prod {
+		for _, r := range shadowRows(t, b, "t_order") {
+			if r != "9340:7:prodview" {
+				t.Errorf("production %s holds t_order row %s", b.Name, r)
+			}
+		}
+	}
+}

@@ -63,30 +63,56 @@ func (c *Connector) readShadowViews(ctx context.Context) error {
 			continue
 		}
 		seen[m.Shadow] = true
-		rows, err := c.defs.handle(c, m.Shadow).QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE()")
+		n, err := c.viewNames(ctx, m.Shadow)
 		if err != nil {
-			return errorf("obroute: reading the views of the shadow backend %s (a view may reach a shadow table whose rule reads column values): %w", m.Shadow, err)
+			return err
 		}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				rows.Close()
-				return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
-			}
-			names = append(names, n)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
-		}
+		names = append(names, n...)
 	}
 	c.router.SetShadowViews(names)
 	return nil
 }
 
+// readViews reads the views of a production backend's database and gives them to the router,
+// which asks for them only for a statement it routes there (never for shadow traffic).
+func (c *Connector) readViews(ctx context.Context, backend string) error {
+	if c.noReadBack {
+		return errorf("%w: the route depends on whether the statement names a view of backend %s (a view may reach a shadow table whose rule reads column values), which this connector does not read (WithoutReadBack); hint it as shadow or production traffic", routing.ErrUnreadable, backend)
+	}
+	names, err := c.viewNames(ctx, backend)
+	if err != nil {
+		return err
+	}
+	c.router.SetViews(backend, names)
+	return nil
+}
+
+// viewNames returns the names of the views of backend's database.
+func (c *Connector) viewNames(ctx context.Context, backend string) ([]string, error) {
+	rows, err := c.defs.handle(c, backend).QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE()")
+	if err != nil {
+		return nil, errorf("obroute: reading the views of backend %s (a view may reach a shadow table whose rule reads column values): %w", backend, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, errorf("obroute: reading the views of backend %s: %w", backend, err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errorf("obroute: reading the views of backend %s: %w", backend, err)
+	}
+	return names, nil
+}
+
 // readDefinition reads the definition of need's table on its backend and gives it to the router.
 func (c *Connector) readDefinition(ctx context.Context, need *routing.ColumnsNeeded) error {
+	if need.Views {
+		return c.readViews(ctx, need.Backend)
+	}
 	if c.noReadBack {
 		return errorf("obroute: the route depends on the definition of the shadow table %s on backend %s (its column values decide the route), which this connector does not read (WithoutReadBack); route it where the backends can be read, or hint it as shadow or production traffic", need.Table, need.Backend)
 	}

@@ -30,10 +30,16 @@ type ColumnsNeeded struct {
 	Backend string
 	Schema  string // "" for the backend's database (its DSN's)
 	Table   string // lower case
+	// Views: what is needed is not a table's definition but the views of the backend's
+	// database (SetViews), to tell whether the statement names one.
+	Views bool
 }
 
 // Error implements error.
 func (e *ColumnsNeeded) Error() string {
+	if e.Views {
+		return fmt.Sprintf("obroute: the views of backend %s are needed to tell whether the statement reaches a shadow table through one", e.Backend)
+	}
 	return fmt.Sprintf("obroute: the definition of table %s on backend %s is needed to read its shadow columns", e.Table, e.Backend)
 }
 
@@ -99,11 +105,96 @@ func (r *Router) definition(k defKey) (*TableColumns, bool) {
 // The views are those of the shadow backends' databases, read by the connector
 // (SetShadowViews) on the shadow side, never on production.
 
-// shadowViews are the views of the shadow backends' databases.
+// A view of production's database alone (v_prod over t_order, which the shadow backends do not
+// have) reaches the shadow table as well: a DML statement the rule did not find shadow traffic
+// is refused when it names a view of the production backends it would run on. Those views are
+// read (SetViews, asked for by *ColumnsNeeded with Views) only for such a statement, which
+// reaches production anyway: shadow traffic reads nothing of production.
+
+// shadowViews are the views of the shadow backends' databases, and of production backends'.
 type shadowViews struct {
 	mu    sync.RWMutex
 	names map[string]bool // lower case; nil until read
 	at    time.Time
+	of    map[string]viewList // by production backend
+}
+
+// viewList is the views of one backend's database, when they were read.
+type viewList struct {
+	names map[string]bool // lower case
+	at    time.Time
+}
+
+// SetViews records the views (any case) of the database of backend, a production backend.
+func (r *Router) SetViews(backend string, names []string) {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[strings.ToLower(n)] = true
+	}
+	r.views.mu.Lock()
+	defer r.views.mu.Unlock()
+	if r.views.of == nil {
+		r.views.of = map[string]viewList{}
+	}
+	r.views.of[backend] = viewList{names: m, at: r.Now()}
+}
+
+// productionView refuses a statement decided production traffic by the rule that names a view
+// of a production backend it runs on, while the rule reads column values: the view may reach a
+// shadow table. It asks for the views of a backend it has not read (or not within the metadata
+// refresh interval), once it was given the shadow backends' views: a router whose connector
+// does not read views (or is not yet reading them) asks for none. Statements that read or write
+// no rows are left alone.
+func (r *Router) productionView(p *Plan, st *Statement) error {
+	if r.shadowColumnTables == nil || !r.readsRows(st) {
+		return nil
+	}
+	ttl := time.Duration(r.cfg.Settings.Metadata.Refresh)
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	if r.views.names == nil {
+		return nil
+	}
+	for _, t := range p.Targets {
+		if r.shadowOf[t.Backend] {
+			continue
+		}
+		l, ok := r.views.of[t.Backend]
+		if !ok || ttl > 0 && r.Now().Sub(l.at) > ttl {
+			return &ColumnsNeeded{Backend: t.Backend, Views: true}
+		}
+		for _, n := range st.Tables {
+			if l.names[n] {
+				return errorf("%w: the statement names the view %s of backend %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, n, t.Backend)
+			}
+		}
+	}
+	return nil
+}
+
+// readsRows reports whether st reads or writes rows of the tables it names: a DML statement,
+// or one of another kind whose words read or write rows (see shadowRowsOutsideDML).
+func (r *Router) readsRows(st *Statement) bool {
+	if operationOf(st.Kind) != "" {
+		return true
+	}
+	switch st.Kind {
+	case KindPrepare, KindExecute, KindDeallocate, KindShow:
+		return false
+	}
+	words := rowWords
+	if st.Kind == KindDDL {
+		words = words[:1] // CREATE … SELECT; ALTER … ON UPDATE CURRENT_TIMESTAMP reads no row
+	}
+	toks, _ := lex(st.SQL)
+	for _, tk := range toks {
+		for _, w := range words {
+			if tk.is(w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // SetShadowViews records the views (any case) of the shadow backends' databases.
@@ -157,30 +248,15 @@ func (r *Router) readsShadowColumns(st *Statement) (string, bool) {
 // (SET STATEMENT … FOR INSERT, EXPLAIN SELECT, DO (SELECT …), LOAD XML …), or "". An SQL-level
 // prepared statement is left out: what it prepares is read as a statement of its own.
 func (r *Router) shadowRowsOutsideDML(st *Statement) string {
-	switch {
-	case r.shadowColumnTables == nil, st.Kind == KindPrepare, st.Kind == KindExecute, st.Kind == KindDeallocate, st.Kind == KindShow:
+	if r.shadowColumnTables == nil {
 		return ""
 	}
-	words := rowWords
-	if st.Kind == KindDDL {
-		words = words[:1] // CREATE … SELECT; ALTER … ON UPDATE CURRENT_TIMESTAMP reads no row
-	}
-	table := ""
 	for _, t := range st.Tables {
 		if r.shadowColumnTables[t] {
-			table = t
-			break
-		}
-	}
-	if table == "" {
-		return ""
-	}
-	toks, _ := lex(st.SQL)
-	for _, tk := range toks {
-		for _, w := range words {
-			if tk.is(w) {
-				return table
+			if r.readsRows(st) {
+				return t
 			}
+			return ""
 		}
 	}
 	return ""
@@ -205,8 +281,17 @@ func operationOf(k Kind) shadow.Operation {
 
 // decideShadow evaluates the shadow rule for the statement routed to p's (production)
 // targets. A statement following its shadow transaction (txShadow) is shadow traffic unless its
-// column values say its rows are production rows (then it is refused).
+// column values say its rows are production rows (then it is refused). An unhinted statement
+// the rule leaves to production is refused when it names a view there (productionView).
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
+	d, err := r.decideRule(p, st, hints, args, sess, txShadow)
+	if err == nil && !d.Shadow && hints.Shadow == hint.ShadowUnset && !txShadow {
+		err = r.productionView(p, st)
+	}
+	return d, err
+}
+
+func (r *Router) decideRule(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
 	if c.Operation == "" && hints.Shadow != hint.ShadowOff {
@@ -214,7 +299,7 @@ func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []dri
 			return shadow.Decision{}, errorf("%w: the statement reads or writes rows of the shadow table %s, whose rule reads column values, inside a statement of another kind (SET STATEMENT … FOR, EXPLAIN, ANALYZE, DO, SET … = (SELECT …), HANDLER … READ, CREATE … SELECT, LOAD …), from which obroute does not read the values; write it as a plain SELECT, INSERT, UPDATE or DELETE, or hint it as production traffic (/*+ OBROUTE(shadow=false) */)", ErrUnreadable, t)
 		}
 	}
-	if c.Operation != "" && hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil {
+	if hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil && r.readsRows(st) {
 		if v := r.namedView(st); v != "" {
 			return shadow.Decision{}, errorf("%w: the statement names the view %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, v)
 		}

@@ -422,3 +422,49 @@ func TestShadowColumnAlgorithmOnTimeTableIsRefused(t *testing.T) {
 		t.Fatalf("New = %v, want ErrTimeConfig saying to use a hint algorithm", err)
 	}
 }
+
+// Once the router has the shadow backends' views (its connector reads views), an unhinted
+// statement the rule leaves to production asks for the views of the production backend it runs
+// on, and is refused when it names one (the view may reach a shadow table); shadow traffic
+// never asks for production's views.
+func TestShadowProductionViewsAreAskedForProductionTrafficOnly(t *testing.T) {
+	r := shadowRouter(t)
+	route := func(sql string, hints hint.Set) error {
+		_, err := r.Route(Input{Statement: r.Analyze(sql), Hints: hints, Session: &SessionState{}})
+		return err
+	}
+	if err := route("INSERT INTO v_prod (id, user_id) VALUES (1, 0)", hint.Set{}); err != nil {
+		t.Fatalf("without the shadow side's views: %v, want routed (the connector reads no views)", err)
+	}
+	r.SetShadowViews(nil)
+	var need *ColumnsNeeded
+	if err := route("INSERT INTO v_prod (id, user_id) VALUES (1, 0)", hint.Set{}); !errors.As(err, &need) || !need.Views || need.Backend != "hot" {
+		t.Fatalf("first route: %v, want the views of hot asked for", err)
+	}
+	if err := route("INSERT INTO t_int (id, user_id) VALUES (1, 0)", hint.Set{}); err != nil {
+		t.Errorf("shadow rows: %v, want shadow traffic routed without production's views", err)
+	}
+	// Hinted (and refused here: the rule has no default hint algorithm), nothing is asked.
+	if err := route("/* shadow */ INSERT INTO v_prod (id, user_id) VALUES (1, 0)", hint.Set{}); errors.As(err, &need) {
+		t.Errorf("hinted shadow traffic: %v, want production's views not asked for", err)
+	}
+	r.SetViews("hot", []string{"V_Prod"})
+	for _, q := range []string{
+		"INSERT INTO v_prod (id, user_id) VALUES (1, 0)",
+		"UPDATE v_prod SET note = 'x' WHERE user_id = 0",
+		"SELECT * FROM items JOIN v_prod USING (id)",
+		"SET STATEMENT max_statement_time=1 FOR DELETE FROM v_prod WHERE user_id = 0",
+	} {
+		if err := route(q, hint.Set{}); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "view v_prod of backend hot") {
+			t.Errorf("%s: %v, want refused for the view", q, err)
+		}
+	}
+	for _, q := range []string{"INSERT INTO items (id, user_id) VALUES (1, 0)", "SELECT * FROM t_int WHERE user_id = 7"} {
+		if err := route(q, hint.Set{}); err != nil {
+			t.Errorf("%s: %v, want routed to production", q, err)
+		}
+	}
+	if err := route("INSERT INTO v_prod (id, user_id) VALUES (1, 0)", hint.Set{Shadow: hint.ShadowOff}); err != nil {
+		t.Errorf("declared production: %v, want routed", err)
+	}
+}
