@@ -14,6 +14,7 @@ import (
 
 	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/hint"
+	"github.com/obroute/obroute/sqltest"
 )
 
 // clauseStatements decide user_id of t_order (value_match: 0 is shadow) in a clause other than
@@ -228,6 +229,69 @@ func TestShadowViewsOfOneSideNeverReachProduction(t *testing.T) {
 			if r != "9340:7:prodview" {
 				t.Errorf("production %s holds t_order row %s", b.Name, r)
 			}
+		}
+	}
+}
+
+// A view of the shadow backend's database that reads another database (a production database on
+// the same server: CREATE VIEW v_order AS SELECT * FROM test.t_order in shadowdb) sent hinted
+// shadow traffic to production's rows. Shadow traffic naming a view whose definition reaches
+// another database, directly or through another view, or that cannot be read, is refused;
+// views within the shadow database run. Counted on production's rows (the databases share
+// one server, so one general log).
+func TestShadowViewOfAnotherDatabaseNeverReachesProduction(t *testing.T) {
+	b := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot")[0]
+	shadowDSN := strings.Replace(b.DSN, "/test?", "/shadowdb?", 1)
+	if shadowDSN == b.DSN {
+		t.Fatalf("the backend's DSN names no database test")
+	}
+	b.Exec(t, "CREATE DATABASE shadowdb")
+	for _, db := range []string{"test", "shadowdb"} {
+		for _, tb := range []string{"t_order", "items"} {
+			b.Exec(t, "CREATE TABLE "+db+"."+tb+" (id INT PRIMARY KEY, user_id INT, note VARCHAR(64))")
+		}
+	}
+	b.Exec(t, "CREATE VIEW shadowdb.v_order AS SELECT * FROM test.t_order")
+	b.Exec(t, "CREATE VIEW shadowdb.v_nested AS SELECT * FROM shadowdb.v_order WHERE user_id = 0")
+	b.Exec(t, "CREATE VIEW shadowdb.v_items AS SELECT i.id, i.user_id, i.note FROM shadowdb.items i")
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
+		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;"+
+		"shadow.algorithms.v.kind=value_match;shadow.algorithms.v.column=user_id;shadow.algorithms.v.operation=insert;shadow.algorithms.v.values=0;"+
+		"shadow.tables.t_order.algorithms=h,v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b.Exec(t, "INSERT INTO test.t_order (id, user_id, note) VALUES (1, 7, 'prod')")
+	ctx := context.Background()
+	for i, s := range []struct {
+		ctx context.Context
+		sql string
+	}{
+		{ctx, "/* shadow */ INSERT INTO v_order (id, user_id, note) VALUES (%[1]d, 0, 'xdb-%[1]d')"},
+		{ctx, "/*+ OBROUTE(shadow=true) */ UPDATE v_order SET note = 'xdb-%[1]d' WHERE user_id = 0"},
+		{hint.WithShadow(ctx), "DELETE FROM v_nested WHERE note = 'xdb-none-%[1]d'"},
+		{hint.WithShadow(ctx), "INSERT INTO items (id, user_id, note) SELECT id + 100, user_id, 'xdb-%[1]d' FROM v_nested"},
+		{hint.WithShadow(ctx), "SELECT note FROM v_order WHERE note <> 'xdb-%[1]d'"},
+	} {
+		q := fmt.Sprintf(s.sql, 9400+i)
+		if _, err := db.ExecContext(s.ctx, q); !errors.Is(err, connector.ErrUnreadable) {
+			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "/* shadow */ INSERT INTO v_items (id, user_id, note) VALUES (9450, 0, 'xdb-own')"); err != nil {
+		t.Errorf("a hinted INSERT into a view of the shadow database: %v", err)
+	}
+	if got := shadowRows(t, b, "shadowdb.items"); !slices.Equal(got, []string{"9450:0:xdb-own"}) {
+		t.Errorf("shadowdb.items holds %v, want the hinted row", got)
+	}
+	for _, tb := range []string{"test.t_order", "test.items"} {
+		want := []string(nil)
+		if tb == "test.t_order" {
+			want = []string{"1:7:prod"}
+		}
+		if got := shadowRows(t, b, tb); !slices.Equal(got, want) {
+			t.Errorf("production's %s holds %v, want %v", tb, got, want)
 		}
 	}
 }

@@ -52,24 +52,37 @@ func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement
 	}
 }
 
-// readShadowViews reads the views of every shadow backend's database and gives them to the
-// router: a statement decided by column values that names one is refused. They are read on the
+// readShadowViews reads the views of every shadow backend's database, with their definitions,
+// and gives them to the router: a statement decided by column values that names one is refused,
+// and so is shadow traffic naming one that reaches another database. They are read on the
 // shadow backends only, never on production.
 func (c *Connector) readShadowViews(ctx context.Context) error {
-	var names []string
+	var views []routing.View
 	seen := map[string]bool{}
 	for _, m := range c.cfg.Shadow.Mappings {
 		if seen[m.Shadow] {
 			continue
 		}
 		seen[m.Shadow] = true
-		n, err := c.viewNames(ctx, m.Shadow)
+		rows, err := c.defs.handle(c, m.Shadow).QueryContext(ctx, "SELECT TABLE_NAME, TABLE_SCHEMA, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE()")
 		if err != nil {
-			return err
+			return errorf("obroute: reading the views of the shadow backend %s (a view may reach a shadow table, or another database): %w", m.Shadow, err)
 		}
-		names = append(names, n...)
+		for rows.Next() {
+			var v routing.View
+			if err := rows.Scan(&v.Name, &v.Schema, &v.Definition); err != nil {
+				rows.Close()
+				return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
+			}
+			views = append(views, v)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return errorf("obroute: reading the views of the shadow backend %s: %w", m.Shadow, err)
+		}
 	}
-	c.router.SetShadowViews(names)
+	c.router.SetShadowViewDefinitions(views)
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 )
@@ -113,10 +115,11 @@ func (r *Router) definition(k defKey) (*TableColumns, bool) {
 
 // shadowViews are the views of the shadow backends' databases, and of production backends'.
 type shadowViews struct {
-	mu    sync.RWMutex
-	names map[string]bool // lower case; nil until read
-	at    time.Time
-	of    map[string]viewList // by production backend
+	mu     sync.RWMutex
+	names  map[string]bool   // lower case; nil until read
+	leaves map[string]string // of names: those that reach another database, and why
+	at     time.Time
+	of     map[string]viewList // by production backend
 }
 
 // viewList is the views of one backend's database, when they were read.
@@ -197,22 +200,115 @@ func (r *Router) readsRows(st *Statement) bool {
 	return false
 }
 
-// SetShadowViews records the views (any case) of the shadow backends' databases.
+// SetShadowViews records the views (any case) of the shadow backends' databases, without their
+// definitions: shadow traffic naming one is refused (see SetShadowViewDefinitions).
 func (r *Router) SetShadowViews(names []string) {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[strings.ToLower(n)] = true
+	views := make([]View, len(names))
+	for i, n := range names {
+		views[i] = View{Name: n}
 	}
+	r.SetShadowViewDefinitions(views)
+}
+
+// View is a view of a shadow backend's database, as information_schema.VIEWS describes it.
+type View struct {
+	Name       string // TABLE_NAME
+	Schema     string // TABLE_SCHEMA
+	Definition string // VIEW_DEFINITION; "" when the user may not read it
+}
+
+// A view of a shadow backend's database may read or write another database of its server (a
+// production database on the same server: CREATE VIEW v_order AS SELECT * FROM prod.t_order):
+// shadow traffic naming such a view, or a view over one, or one whose definition obroute cannot
+// read, is refused. The definitions are read on the shadow side with the names.
+
+// SetShadowViewDefinitions records the views of the shadow backends' databases, with their
+// definitions.
+func (r *Router) SetShadowViewDefinitions(views []View) {
+	m := make(map[string]bool, len(views))
+	for _, v := range views {
+		m[strings.ToLower(v.Name)] = true
+	}
+	leaves := viewsLeaving(views)
 	r.views.mu.Lock()
-	r.views.names, r.views.at = m, r.Now()
+	r.views.names, r.views.leaves, r.views.at = m, leaves, r.Now()
 	r.views.mu.Unlock()
 }
 
-// ShadowViewsNeeded reports whether the router wants the shadow backends' views read: the
-// shadow rule has a table whose algorithm reads column values, and the views were not read
-// within the metadata refresh interval.
+// viewsLeaving returns the views whose definition reaches a database other than the view's own
+// (a table, a column or a function qualified by it), directly or through another of the views,
+// or cannot be read: why each does, by lower-case name.
+func viewsLeaving(views []View) map[string]string {
+	leaves := map[string]string{}
+	uses := map[string][]string{} // the names (lower case) of the view's own database it reads
+	for _, v := range views {
+		name := strings.ToLower(v.Name)
+		if v.Definition == "" {
+			leaves[name] = "its definition is not readable (SHOW VIEW privilege)"
+			continue
+		}
+		p, err := parse(v.Definition, nil)
+		if err != nil {
+			leaves[name] = "its definition is not one obroute reads"
+			continue
+		}
+		other := ""
+		qualified := func(db sqlparser.TableIdent) {
+			if q := db.String(); q != "" && !strings.EqualFold(q, v.Schema) && other == "" {
+				other = q
+			}
+		}
+		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+			switch x := n.(type) {
+			case sqlparser.TableName:
+				qualified(x.DbQualifier)
+				if x.DbQualifier.IsEmpty() || strings.EqualFold(x.DbQualifier.String(), v.Schema) {
+					uses[name] = append(uses[name], strings.ToLower(x.Name.String()))
+				}
+			case *sqlparser.FuncExpr:
+				qualified(x.Qualifier)
+			}
+			return true, nil
+		}, p.ast)
+		if other != "" {
+			leaves[name] = "its definition reads database " + other
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for name, used := range uses {
+			if _, done := leaves[name]; done {
+				continue
+			}
+			for _, u := range used {
+				if _, ok := leaves[u]; ok && u != name {
+					leaves[name] = "it reads the view " + u + ", which " + strings.TrimPrefix(leaves[u], "it ")
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return leaves
+}
+
+// shadowViewLeaving refuses shadow traffic naming a view of the shadow backends that reaches
+// another database (see viewsLeaving).
+func (r *Router) shadowViewLeaving(st *Statement) error {
+	r.views.mu.RLock()
+	defer r.views.mu.RUnlock()
+	for _, t := range st.Tables {
+		if why, ok := r.views.leaves[t]; ok {
+			return errorf("%w: shadow traffic names the view %s of the shadow backends, and %s: it may read or write another database (production's, on the same server); write the statement on the shadow database's own tables", ErrUnreadable, t, why)
+		}
+	}
+	return nil
+}
+
+// ShadowViewsNeeded reports whether the router wants the shadow backends' views read: it has a
+// shadow rule, and the views were not read within the metadata refresh interval.
 func (r *Router) ShadowViewsNeeded() bool {
-	if r.shadowColumnTables == nil {
+	if r.cfg.Shadow == nil {
 		return false
 	}
 	r.views.mu.RLock()
@@ -285,7 +381,11 @@ func operationOf(k Kind) shadow.Operation {
 // the rule leaves to production is refused when it names a view there (productionView).
 func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
 	d, err := r.decideRule(p, st, hints, args, sess, txShadow)
-	if err == nil && !d.Shadow && hints.Shadow == hint.ShadowUnset && !txShadow {
+	switch {
+	case err != nil:
+	case d.Shadow:
+		err = r.shadowViewLeaving(st)
+	case hints.Shadow == hint.ShadowUnset && !txShadow:
 		err = r.productionView(p, st)
 	}
 	return d, err

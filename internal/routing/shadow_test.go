@@ -468,3 +468,26 @@ func TestShadowProductionViewsAreAskedForProductionTrafficOnly(t *testing.T) {
 		t.Errorf("declared production: %v, want routed", err)
 	}
 }
+
+// A view of the shadow database leaves it when its definition names another database's table,
+// column or function, reads a view that does, or cannot be read.
+func TestShadowViewsLeavingTheirDatabase(t *testing.T) {
+	got := viewsLeaving([]View{
+		{Name: "v_own", Schema: "shadowdb", Definition: "select `shadowdb`.`t_order`.`id` AS `id` from `shadowdb`.`t_order`"},
+		{Name: "v_prod", Schema: "shadowdb", Definition: "select `prod`.`t_order`.`id` AS `id` from `prod`.`t_order`"},
+		{Name: "V_Nested", Schema: "shadowdb", Definition: "select `v`.`id` AS `id` from `shadowdb`.`v_prod` `v`"},
+		{Name: "v_func", Schema: "shadowdb", Definition: "select `prod`.`f`(1) AS `x`"},
+		{Name: "v_hidden", Schema: "shadowdb", Definition: ""},
+		{Name: "v_over_own", Schema: "shadowdb", Definition: "select `id` AS `id` from `v_own`"},
+	})
+	for name, want := range map[string]string{"v_prod": "database prod", "v_nested": "view v_prod", "v_func": "database prod", "v_hidden": "not readable"} {
+		if !strings.Contains(got[name], want) {
+			t.Errorf("%s: %q, want it leaving (%s)", name, got[name], want)
+		}
+	}
+	for _, name := range []string{"v_own", "v_over_own"} {
+		if why, ok := got[name]; ok {
+			t.Errorf("%s: leaves (%s), want it kept within its database", name, why)
+		}
+	}
+}
