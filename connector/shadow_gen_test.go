@@ -82,6 +82,7 @@ var (
 		"/* shadow */ ", "/*SHADOW*/", "/*\n shadow\n*/\n", "/*+ OBROUTE(shadow=true) */ ", "/*+ MAX_EXECUTION_TIME(5000) OBROUTE (shadow=true) */ ",
 		"/*+ obroute(SHADOW = TRUE) NO_ICP(t1) */ ", "/*+\n\tQB_NAME(q)\n\tOBROUTE(\n\t\tshadow=true\n\t)\n*/\n", "/* SHARDINGSPHERE_HINT: SHADOW=true */ ",
 		"/* ShardingSphere hint: SHADOW=TRUE */ ", "/* request_id=9 */ /* shadow */ ", "-- note\n/*+ OBROUTE(shadow=true) */ ",
+		"/** note */ /* shadow */ ", "--\x01note\n/* shadow */ ",
 	}
 	// genProdComments are leading comments of production traffic (an explicit production hint,
 	// or the server's own hints).
@@ -357,23 +358,33 @@ func (w *genWorker) change(tr traffic, group int, inTx bool) *genStmt {
 	ctx, prefix := w.decorate(tr, !tb.value, inTx)
 	cond := fmt.Sprintf("id = %d%s", id, timeCond)
 	var args []any
+	valueCond := ""
 	if tb.value && tr == trafficShadow {
 		v := genShadowCompared[w.rng.IntN(len(genShadowCompared))]
-		cond += " AND " + fmt.Sprintf(genShadowWheres[w.rng.IntN(len(genShadowWheres))], v.text)
+		valueCond = fmt.Sprintf(genShadowWheres[w.rng.IntN(len(genShadowWheres))], v.text)
 		if v.text == "?" {
 			args = append(args, v.arg)
 		}
+	}
+	// A shadow SELECT may decide user_id in its HAVING, on the grouped column, as the server reads it.
+	having := valueCond != "" && w.rng.IntN(3) == 0
+	if valueCond != "" && !having {
+		cond += " AND " + valueCond
 	}
 	if tb.value && tr == trafficProduction && row.user != nil && *row.user != 0 && w.rng.IntN(2) == 0 {
 		cond += []string{" AND user_id <> 0", fmt.Sprintf(" AND user_id = %d", *row.user), " AND NOT (user_id = 0)", fmt.Sprintf(" AND user_id IN (%d, 99)", *row.user)}[w.rng.IntN(4)]
 	}
 	s := &genStmt{ctx: ctx, tr: tr, args: args}
-	switch w.rng.IntN(3) {
-	case 0:
+	switch n := w.rng.IntN(3); {
+	case having:
+		s.sql = fmt.Sprintf("%sSELECT note FROM %s WHERE %s GROUP BY user_id, note HAVING %s /* %s */", prefix, tb.name, cond, valueCond, note)
+		s.kind, s.query = "select … having "+tb.name, true
+		s.apply = func() {}
+	case n == 0:
 		s.sql = fmt.Sprintf("%sUPDATE %s SET note = '%s' WHERE %s /* %s */", prefix, tb.name, note, cond, note)
 		s.kind = "update " + tb.name
 		s.apply = func() { w.put(tr, physical, id, genRow{user: row.user, note: note}) }
-	case 1:
+	case n == 1:
 		s.sql = fmt.Sprintf("%sDELETE FROM %s WHERE %s /* %s */", prefix, tb.name, cond, note)
 		s.kind = "delete " + tb.name
 		s.apply = func() { delete(w.rows[side(tr)][physical], id) }
@@ -392,7 +403,7 @@ func (w *genWorker) refused() genStmt {
 	id := w.newID()
 	bg := context.Background()
 	s := genStmt{ctx: bg, tr: trafficRefused, apply: func() {}}
-	switch n := w.rng.IntN(6); n {
+	switch n := w.rng.IntN(10); n {
 	case 0, 1:
 		f := refusedHintForms[w.rng.IntN(len(refusedHintForms))]
 		s.sql = fmt.Sprintf("%sINSERT %s INTO items (id, user_id, note) VALUES (%d, 1, '%s') /* %s */", f.prefix, f.insertAfterKeyword, id, note, note)
@@ -406,11 +417,49 @@ func (w *genWorker) refused() genStmt {
 	case 4:
 		s.sql = fmt.Sprintf("/* shadow */ INSERT INTO t_order (id, user_id, note) VALUES (%d, 7, '%s') /* %s */", id, note, note)
 		s.kind, s.want = "refused shadow hint on production values", connector.ErrNoShadowBackend
-	default:
+	case 5:
 		s.sql = fmt.Sprintf("INSERT INTO t_route (id, user_id, note) VALUES (%d, ABS(0), '%s') /* %s */", id, note, note)
 		s.kind, s.want = "refused unreadable value", connector.ErrUnreadable
+	case 6:
+		s.sql = []string{
+			"SELECT user_id AS u, note FROM t_order GROUP BY u, note HAVING u = 0 /* %s */",
+			"SELECT COUNT(*) FROM t_order HAVING MAX(user_id) = 0 /* %s */",
+			"SELECT o.note FROM t_order o JOIN items i USING (user_id) WHERE i.user_id = 0 /* %s */",
+			"SELECT d.note FROM (SELECT * FROM t_order WHERE user_id = 0) d /* %s */",
+		}[w.rng.IntN(4)]
+		s.sql = fmt.Sprintf(s.sql, note)
+		s.kind, s.want, s.query = "refused unreadable clause", connector.ErrUnreadable, true
+	case 7:
+		s.sql = fmt.Sprintf("INSERT INTO v_prod (id, user_id, note) VALUES (%d, 0, '%s') /* %s */", id, note, note)
+		s.kind, s.want = "refused view of production", connector.ErrUnreadable
+	case 8:
+		s.sql = fmt.Sprintf("UPDATE v_shadow SET note = '%s' WHERE user_id = 0 AND id = %d /* %s */", note, id, note)
+		s.kind, s.want = "refused unhinted view of shadow", connector.ErrUnreadable
+	default:
+		f := genRefusedComments[w.rng.IntN(len(genRefusedComments))]
+		s.sql = fmt.Sprintf("%sINSERT INTO items (id, user_id, note) VALUES (%d, 1, '%s') /* %s */", f, id, note, note)
+		s.kind, s.want = "refused misread comment", hint.ErrMalformedHint
 	}
 	return s
+}
+
+// genRefusedComments lead a statement with a shadow hint in, or after, a comment form the hint
+// reader once misread: each is refused.
+var genRefusedComments = []string{"--\x01/* shadow */\n", "/** shadow */ ", "/**shadow*/", "/*\x01shadow*/ ", "-- note /* shadow */\n", "#\x01shadow\n", "-- note\x00/* shadow */\n"}
+
+// viewInsert builds a shadow-hinted INSERT into v_shadow, a view of the shadow backends over
+// t_order: its row is a shadow row of t_order on shadow_hot.
+func (w *genWorker) viewInsert() genStmt {
+	tag := w.newTag()
+	note := fmt.Sprintf("g%d", tag)
+	id := w.newID()
+	ctx, prefix := context.Background(), genShadowComments[w.rng.IntN(len(genShadowComments))]
+	if w.rng.IntN(3) == 0 {
+		ctx, prefix = hint.WithShadow(ctx), ""
+	}
+	return genStmt{ctx: ctx, tr: trafficShadow, kind: "insert into a view v_shadow",
+		sql:   fmt.Sprintf("%sINSERT INTO v_shadow (id, user_id, note) VALUES (%d, 0, '%s') /* %s */", prefix, id, note, note),
+		apply: func() { w.put(trafficShadow, "t_order", id, genRow{user: i64(0), note: note}) }}
 }
 
 // run executes s on q and checks its outcome.
@@ -452,6 +501,8 @@ func (w *genWorker) one() error {
 	switch n := w.rng.IntN(10); {
 	case tr == trafficRefused:
 		return w.run(w.db, w.refused())
+	case n < 4 && tr == trafficShadow && w.rng.IntN(10) == 0:
+		return w.run(w.db, w.viewInsert())
 	case n < 4:
 		return w.run(w.db, w.insert(tr, -1, false))
 	case n < 6:
@@ -656,6 +707,14 @@ func TestShadowGeneratorNeverReachesProduction(t *testing.T) {
 	}
 	t.Logf("seed %d, %d statements", seed, total)
 	w := newShadowWorld(t)
+	// Views of one side only: v_prod over t_order on production, v_shadow on the shadow backends.
+	for _, b := range w.prod {
+		b.Exec(t, "CREATE VIEW v_prod AS SELECT * FROM t_order")
+	}
+	for _, b := range w.shadows {
+		b.Exec(t, "CREATE VIEW v_shadow AS SELECT * FROM t_order")
+	}
+	w.truncateLogs(t)
 	st := &genState{tags: map[int]traffic{}, kinds: map[string]int{}}
 	for s := range st.rows {
 		st.rows[s] = map[string]map[int]genRow{}
