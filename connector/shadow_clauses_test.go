@@ -32,6 +32,7 @@ var clauseStatements = []struct {
 	{"SELECT user_id AS u, COUNT(*) FROM t_order GROUP BY u HAVING u = 0 /* clause-%[1]d */", connector.ErrUnreadable},
 	{"SELECT COUNT(*) AS user_id FROM t_order HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
 	{"SELECT COUNT(*) FROM t_order HAVING MAX(user_id) = 0 /* clause-%[1]d */", connector.ErrUnreadable},
+	{"SELECT note AS user_id FROM t_order GROUP BY user_id HAVING t_order.user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
 	{"SELECT COUNT(*), user_id FROM t_order HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
 	{"SELECT note FROM t_order GROUP BY note HAVING user_id = 0 /* clause-%[1]d */", connector.ErrUnreadable},
 	{"SELECT note FROM t_order GROUP BY note HAVING SUM(user_id = 0) > 0 /* clause-%[1]d */", connector.ErrUnreadable},

@@ -351,9 +351,11 @@ func (c *readCompiler) having(sel *sqlparser.Select, col string) *scond {
 	h := sel.Having.Expr
 	unread := func(why string) *scond { return &scond{op: scUnread, why: why} }
 	var aliases []string
+	named := false // an alias is named col: GROUP BY col may mean it
 	for _, se := range sel.SelectExprs {
 		if ae, ok := se.(*sqlparser.AliasedExpr); ok && !ae.As.IsEmpty() && (ae.As.Lowered() == col || c.mentions(ae.Expr, col)) {
 			aliases = append(aliases, ae.As.Lowered())
+			named = named || ae.As.Lowered() == col
 		}
 	}
 	alias := ""
@@ -374,7 +376,7 @@ func (c *readCompiler) having(sel *sqlparser.Select, col string) *scond {
 			return unread("the HAVING of a query WITH ROLLUP names " + col + "; write the condition on " + col + " in the WHERE")
 		}
 	}
-	grouped := slices.ContainsFunc(sel.GroupBy, func(g sqlparser.Expr) bool { return c.isColumn(g, col) })
+	grouped := !named && slices.ContainsFunc(sel.GroupBy, func(g sqlparser.Expr) bool { return c.isColumn(g, col) })
 	if !grouped && (len(sel.GroupBy) > 0 || aggregates(sel)) {
 		return unread("the HAVING names " + col + ", which the query does not group by (its value in a group is any row's, or an aggregate's); write the condition on " + col + " in the WHERE")
 	}
