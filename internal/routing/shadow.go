@@ -149,7 +149,7 @@ func (r *Router) SetViews(backend string, names []string) {
 // does not read views (or is not yet reading them) asks for none. Statements that read or write
 // no rows are left alone.
 func (r *Router) productionView(p *Plan, st *Statement) error {
-	if r.shadowColumnTables == nil || !r.readsRows(st) {
+	if r.shadowColumnTables == nil || len(st.Tables) == 0 {
 		return nil
 	}
 	ttl := time.Duration(r.cfg.Settings.Metadata.Refresh)
@@ -164,10 +164,13 @@ func (r *Router) productionView(p *Plan, st *Statement) error {
 		}
 		l, ok := r.views.of[t.Backend]
 		if !ok || ttl > 0 && r.Now().Sub(l.at) > ttl {
+			if !r.readsRows(st) {
+				return nil
+			}
 			return &ColumnsNeeded{Backend: t.Backend, Views: true}
 		}
 		for _, n := range st.Tables {
-			if l.names[n] {
+			if l.names[n] && r.readsRows(st) {
 				return errorf("%w: the statement names the view %s of backend %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, n, t.Backend)
 			}
 		}
@@ -399,8 +402,8 @@ func (r *Router) decideRule(p *Plan, st *Statement, hints hint.Set, args []drive
 			return shadow.Decision{}, errorf("%w: the statement reads or writes rows of the shadow table %s, whose rule reads column values, inside a statement of another kind (SET STATEMENT … FOR, EXPLAIN, ANALYZE, DO, SET … = (SELECT …), HANDLER … READ, CREATE … SELECT, LOAD …), from which obroute does not read the values; write it as a plain SELECT, INSERT, UPDATE or DELETE, or hint it as production traffic (/*+ OBROUTE(shadow=false) */)", ErrUnreadable, t)
 		}
 	}
-	if hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil && r.readsRows(st) {
-		if v := r.namedView(st); v != "" {
+	if hints.Shadow == hint.ShadowUnset && !txShadow && r.shadowColumnTables != nil {
+		if v := r.namedView(st); v != "" && r.readsRows(st) {
 			return shadow.Decision{}, errorf("%w: the statement names the view %s, which may reach a shadow table whose rule reads column values, and obroute does not read which tables a view reaches; write the statement on the view's tables, or hint it as shadow or production traffic", ErrUnreadable, v)
 		}
 	}
