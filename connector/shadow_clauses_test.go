@@ -280,6 +280,16 @@ func TestShadowViewOfAnotherDatabaseNeverReachesProduction(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", q, err, connector.ErrUnreadable)
 		}
 	}
+	// A rule of the hint alone reads the shadow backends' views for shadow traffic too.
+	hintOnly, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
+		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hintOnly.Close()
+	if _, err := hintOnly.ExecContext(hint.WithShadow(ctx), "INSERT INTO v_order (id, user_id, note) VALUES (9420, 0, 'xdb-9420')"); !errors.Is(err, connector.ErrUnreadable) {
+		t.Errorf("shadow INSERT INTO v_order under a rule of hints: err = %v, want %v", err, connector.ErrUnreadable)
+	}
 	if _, err := db.ExecContext(ctx, "/* shadow */ INSERT INTO v_items (id, user_id, note) VALUES (9450, 0, 'xdb-own')"); err != nil {
 		t.Errorf("a hinted INSERT into a view of the shadow database: %v", err)
 	}

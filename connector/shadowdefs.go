@@ -32,7 +32,7 @@ type shadowDefs struct {
 
 // routeReading routes st, first reading the definitions of shadow tables the router asks for.
 func (cs *clientSession) routeReading(ctx context.Context, st *routing.Statement, hints hint.Set, args []driver.NamedValue, explain bool) (*routing.Plan, error) {
-	if !cs.c.noReadBack && cs.c.router.ShadowViewsNeeded() {
+	if !cs.c.noReadBack && cs.c.router.ShadowViewsNeeded(cs.shadowByHints(st, hints) || cs.c.isShadowBackend(hints.Backend)) {
 		if err := cs.c.readShadowViews(ctx); err != nil {
 			return nil, err
 		}

@@ -308,10 +308,13 @@ func (r *Router) shadowViewLeaving(st *Statement) error {
 	return nil
 }
 
-// ShadowViewsNeeded reports whether the router wants the shadow backends' views read: it has a
-// shadow rule, and the views were not read within the metadata refresh interval.
-func (r *Router) ShadowViewsNeeded() bool {
-	if r.cfg.Shadow == nil {
+// ShadowViewsNeeded reports whether the router wants the shadow backends' views read before it
+// routes a statement: the shadow rule has a table whose algorithm reads column values (any
+// statement may be shadow traffic by its values), or the statement is shadow traffic by its
+// hints (shadowTraffic), and the views were not read within the metadata refresh interval.
+// Production traffic under a rule of hints only never waits for the shadow backends.
+func (r *Router) ShadowViewsNeeded(shadowTraffic bool) bool {
+	if r.cfg.Shadow == nil || r.shadowColumnTables == nil && !shadowTraffic {
 		return false
 	}
 	r.views.mu.RLock()
