@@ -306,3 +306,56 @@ func TestShadowViewOfAnotherDatabaseNeverReachesProduction(t *testing.T) {
 		}
 	}
 }
+
+// Shadow traffic naming production's database — a table qualified by it, or USE of it — on a
+// shadow backend that shares production's server would read or write production's tables: it
+// is refused, and production's rows stay as they were; the shadow database's own tables, named
+// plainly or by the shadow database, are shadow traffic as before.
+func TestShadowNamingProductionsDatabaseNeverReachesProduction(t *testing.T) {
+	b := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot")[0]
+	shadowDSN := strings.Replace(b.DSN, "/test?", "/shadowdb?", 1)
+	if shadowDSN == b.DSN {
+		t.Fatalf("the backend's DSN names no database test")
+	}
+	b.Exec(t, "CREATE DATABASE shadowdb")
+	for _, db := range []string{"test", "shadowdb"} {
+		b.Exec(t, "CREATE TABLE "+db+".t_order (id INT PRIMARY KEY, user_id INT, note VARCHAR(64))")
+	}
+	b.Exec(t, "INSERT INTO test.t_order (id, user_id, note) VALUES (1, 7, 'prod')")
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
+		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;shadow.tables.t_order.algorithms=h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, s := range []struct {
+		ctx context.Context
+		sql string
+	}{
+		{ctx, "/* shadow */ INSERT INTO test.t_order (id, user_id, note) VALUES (2, 0, 'leak')"},
+		{ctx, "/* shadow */ INSERT INTO `test`.`t_order` (id, user_id, note) VALUES (3, 0, 'leak')"},
+		{ctx, "/* shadow */ UPDATE TEST . t_order SET note = 'leak'"},
+		{hint.WithShadow(ctx), "DELETE FROM test.t_order"},
+		{hint.WithShadow(ctx), "INSERT INTO t_order (id, user_id, note) SELECT id + 10, user_id, note FROM test.t_order"},
+		{ctx, "/* shadow */ USE test"},
+	} {
+		if _, err := db.ExecContext(s.ctx, s.sql); !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "database of a production backend") {
+			t.Errorf("%s: err = %v, want ErrUnreadable naming production's database", s.sql, err)
+		}
+	}
+	for _, q := range []string{
+		"/* shadow */ INSERT INTO t_order (id, user_id, note) VALUES (20, 0, 'own')",
+		"/* shadow */ INSERT INTO shadowdb.t_order (id, user_id, note) VALUES (21, 0, 'own')",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if got := shadowRows(t, b, "test.t_order"); !slices.Equal(got, []string{"1:7:prod"}) {
+		t.Errorf("production's test.t_order holds %v, want only its own row", got)
+	}
+	if got := shadowRows(t, b, "shadowdb.t_order"); !slices.Equal(got, []string{"20:0:own", "21:0:own"}) {
+		t.Errorf("shadowdb.t_order holds %v, want the two shadow rows", got)
+	}
+}

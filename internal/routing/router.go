@@ -99,6 +99,9 @@ type Router struct {
 	shadowColumnTables map[string]bool
 	defs               tableDefs   // definitions of those tables, per backend (see shadow.go)
 	views              shadowViews // the views of the shadow backends (see SetShadowViews)
+	// productionDBs are the databases of the production backends' DSNs that no shadow
+	// backend's DSN names, lower case; nil when there are none (see shadowNamesProduction).
+	productionDBs map[string]bool
 	time               *timeRouter
 }
 
@@ -142,6 +145,9 @@ func New(cfg Config) (*Router, error) {
 				r.shadowColumnTables[name] = true
 			}
 		}
+	}
+	if cfg.Shadow != nil {
+		r.productionDBs = productionDatabases(cfg.Settings.Backends, r.shadowOf)
 	}
 	for table := range cfg.Settings.Routes {
 		r.routed[strings.ToLower(table)] = "static route"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/obroute/obroute/config"
 	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/internal/shadow"
 )
@@ -308,6 +309,59 @@ func (r *Router) shadowViewLeaving(st *Statement) error {
 	return nil
 }
 
+// productionDatabases returns the databases the production backends' DSNs name and no shadow
+// backend's DSN names, lower case; nil when there are none.
+func productionDatabases(backends []config.Backend, shadowOf map[string]bool) map[string]bool {
+	prod, own := map[string]bool{}, map[string]bool{}
+	for _, b := range backends {
+		if b.MySQL == nil || b.MySQL.DBName == "" {
+			continue
+		}
+		if db := strings.ToLower(b.MySQL.DBName); shadowOf[b.Name] {
+			own[db] = true
+		} else {
+			prod[db] = true
+		}
+	}
+	for db := range own {
+		delete(prod, db)
+	}
+	if len(prod) == 0 {
+		return nil
+	}
+	return prod
+}
+
+// shadowNamesProduction refuses shadow traffic that names a production backend's database —
+// a table qualified by it, or USE of it — which a shadow backend may reach when it shares a
+// server with production (the name then means production's tables). A word before a dot that
+// is such a database's name is taken for it, even when it is a table's alias: refused alike.
+func (r *Router) shadowNamesProduction(st *Statement) error {
+	if r.productionDBs == nil {
+		return nil
+	}
+	db := ""
+	if st.Kind == KindUse {
+		if r.productionDBs[strings.ToLower(st.Database)] {
+			db = st.Database
+		}
+	} else {
+		body, _ := execComments(st.SQL[hint.StatementStart(st.SQL):])
+		toks, _ := lex(body)
+		for i := 0; i+2 < len(toks) && db == ""; i++ {
+			if toks[i+1].kind == tokPunct && toks[i+1].text == "." && toks[i+2].kind != tokPunct {
+				if name := identText(toks[i]); r.productionDBs[name] {
+					db = name
+				}
+			}
+		}
+	}
+	if db == "" {
+		return nil
+	}
+	return errorf("%w: shadow traffic names %s, the database of a production backend: on a shadow backend sharing production's server it would read or write production's tables; name the shadow database's tables without a database (or by the shadow database's own name)", ErrUnreadable, db)
+}
+
 // ShadowViewsNeeded reports whether the router wants the shadow backends' views read before it
 // routes a statement: the shadow rule has a table whose algorithm reads column values (any
 // statement may be shadow traffic by its values), or the statement is shadow traffic by its
@@ -390,7 +444,9 @@ func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []dri
 	switch {
 	case err != nil:
 	case d.Shadow:
-		err = r.shadowViewLeaving(st)
+		if err = r.shadowViewLeaving(st); err == nil {
+			err = r.shadowNamesProduction(st)
+		}
 	case hints.Shadow == hint.ShadowUnset && !txShadow:
 		err = r.productionView(p, st)
 	}
