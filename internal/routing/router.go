@@ -102,7 +102,7 @@ type Router struct {
 	// productionDBs are the databases of the production backends' DSNs that no shadow
 	// backend's DSN names, lower case; nil when there are none (see shadowNamesProduction).
 	productionDBs map[string]bool
-	time               *timeRouter
+	time          *timeRouter
 }
 
 // New validates cfg and builds a Router.
