@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"io"
 	"slices"
+	"strings"
 )
 
 // group is one merged group: an owned copy of its first row plus its aggregates.
@@ -37,6 +38,12 @@ func newGrouper(spec *Spec, cols *columns, types []ColumnType) (*grouper, error)
 			g.aggCol[c] = true
 		}
 		t := types[a.Column]
+		if (a.Func == AggMin || a.Func == AggMax) && len(spec.GroupBy) == 0 && strings.EqualFold(t.DatabaseTypeName, "BIT") {
+			// MariaDB (10.11) types it BIT but sends the number's decimal digits when one table
+			// answers without GROUP BY, and the bits from a UNION or a grouped query: which of
+			// the two a sub-query's value is cannot be told from the value.
+			return nil, notExactf("column %d is %s of a BIT column, which one server sends as the number's decimal digits (a BIT typed column holding \"4095\"), and as its bits from several tables; select %s(col + 0) for the number, or narrow the range to one table", a.Column+1, a.Func, a.Func)
+		}
 		ag.float = cols.kinds[a.Column] == kindFloat
 		if cols.kinds[a.Column] == kindNumber && t.HasPrecisionScale {
 			ag.scale, ag.hasScale = int(t.Scale), true
