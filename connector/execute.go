@@ -328,7 +328,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
 		}
 	} else if wantRows && !st.Kind.IsWrite() {
-		rows, err = cs.queryTargets(ctx, plan)
+		rows, err = cs.queryTargets(ctx, plan, prep != nil)
 	} else if res, err = cs.execTargets(ctx, plan); err == nil && wantRows {
 		res, rows = nil, emptyRows{} // a write through Query: no rows, as the server answers
 	}

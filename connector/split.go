@@ -21,8 +21,10 @@ import (
 var errRetyped = errors.New("obroute: internal: split statement's column types read, route it again")
 
 // queryTargets runs the targets of a split query concurrently, one per backend, and merges
-// their rows. The first error cancels the others.
-func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (driver.Rows, error) {
+// their rows. The first error cancels the others. prepared runs them in the binary protocol, as
+// the application's prepared statement runs on one server (a FLOAT in the text protocol has
+// six digits: 16777216 comes back 1.67772e7).
+func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan, prepared bool) (driver.Rows, error) {
 	servers := make([]*serverSession, len(plan.Targets))
 	for i, t := range plan.Targets {
 		s, err := cs.splitServer(ctx, plan, t.Backend)
@@ -57,7 +59,7 @@ func (cs *clientSession) queryTargets(ctx context.Context, plan *routing.Plan) (
 		}
 		return nil, errRetyped
 	}
-	results, cancel, err := cs.fanOut(ctx, plan, servers)
+	results, cancel, err := cs.fanOut(ctx, plan, servers, prepared)
 	cs.ranSplit(plan, servers, 0, err)
 	if err != nil {
 		return nil, err
@@ -266,9 +268,10 @@ func mergeSpec(plan *routing.Plan, results []driver.Rows, probed probedTypes) (m
 // context cannot be cancelled, their connections are interrupted (see connWatch.interrupt), so
 // that no context go-sql-driver must watch is added to a statement that had none: with one,
 // go-sql-driver hands each statement to its watcher goroutine and back, two goroutine wake-ups
-// per statement. The error returned is the first failure's.
-func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession) ([]driver.Rows, context.CancelFunc, error) {
-	f := &fan{plan: plan, servers: servers, ctx: ctx, cancel: func() {}, first: -1, interruptible: ctx.Done() == nil}
+// per statement. The error returned is the first failure's. prepared runs the targets in the
+// binary protocol.
+func (cs *clientSession) fanOut(ctx context.Context, plan *routing.Plan, servers []*serverSession, prepared bool) ([]driver.Rows, context.CancelFunc, error) {
+	f := &fan{plan: plan, servers: servers, ctx: ctx, cancel: func() {}, first: -1, interruptible: ctx.Done() == nil, prepared: prepared}
 	for _, s := range servers {
 		f.interruptible = f.interruptible && s.watch.canInterrupt()
 	}
@@ -320,6 +323,7 @@ type fan struct {
 	ctx           context.Context // the sub-queries' context
 	cancel        context.CancelFunc
 	interruptible bool // a failure interrupts the others' connections instead of cancelling ctx
+	prepared      bool // the sub-queries run in the binary protocol
 	results       []driver.Rows
 	errs          []error
 	failed        sync.Once
@@ -330,7 +334,7 @@ type fan struct {
 // run runs target i; the first to fail stops the others.
 func (f *fan) run(i int) {
 	t := f.plan.Targets[i]
-	f.results[i], f.errs[i] = f.servers[i].query(f.ctx, t.SQL, t.Args, false)
+	f.results[i], f.errs[i] = f.servers[i].query(f.ctx, t.SQL, t.Args, f.prepared)
 	if f.errs[i] == nil || f.servers[i].watch.wasInterrupted() {
 		return
 	}

@@ -109,12 +109,18 @@ func PickCollations(seed uint64, all []Collation) []Collation {
 	}
 	pick(func(c Collation) bool { return c.Name == "utf8mb4_general_ci" })
 	pick(func(c Collation) bool { return c.Charset == "utf8mb4" && strings.Contains(c.Name, "nopad") })
-	pick(func(c Collation) bool { return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_ai_ci") })
-	pick(func(c Collation) bool { return c.Charset == "utf8mb4" && strings.HasSuffix(c.Name, "_bin") && !strings.Contains(c.Name, "nopad") })
+	pick(func(c Collation) bool {
+		return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_ai_ci")
+	})
+	pick(func(c Collation) bool {
+		return c.Charset == "utf8mb4" && strings.HasSuffix(c.Name, "_bin") && !strings.Contains(c.Name, "nopad")
+	})
 	pick(func(c Collation) bool { return c.Charset == "latin1" && strings.HasSuffix(c.Name, "_ci") })
 	pick(func(c Collation) bool { return strings.HasSuffix(c.Name, "_cs") || strings.Contains(c.Name, "_as_") })
 	pick(func(c Collation) bool { return c.Charset == "utf8mb3" })
-	pick(func(c Collation) bool { return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_as_cs") })
+	pick(func(c Collation) bool {
+		return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_as_cs")
+	})
 	for range 3 {
 		pick(func(Collation) bool { return true })
 	}
@@ -276,7 +282,7 @@ func InsertTypeRowsSQL(table string, cols []TypeColumn, rows []TypeRow, batch in
 }
 
 // TypeSettings are the session settings the queries run in: the servers' defaults, a time zone
-// of +09:00 (TIMESTAMP values read in it), sql_mode '' and two div_precision_increments.
+// of +09:00 (TIMESTAMP values read in it), sql_mode ” and two div_precision_increments.
 // Each is the value of time_zone, sql_mode ("DEFAULT": the server's) and
 // div_precision_increment.
 var TypeSettings = []struct {

@@ -188,7 +188,7 @@ func refusal(err error) bool {
 // VARCHARs in ten collations chosen from the server's SHOW COLLATION (NO PAD, uca1400, _bin,
 // latin1, accent- or case-sensitive, utf8mb3 among them), the row, DISTINCT, GROUP BY (with
 // and without ORDER BY, with LIMIT), ORDER BY … LIMIT and aggregate queries over a range across
-// hot and cold tables, some in a session with time_zone +09:00, sql_mode '' or another
+// hot and cold tables, some in a session with time_zone +09:00, sql_mode ” or another
 // div_precision_increment, through obroute and on one server holding every row. Rows and
 // column metadata (name, type, nullability, precision and scale, length, scan type) must be
 // one server's, in the text protocol and, every third query, prepared; a refusal (a routing
