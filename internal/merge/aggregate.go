@@ -246,6 +246,9 @@ func (st *aggState) addSum(a *aggregator, row []driver.Value, raw int) error {
 	case uint64:
 		st.sum.addUint(x)
 	case []byte:
+		if clipped(x) {
+			return notExactf("a partial %s of column %d is the largest DECIMAL(65) value, where a sub-query's UNION ALL of its tables clips a sum that one server carries beyond 65 digits; narrow the range to one table, or sum in the application", a.Func, a.Column+1)
+		}
 		if !st.sum.addText(x) {
 			return badValue(raw, "SUM", v)
 		}
@@ -253,6 +256,23 @@ func (st *aggState) addSum(a *aggregator, row []driver.Value, raw int) error {
 		return badValue(raw, "SUM", v)
 	}
 	return nil
+}
+
+// clipped reports whether the decimal text b is 65 nines (with a sign and a point): the most
+// a DECIMAL holds, to which MariaDB (10.11) clips a SUM that a UNION ALL passes on, though
+// one table's SUM shows more digits.
+func clipped(b []byte) bool {
+	n := 0
+	for _, c := range b {
+		switch c {
+		case '9':
+			n++
+		case '-', '.':
+		default:
+			return false
+		}
+	}
+	return n == 65
 }
 
 // isFloat reports whether v is a float (a FLOAT or DOUBLE column's value).
