@@ -2,8 +2,10 @@ package difftest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,9 +85,9 @@ var typeColumns = []TypeColumn{
 type Collation struct{ Name, Charset string }
 
 // PickCollations chooses, from the server's collations, at least eight for the text columns,
-// deterministic for a seed: a NO PAD one, a uca1400 one, a _bin one, a latin1 one, an accent-
-// or case-sensitive one (_cs, _as_), a utf8mb3 one, the utf8mb4 default, and three others of
-// utf8mb4, utf8mb3 or latin1. A kind the server lacks is left out.
+// deterministic for a seed: a one-level NO PAD one, a uca1400 one, a _bin one, a latin1 one, an accent-
+// or case-sensitive one (_cs, _as_), a one-level utf8mb3 one, the utf8mb4 default, and three other one-level
+// collations of utf8mb4, utf8mb3 or latin1. A kind the server lacks is left out.
 func PickCollations(seed uint64, all []Collation) []Collation {
 	rng := rand.New(rand.NewPCG(seed, 0xc011))
 	var usable []Collation
@@ -108,7 +110,9 @@ func PickCollations(seed uint64, all []Collation) []Collation {
 		}
 	}
 	pick(func(c Collation) bool { return c.Name == "utf8mb4_general_ci" })
-	pick(func(c Collation) bool { return c.Charset == "utf8mb4" && strings.Contains(c.Name, "nopad") })
+	pick(func(c Collation) bool {
+		return c.Charset == "utf8mb4" && strings.Contains(c.Name, "nopad") && oneLevel(c)
+	})
 	pick(func(c Collation) bool {
 		return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_ai_ci")
 	})
@@ -117,14 +121,20 @@ func PickCollations(seed uint64, all []Collation) []Collation {
 	})
 	pick(func(c Collation) bool { return c.Charset == "latin1" && strings.HasSuffix(c.Name, "_ci") })
 	pick(func(c Collation) bool { return strings.HasSuffix(c.Name, "_cs") || strings.Contains(c.Name, "_as_") })
-	pick(func(c Collation) bool { return c.Charset == "utf8mb3" })
+	pick(func(c Collation) bool { return c.Charset == "utf8mb3" && oneLevel(c) })
 	pick(func(c Collation) bool {
 		return c.Charset == "utf8mb4" && strings.Contains(c.Name, "uca1400") && strings.HasSuffix(c.Name, "_as_cs")
 	})
-	for range 3 {
-		pick(func(Collation) bool { return true })
+	for range 3 { // one-level collations, whose order and groups the merge computes
+		pick(oneLevel)
 	}
 	return out
+}
+
+// oneLevel reports whether c compares on one level (not case- or accent-sensitive UCA, not
+// _w2): obroute merges the order and groups of those, and refuses the others.
+func oneLevel(c Collation) bool {
+	return !strings.HasSuffix(c.Name, "_cs") && !strings.Contains(c.Name, "_as_") && !strings.Contains(c.Name, "_w2")
 }
 
 // TypeColumns returns the columns of the space: the fixed ones and a VARCHAR(24) in each of
@@ -307,13 +317,34 @@ type TypeQuery struct {
 	Fold []bool
 	// Setting is the index in TypeSettings of the session setting to run the query in.
 	Setting int
+	// Float is set for SUM and AVG of a FLOAT or DOUBLE column: one server adds the rows in the
+	// order of its plan, another plan (or obroute's partial sums) in another, so the result is
+	// one server's within the rounding of that many additions (see FloatTolerance).
+	Float bool
+}
+
+// FloatTolerance is how far apart two sums of n values of at most maxAbs in magnitude, added
+// in different orders, may be: n roundings of at most maxAbs each, and a relative 1e-12.
+func FloatTolerance(n int, maxAbs, want float64) float64 {
+	return float64(n)*maxAbs*0x1p-52 + 1e-12*math.Abs(want)
+}
+
+// MaxAbs returns the largest magnitude of the column's values that parse as numbers.
+func (c TypeColumn) MaxAbs() float64 {
+	m := 0.0
+	for _, v := range c.Values {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			m = max(m, math.Abs(f))
+		}
+	}
+	return m
 }
 
 // TypeShapes are the shapes of the queries drawn for each column.
 var TypeShapes = []string{"rows", "distinct", "group", "group order", "group limit", "order limit", "aggregates", "sum avg"}
 
 // TypeQueries returns the queries over logical for each column: with full, every shape of
-// TypeShapes twice (two ranges); otherwise perColumn shapes drawn at random. One query in four
+// TypeShapes four times (four ranges); otherwise perColumn shapes drawn at random. One query in four
 // runs in a session setting other than the defaults. Every range spans cold and hot tables.
 func TypeQueries(seed uint64, logical string, cols []TypeColumn, full bool, perColumn int) []TypeQuery {
 	d := newDraw(seed, 0x7193)
@@ -321,7 +352,7 @@ func TypeQueries(seed uint64, logical string, cols []TypeColumn, full bool, perC
 	for _, c := range cols {
 		shapes := TypeShapes
 		if full {
-			shapes = append(append([]string(nil), TypeShapes...), TypeShapes...)
+			shapes = slices.Concat(TypeShapes, TypeShapes, TypeShapes, TypeShapes)
 		} else {
 			shapes = d.pick(TypeShapes, perColumn)
 		}
@@ -380,6 +411,7 @@ func (d *draw) typeQuery(logical string, c TypeColumn, shape string) TypeQuery {
 	case "sum avg":
 		q.SQL = "SELECT SUM(" + n + "), AVG(" + n + ")" + where
 		q.Fold = []bool{false, false}
+		q.Float = c.Def == "FLOAT" || c.Def == "DOUBLE"
 	}
 	return q
 }
