@@ -200,7 +200,7 @@ func refusal(err error) bool {
 func TestColumnTypeDifferential(t *testing.T) {
 	seed := testSeed(t)
 	full := os.Getenv(EnvFull) == "1"
-	rows, perColumn := 300, 2
+	rows, perColumn := 300, 3
 	if full {
 		rows = 1200
 	}
@@ -250,7 +250,7 @@ func TestColumnTypeDifferential(t *testing.T) {
 			switch {
 			case len(ms) == 1 && ms[0].class == "refused" && refusal(ms[0].err):
 				refused++
-				refusals[refusalKey(ms[0].err)]++
+				refusals[q.Kind+" — "+refusalKey(ms[0].err)]++
 				continue
 			case len(ms) == 1 && ms[0].class == "both failed":
 				bothFailed++
