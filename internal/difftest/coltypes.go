@@ -292,13 +292,13 @@ func InsertTypeRowsSQL(table string, cols []TypeColumn, rows []TypeRow, batch in
 }
 
 // TypeSettings are the session settings the queries run in: the servers' defaults, a time zone
-// of +09:00 (TIMESTAMP values read in it), sql_mode ” and two div_precision_increments.
+// of +09:00 (TIMESTAMP values read in it), an empty sql_mode and two div_precision_increments.
 // Each is the value of time_zone, sql_mode ("DEFAULT": the server's) and
 // div_precision_increment.
 var TypeSettings = []struct {
-	Name                 string
-	TimeZone, SQLMode    string
-	DivPrecisionIncrease int
+	Name                  string
+	TimeZone, SQLMode     string
+	DivPrecisionIncrement int
 }{
 	{"defaults", "'+00:00'", "DEFAULT", 4},
 	{"time_zone +09:00", "'+09:00'", "DEFAULT", 4},

@@ -235,7 +235,7 @@ func TestColumnTypeDifferential(t *testing.T) {
 		if q.Setting != setting {
 			setting = q.Setting
 			st := difftest.TypeSettings[setting]
-			for _, set := range []string{"SET time_zone = " + st.TimeZone, "SET sql_mode = " + st.SQLMode, fmt.Sprintf("SET div_precision_increment = %d", st.DivPrecisionIncrease)} {
+			for _, set := range []string{"SET time_zone = " + st.TimeZone, "SET sql_mode = " + st.SQLMode, fmt.Sprintf("SET div_precision_increment = %d", st.DivPrecisionIncrement)} {
 				for side, c := range map[string]*sql.Conn{"obroute": got, "reference": ref} {
 					if _, err := c.ExecContext(ctx, set); err != nil {
 						t.Fatalf("%s: %s: %v", side, set, err)

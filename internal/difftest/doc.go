@@ -9,6 +9,11 @@
 // CURDATE(), constant CASTs, every DATETIME literal format and numbers, NOT, ? arguments), to be
 // run with the same NOW() on both sides.
 //
+// The column-type space (TypeColumns, TypeQueries) is one logical table with a column of every
+// MariaDB type family and text columns in collations chosen from the server's SHOW COLLATION
+// (PickCollations), its values drawn from fixed trap lists per type, and per column the row,
+// DISTINCT, GROUP BY, ORDER BY … LIMIT and aggregate queries.
+//
 // A differential test loads the whole data set into one reference table and the monthly split
 // into the hot and cold backends, runs every generated query through obroute and directly on
 // the reference table, and compares. Everything is derived from one seed, which the test
