@@ -102,7 +102,10 @@ type Router struct {
 	// productionDBs are the databases of the production backends' DSNs that no shadow
 	// backend's DSN names, lower case; nil when there are none (see shadowNamesProduction).
 	productionDBs map[string]bool
-	time          *timeRouter
+	// dsnQuotes is a sql_mode a backend DSN starts its server sessions with that reads a
+	// "double-quoted" text as a name, "" when none (see quotes.go).
+	dsnQuotes string
+	time      *timeRouter
 }
 
 // New validates cfg and builds a Router.
@@ -149,6 +152,7 @@ func New(cfg Config) (*Router, error) {
 	if cfg.Shadow != nil {
 		r.productionDBs = productionDatabases(cfg.Settings.Backends, r.shadowOf)
 	}
+	r.dsnQuotes = dsnQuoteMode(cfg.Settings.Backends)
 	for table := range cfg.Settings.Routes {
 		r.routed[strings.ToLower(table)] = "static route"
 	}
@@ -229,6 +233,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 	sess := in.Session
 	if sess == nil {
 		sess = &SessionState{}
+	}
+	if err := r.quotesRefusal(st, sess); err != nil {
+		return nil, err
 	}
 	if st.pieces != nil {
 		return r.routeMulti(in, hints, sess)

@@ -1,0 +1,72 @@
+package routing
+
+import (
+	"strings"
+
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/hint"
+)
+
+// Under ANSI_QUOTES (and ANSI, which holds it) a "double-quoted" text is a name, as a
+// `backquoted` one is; obroute reads the tables a statement names with such a text taken as a
+// string, so it would not see a routed table written "audit_log" and would send the statement
+// where an unrouted one goes. A statement with a double-quoted text is refused while the
+// client session's sql_mode (of production or of shadow traffic), or one a backend DSN starts
+// its server sessions with, reads it as a name.
+
+// quoteModeOf returns the mode of sql_mode mode that reads a "double-quoted" text as a name, ""
+// when none.
+func quoteModeOf(mode string) string {
+	n, why := modeReads(modalDoubleQuote, mode)
+	if why == "" || !strings.Contains(why, "double-quoted") {
+		return ""
+	}
+	return n
+}
+
+// dsnQuoteMode returns the first sql_mode DSN parameter of backends that reads a
+// "double-quoted" text as a name, "" when none does.
+func dsnQuoteMode(backends []config.Backend) string {
+	for _, b := range backends {
+		if b.MySQL == nil {
+			continue
+		}
+		if m := quoteModeOf(strings.Trim(b.MySQL.Params["sql_mode"], "'\"")); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// quotesRefusal returns ErrUnreadable when st holds a double-quoted text and a sql_mode in
+// effect for it reads that text as a name (or the client session set a sql_mode obroute does
+// not know); nil otherwise. The text is lexed only when such a mode is in effect.
+func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
+	mode := ""
+	for _, m := range sess.SQLModes {
+		switch {
+		case !m.Set:
+		case !m.Known:
+			mode = "set to a value obroute does not know"
+		default:
+			if n := quoteModeOf(m.Value); n != "" {
+				mode = n
+			}
+		}
+		if mode != "" {
+			break
+		}
+	}
+	if mode == "" && !sess.SQLModes[0].Set {
+		mode = r.dsnQuotes
+	}
+	if mode == "" {
+		return nil
+	}
+	body, _ := execComments(st.SQL[hint.StatementStart(st.SQL):])
+	toks, _ := lex(body)
+	if modalTokens(toks)&modalDoubleQuote == 0 {
+		return nil
+	}
+	return errorf("%w: the statement holds a \"double-quoted\" text, which the session's sql_mode (%s) may read as a name, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, mode)
+}
