@@ -322,7 +322,7 @@ func TestFactsReadAgainAfterTheServerChanged(t *testing.T) {
 		if conns[i], err = db.Conn(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conns[i].ExecContext(ctx, "SELECT 1 FROM visits_202611 LIMIT 0"); err != nil {
+		if _, err := conns[i].ExecContext(ctx, "/*+ OBROUTE(backend=hot) */ SELECT 1 FROM visits_202611 LIMIT 0"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -81,21 +81,31 @@ func (m *shardMetadata) snapshot() *metadata.Snapshot {
 }
 
 // needs reports whether routing st reads the shard metadata: it names a time-sharded table, is
-// a catalog statement, or is DDL naming a table L_<digit>… of a time-sharded table L (which
-// is refused when the metadata lists it: a physical table, hidden in the logical view).
+// a catalog statement, or names (in any clause, DDL included) a table L_<digit>… of a
+// time-sharded table L, which without a backend hint is refused when the metadata lists it: a
+// physical table, hidden in the logical view.
 func (m *shardMetadata) needs(st *routing.Statement) bool {
 	if st.ReadsCatalog() {
 		return true // the logical view of the time-sharded tables
 	}
 	for _, t := range st.DDLTables() {
-		for l := range m.tables {
-			if len(t) > len(l)+1 && strings.HasPrefix(t, l+"_") && t[len(l)+1] >= '0' && t[len(l)+1] <= '9' {
-				return true
-			}
+		if m.physicalForm(t) {
+			return true
 		}
 	}
 	for _, t := range st.Tables {
-		if m.tables[t] {
+		if m.tables[t] || m.physicalForm(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// physicalForm reports whether t (lower case) is written as a physical table of a time-sharded
+// table L would be: L_<digit>…
+func (m *shardMetadata) physicalForm(t string) bool {
+	for l := range m.tables {
+		if len(t) > len(l)+1 && strings.HasPrefix(t, l+"_") && t[len(l)+1] >= '0' && t[len(l)+1] <= '9' {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/hint"
 	"github.com/obroute/obroute/metadata"
 )
 
@@ -458,28 +459,98 @@ func (t *timeRouter) nameCheck(root *timeRouter, ref ddlRef, verb, db string) (*
 		}
 		return tt, nil
 	}
-	if t == nil {
-		return nil, nil
+	return nil, t.hiddenCheck(ref.written, verb, "to act on every physical table, name %s")
+}
+
+// hiddenCheck refuses a statement without a backend hint (verb, for the message) naming name,
+// when the shard metadata lists it as a physical table of a time-sharded table: the logical
+// view hides it (one server has no such table), and the default backend may have none, or a
+// stale copy of a table that lives on another backend. use says, with %s for the logical
+// table's name, how to reach the rows through the logical view. t is the traffic's side (nil:
+// shadow traffic without a shadow side: nothing to check).
+func (t *timeRouter) hiddenCheck(name, verb, use string) error {
+	if t == nil || !t.physicalForm(name) {
+		return nil
 	}
 	snap := t.cfg.Snapshot()
 	if snap == nil {
-		return nil, nil
+		return nil
 	}
 	for _, tt := range t.tables {
 		all := t.own(tt, snap.Logical(tt.Table))
 		for i := range all {
-			if !strings.EqualFold(all[i].Name, ref.written) {
+			if !strings.EqualFold(all[i].Name, name) {
 				continue
 			}
 			b, err := t.location(&all[i])
 			if err != nil {
-				return nil, err
+				return err
 			}
-			return nil, errorf("%w: %s names %s, a physical table of the time-sharded table %s (on backend %s), which the logical view does not show; to act on the physical table, start the statement with the backend hint /*+ OBROUTE(backend=%s) */; to act on every physical table, name %s",
-				ErrLogicalTable, verb, ref.written, tt.Table, b, b, tt.Table)
+			return errorf("%w: %s names %s, a physical table of the time-sharded table %s (on backend %s), which the logical view does not show; to act on the physical table, start the statement with the backend hint /*+ OBROUTE(backend=%s) */; "+use,
+				ErrLogicalTable, verb, name, tt.Table, b, b, tt.Table)
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// physicalForm reports whether name (in any case) is written as a physical table of one of t's
+// time-sharded tables L would be: L_<digit>…
+func (t *timeRouter) physicalForm(name string) bool {
+	name = strings.ToLower(name)
+	for l := range t.tables {
+		if len(name) > len(l)+1 && strings.HasPrefix(name, l+"_") && name[len(l)+1] >= '0' && name[len(l)+1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenTables refuses a statement without a backend hint that names, in any clause, a
+// physical table of a time-sharded table (see hiddenCheck): a read would answer from the
+// default backend's table, or a copy of it, and a write would put rows where the logical
+// table does not read them (outside the table's span) or move them out of it. Tables it names
+// that are temporary tables of the client session are those; the tables a DDL statement or a
+// description acts on are read by nameCheck, with their database qualifiers.
+func (r *Router) hiddenTables(p *Plan, st *Statement, sess *SessionState) error {
+	if r.time == nil || len(st.Tables) == 0 {
+		return nil
+	}
+	t := r.time.forPlan(p)
+	if t == nil {
+		return nil
+	}
+	var checked []string
+	if st.ddl != nil {
+		checked = st.ddl.tableNames() // read by nameCheck; a temporary table's are the session's
+	}
+	if st.catalog != nil && st.catalog.kind == catalogDescribe {
+		checked = append(checked, st.catalog.table.name)
+	}
+	for _, name := range st.Tables {
+		if _, temp := sess.TempTables[name]; temp || slices.Contains(checked, name) {
+			continue
+		}
+		use := "to read or write the rows of every physical table, name %s"
+		if st.Kind == KindDDL {
+			use = "to act on every physical table, name %s"
+		}
+		if err := t.hiddenCheck(name, statementVerb(st), use); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statementVerb names st's kind for messages: its first word in upper case (SELECT, REPLACE,
+// CHECKSUM, WITH …), else its kind.
+func statementVerb(st *Statement) string {
+	if st.ddl != nil {
+		return st.ddl.verb
+	}
+	if toks, _ := lex(st.SQL[hint.StatementStart(st.SQL):]); len(toks) > 0 && toks[0].kind == tokWord {
+		return strings.ToUpper(toks[0].text)
+	}
+	return st.Kind.String()
 }
 
 // currentDB returns the client session's current database for production traffic: the one it

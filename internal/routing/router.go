@@ -288,6 +288,11 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return false, err
 		}
 	}
+	if hints.Backend == "" {
+		if err := r.hiddenTables(p, st, sess); err != nil {
+			return true, err
+		}
+	}
 	if c := st.Control; c != nil && c.Lock != 0 && hints.Backend == "" {
 		if err := r.lockTables(st, sess); err != nil {
 			return false, err
