@@ -102,3 +102,53 @@ func modeRows(t *testing.T, conn *sql.Conn, query string) []string {
 	}
 	return out
 }
+
+// Under ANSI_QUOTES a "double-quoted" text is a name: obroute, which reads it as a string,
+// would not see the routed table in SELECT … FROM "audit_log" and would send the statement to
+// the default backend. Such a statement is refused while the session's sql_mode, or a backend
+// DSN's, reads it so; the table written plainly is routed as before, and nothing lands on the
+// wrong backend.
+func TestDoubleQuotedNamesRefusedUnderANSIQuotes(t *testing.T) {
+	o := newOneServer(t, false, "")
+	mustExec(t, o.ref, "INSERT INTO audit_log VALUES (1, 'one'), (2, 'two')")
+	mustExec(t, o.db, "INSERT INTO audit_log VALUES (1, 'one'), (2, 'two')")
+	ctx := context.Background()
+	for _, mode := range []string{"ANSI_QUOTES", "ANSI"} {
+		p := o.pair(t)
+		for _, c := range []*sql.Conn{p.ob, p.ref} {
+			if _, err := c.ExecContext(ctx, "SET sql_mode = '"+mode+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range []string{
+			`SELECT COUNT(*) FROM "audit_log"`,
+			`INSERT INTO "audit_log" VALUES (3, 'ansi')`,
+			`UPDATE "audit_log" SET note = 'x' WHERE id = 1`,
+			`DELETE FROM "audit_log" WHERE id = 2`,
+		} {
+			if _, err := p.ob.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "sql_mode "+mode) {
+				t.Errorf("%s under %s: %v, want ErrUnreadable naming the mode", q, mode, err)
+			}
+		}
+		const plain = "SELECT id, note FROM audit_log ORDER BY id"
+		if got, want := modeRows(t, p.ob, plain), modeRows(t, p.ref, plain); !slices.Equal(got, want) {
+			t.Errorf("%s under %s: %v, one server %v", plain, mode, got, want)
+		}
+	}
+	// Nothing reached hot's audit_log.
+	if got := rowsOf(t, o.hot.DB, "SELECT COUNT(*) FROM audit_log"); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("hot's audit_log holds %v rows, want 0", got)
+	}
+	// A backend DSN starting its server sessions in ANSI_QUOTES: the same.
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+o.hot.DSN+"&sql_mode=%27ANSI_QUOTES%27;backends.cold.dsn="+o.cold.DSN+"&sql_mode=%27ANSI_QUOTES%27;routes.audit_log=cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO "audit_log" VALUES (4, 'dsn')`); !errors.Is(err, connector.ErrUnreadable) {
+		t.Errorf(`INSERT INTO "audit_log" with the DSNs in ANSI_QUOTES: %v, want ErrUnreadable`, err)
+	}
+	if got := rowsOf(t, db, "SELECT COUNT(*) FROM audit_log"); !slices.Equal(got, []string{"2"}) {
+		t.Errorf("audit_log through the ANSI_QUOTES DSNs: %v, want 2", got)
+	}
+}

@@ -68,5 +68,5 @@ func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
 	if modalTokens(toks)&modalDoubleQuote == 0 {
 		return nil
 	}
-	return errorf("%w: the statement holds a \"double-quoted\" text, which the session's sql_mode (%s) may read as a name, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, mode)
+	return errorf("%w: the statement holds a \"double-quoted\" text, which the sql_mode %s in effect may read as a name, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, mode)
 }
