@@ -263,6 +263,7 @@ func (cs *clientSession) route(st *routing.Statement, hints hint.Set, args []dri
 	shadow := cs.shadowByHints(st, hints)
 	rs.TempTables = cs.tempTablesOf(shadow)
 	rs.TimeZone = cs.timeZone(shadow)
+	rs.Timestamp = cs.timestamp(shadow)
 	rs.SQLMode = cs.sqlMode(shadow)
 	rs.SQLModes = [2]routing.SessionSQLMode{cs.sqlMode(false), cs.sqlMode(true)}
 	rs.Databases = [2]string{cs.state.database, cs.state.database}

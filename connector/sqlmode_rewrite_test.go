@@ -152,3 +152,48 @@ func TestDoubleQuotedNamesRefusedUnderANSIQuotes(t *testing.T) {
 		t.Errorf("audit_log through the ANSI_QUOTES DSNs: %v, want 2", got)
 	}
 }
+
+// A client session's SET timestamp is its clock: NOW() and CURDATE() in a statement on a
+// time-sharded table are read at that instant, as one server reads them, not at obroute's
+// clock; SET timestamp = DEFAULT (or 0) gives the clock back.
+func TestSessionTimestampIsTheClock(t *testing.T) {
+	f := newTimeWrites(t, 0)
+	ctx := context.Background()
+	ob, err := f.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	ref, err := f.ref.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	both := func(q string) {
+		t.Helper()
+		for _, c := range []*sql.Conn{ob, ref} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	both("SET time_zone = '+00:00'")
+	// obroute's clock is 2025-03-15 12:00 UTC; the session's is 2025-02-20 and then 2025-03-10 20:00.
+	for _, stamp := range []string{"UNIX_TIMESTAMP('2025-02-20 00:00:00')", "1741636800.25"} {
+		both("SET timestamp = " + stamp)
+		for _, q := range []string{
+			"SELECT id FROM orders WHERE order_time >= '2025-01-01 00:00:00' AND order_time < NOW() ORDER BY id",
+			"SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL 30 DAY ORDER BY id",
+			"SELECT COUNT(*) FROM orders WHERE order_time >= CURDATE() - INTERVAL 1 DAY",
+		} {
+			if got, want := modeRows(t, ob, q), modeRows(t, ref, q); !slices.Equal(got, want) {
+				t.Errorf("SET timestamp = %s; %s: %v, one server %v", stamp, q, got, want)
+			}
+		}
+	}
+	both("SET timestamp = DEFAULT")
+	const q = "SELECT id FROM orders WHERE order_time >= '2025-01-01 00:00:00' AND order_time < NOW() ORDER BY id"
+	if got, want := modeRows(t, ob, q), modeRows(t, ref, q); !slices.Equal(got, want) { // all rows before either clock
+		t.Errorf("SET timestamp = DEFAULT; %s: %v, one server %v", q, got, want)
+	}
+}

@@ -30,6 +30,17 @@ func (cs *clientSession) timeZone(shadow bool) string {
 	return ""
 }
 
+// timestamp returns the assignment of the timestamp variable the client session made for the
+// traffic (SET timestamp = …: the session's clock), nil when it made none.
+func (cs *clientSession) timestamp(shadow bool) *routing.SessionVar {
+	if shadow {
+		if v := cs.shadowState.variable("timestamp"); v != nil {
+			return v
+		}
+	}
+	return cs.state.variable("timestamp")
+}
+
 // zoneOf reads the zone a time_zone assignment gives, remembering the last one read.
 func (cs *clientSession) zoneOf(v *routing.SessionVar) string {
 	if cs.zoneMemo[0] != v.Assignment {

@@ -47,6 +47,9 @@ type SessionState struct {
 	// TimeZone is the time_zone the client session set (SessionVar.Literal of its last
 	// SET time_zone), "" when it set none. NOW() and CURDATE() are read in it.
 	TimeZone string
+	// Timestamp is the client session's SET timestamp, nil when it set none: NOW() and
+	// CURDATE() are read at that instant, as the server reads them.
+	Timestamp *SessionVar
 	// SQLMode is the sql_mode the client session set: with a shard-key column's precision, it
 	// tells how a fraction of a second in an INSERT is stored.
 	SQLMode SessionSQLMode

@@ -206,7 +206,14 @@ func (t *timeRouter) route(p *Plan, st *Statement, hints hint.Set, in Input) err
 	// metadata are UTC instants.
 	instant := t.now()
 	now := t.wall(instant)
-	clock := t.clockFor(instant, in.Session)
+	at := instant
+	if ts.clocked {
+		var ok bool
+		if at, ok = sessionClock(instant, in.Session); !ok {
+			return errorf("%w: the statement on %s reads the clock (NOW(), CURDATE(), …), and the session set timestamp to a value obroute does not read; SET timestamp to a number of seconds, or to DEFAULT", ErrUnreadable, ts.table.Table)
+		}
+	}
+	clock := t.clockFor(at, in.Session)
 	stamp := key.typ == ShardKeyTimestamp
 	if stamp {
 		if err := timestampClock(ts, &clock); err != nil {

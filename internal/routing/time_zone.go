@@ -106,6 +106,40 @@ func (t *timeRouter) clockFor(at time.Time, sess *SessionState) stmtClock {
 	return stmtClock{at: at.UTC(), zone: t.zoneOf(name), name: name}
 }
 
+// sessionClock returns the instant a statement's clock functions read in the client session:
+// the SET timestamp it made (seconds since 1970, with a fraction), else at. ok is false when
+// the session set timestamp to a value obroute does not read.
+func sessionClock(at time.Time, sess *SessionState) (time.Time, bool) {
+	if sess == nil || sess.Timestamp == nil {
+		return at, true
+	}
+	lit, ok := sess.Timestamp.Literal()
+	if !ok {
+		if strings.EqualFold(strings.TrimSpace(assignedText(sess.Timestamp.Assignment)), "default") {
+			return at, true
+		}
+		return at, false
+	}
+	secs, err := strconv.ParseFloat(lit, 64)
+	if err != nil || secs < 0 {
+		return at, false
+	}
+	if secs == 0 { // SET timestamp = 0: the server's clock again
+		return at, true
+	}
+	whole := int64(secs)
+	micro := int64((secs-float64(whole))*1e6 + 0.5)
+	return time.Unix(whole, micro*1000).UTC(), true
+}
+
+// assignedText returns what follows the first = or := of an assignment.
+func assignedText(assignment string) string {
+	if i := strings.Index(assignment, "="); i >= 0 {
+		return assignment[i+1:]
+	}
+	return ""
+}
+
 // Literal returns the value the assignment gives when it is one string or number literal, as
 // written (letter case kept): "Asia/Shanghai" for time_zone = 'Asia/Shanghai'.
 func (v SessionVar) Literal() (string, bool) {
