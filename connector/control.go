@@ -151,9 +151,15 @@ func (cs *clientSession) beforeControl(ctx context.Context, plan *routing.Plan) 
 		}
 	}
 	if st.Kind == routing.KindPrepare {
-		// A statement of the same name is deallocated first, even when the new one fails.
-		if old, ok := cs.prepared[tr][st.Control.Name]; ok && old.backend != b {
-			delete(cs.prepared[tr], st.Control.Name)
+		// A statement of the same name is deallocated first, even when the new one fails: the
+		// client session has one namespace of prepared statements, whichever traffic prepared
+		// the old one (a shadow PREPARE p replaces production's p, and the other way round).
+		for _, t := range [2]int{tr, 1 - tr} {
+			old, ok := cs.prepared[t][st.Control.Name]
+			if !ok || old.backend == b {
+				continue
+			}
+			delete(cs.prepared[t], st.Control.Name)
 			if s := cs.serverOf(old.backend); s != nil && !s.broken {
 				_, err := s.exec(ctx, "DEALLOCATE PREPARE "+quoteIdent(st.Control.Name), nil, false)
 				cs.dropBroken(s)
@@ -244,8 +250,12 @@ func (cs *clientSession) afterControl(s *serverSession, plan *routing.Plan, err 
 		if err == nil {
 			cs.prepared[tr][st.Control.Name] = sqlStatement{backend: s.backend.name, inner: st.Control.Prepared}
 			s.holds |= holdsPrepared
-		} else if p, ok := cs.prepared[tr][st.Control.Name]; ok && p.backend == s.backend.name {
-			delete(cs.prepared[tr], st.Control.Name) // the server deallocated the old one
+		} else {
+			for t := range cs.prepared { // the server deallocated the old one
+				if p, ok := cs.prepared[t][st.Control.Name]; ok && p.backend == s.backend.name {
+					delete(cs.prepared[t], st.Control.Name)
+				}
+			}
 		}
 		if st.Control.Prepared == nil {
 			// Its text is unknown: what it runs may change anything.
@@ -253,7 +263,11 @@ func (cs *clientSession) afterControl(s *serverSession, plan *routing.Plan, err 
 		}
 	case routing.KindDeallocate:
 		if err == nil {
-			delete(cs.prepared[tr], st.Control.Name)
+			for t := range cs.prepared {
+				if p, ok := cs.prepared[t][st.Control.Name]; ok && p.backend == s.backend.name {
+					delete(cs.prepared[t], st.Control.Name)
+				}
+			}
 		}
 	}
 	if eff == nil || eff.Invisible {

@@ -359,3 +359,45 @@ func TestShadowNamingProductionsDatabaseNeverReachesProduction(t *testing.T) {
 		t.Errorf("shadowdb.t_order holds %v, want the two shadow rows", got)
 	}
 }
+
+// A client session has one namespace of SQL-level prepared statements: a PREPARE p that goes
+// to the shadow side replaces the production p prepared before (and the other way round), as
+// on one server, so EXECUTE p runs the statement prepared last; DEALLOCATE p leaves no p on
+// either side. Before, EXECUTE p ran production's old p on production, and after DEALLOCATE the
+// shadow side's stale p ran.
+func TestShadowPrepareReplacesTheOtherSidesStatement(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(q string) error {
+		_, err := conn.ExecContext(ctx, q)
+		return err
+	}
+	for _, q := range []string{
+		"PREPARE p FROM 'INSERT INTO t_order (id, user_id, note) VALUES (862, 7, ''prod-862'')'",
+		"PREPARE p FROM 'INSERT INTO t_order (id, user_id, note) VALUES (863, 0, ''shadow-863'')'",
+		"EXECUTE p",
+		// and back: production's p replaces the shadow one
+		"PREPARE p FROM 'INSERT INTO t_order (id, user_id, note) VALUES (864, 7, ''prod-864'')'",
+		"EXECUTE p",
+		"DEALLOCATE PREPARE p",
+	} {
+		if err := exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := exec("EXECUTE p"); err == nil {
+		t.Errorf("EXECUTE p after DEALLOCATE PREPARE p ran, want the server's unknown prepared statement")
+	}
+	if got := shadowRows(t, w.prod[0], "t_order"); !slices.Equal(got, []string{"864:7:prod-864"}) {
+		t.Errorf("production's t_order holds %v, want only the row of the production p prepared last", got)
+	}
+	if got := shadowRows(t, w.shadows[0], "t_order"); !slices.Equal(got, []string{"863:0:shadow-863"}) {
+		t.Errorf("shadow's t_order holds %v, want the shadow row", got)
+	}
+}

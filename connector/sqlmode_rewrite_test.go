@@ -125,9 +125,16 @@ func TestDoubleQuotedNamesRefusedUnderANSIQuotes(t *testing.T) {
 			`INSERT INTO "audit_log" VALUES (3, 'ansi')`,
 			`UPDATE "audit_log" SET note = 'x' WHERE id = 1`,
 			`DELETE FROM "audit_log" WHERE id = 2`,
+			`SET @n = (SELECT COUNT(*) FROM "audit_log")`,
 		} {
 			if _, err := p.ob.ExecContext(ctx, q); !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "sql_mode "+mode) {
 				t.Errorf("%s under %s: %v, want ErrUnreadable naming the mode", q, mode, err)
+			}
+		}
+		// A SET without a subquery names no table: the server reads a name there as the value.
+		for _, c := range []*sql.Conn{p.ob, p.ref} {
+			if _, err := c.ExecContext(ctx, `SET time_zone = "+02:00"`); err != nil {
+				t.Errorf(`SET time_zone = "+02:00" under %s: %v`, mode, err)
 			}
 		}
 		const plain = "SELECT id, note FROM audit_log ORDER BY id"

@@ -68,5 +68,20 @@ func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
 	if modalTokens(toks)&modalDoubleQuote == 0 {
 		return nil
 	}
+	if st.Kind == KindSet && !hasWord(toks, "select") {
+		// SET x = "v": the server reads a name there as the value (SET time_zone = "+02:00"),
+		// and no table is named without a subquery.
+		return nil
+	}
 	return errorf("%w: the statement holds a \"double-quoted\" text, which the sql_mode %s in effect may read as a name, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, mode)
+}
+
+// hasWord reports whether toks hold the keyword w (lower case).
+func hasWord(toks []token, w string) bool {
+	for _, t := range toks {
+		if t.is(w) {
+			return true
+		}
+	}
+	return false
 }
