@@ -381,6 +381,14 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		for _, t := range eff.TempTablesDropped {
 			delete(temp, t)
 		}
+		for _, rn := range eff.TablesRenamed {
+			// The router refused a rename it could not follow: a renamed temporary table
+			// stays on its server session under its new name.
+			if b, ok := temp[rn.From]; ok {
+				delete(temp, rn.From)
+				temp[rn.To] = b
+			}
+		}
 		if cs.tx.active && cs.tx.backend != "" && eff.CommitsTx && cs.tx.xa == "" {
 			cs.closeTx() // some, as CREATE TABLE … SELECT, also commit after they ran
 		}

@@ -63,8 +63,10 @@ type ddlForm struct {
 	others []ddlRef // tables named otherwise: RENAME TO, LIKE, REFERENCES, EXCHANGE … WITH TABLE
 	// renames: an ALTER TABLE … RENAME TO; temporary: CREATE/DROP TEMPORARY TABLE.
 	renames, temporary bool
-	ifNotExists        bool
-	orReplace          bool
+	// renameTo are the indexes in others of an ALTER TABLE's RENAME TO tables, in order.
+	renameTo    []int
+	ifNotExists bool
+	orReplace   bool
 }
 
 // fanOut reports whether the form runs on each physical table of a time-sharded table it acts on.
@@ -81,6 +83,28 @@ func (d *ddlForm) fanOut() bool {
 // refs returns every table the form names: those it acts on, then the others.
 func (d *ddlForm) refs() []ddlRef {
 	return append(append([]ddlRef(nil), d.acts...), d.others...)
+}
+
+// renamePairs returns the renames of the form, each its old and its new table, in order: RENAME
+// TABLE a TO b, c TO d (acts[i] to others[i]), ALTER TABLE a RENAME TO b (each RENAME TO in
+// turn, the table being renamed again by the next).
+func (d *ddlForm) renamePairs() [][2]ddlRef {
+	var out [][2]ddlRef
+	switch {
+	case d.action == ddlRename:
+		for i := range d.acts {
+			if i < len(d.others) {
+				out = append(out, [2]ddlRef{d.acts[i], d.others[i]})
+			}
+		}
+	case d.action == ddlAlter && len(d.acts) > 0:
+		from := d.acts[0]
+		for _, k := range d.renameTo {
+			out = append(out, [2]ddlRef{from, d.others[k]})
+			from = d.others[k]
+		}
+	}
+	return out
 }
 
 // tableNames returns the names of every table the form names, without duplicates.
@@ -329,6 +353,7 @@ func (r *ddlReader) rest(d *ddlForm) {
 			r.skip("to", "as")
 			if r.table(&d.others) {
 				d.renames = true
+				d.renameTo = append(d.renameTo, len(d.others)-1)
 			}
 			continue
 		case t.is("references"), d.action == ddlCreateTable && t.is("like"):
@@ -586,17 +611,19 @@ func physicalList(t *timeRouter, tables []metadata.Table) string {
 func (r *Router) useDDL(st *Statement, d *ddlForm, toks []token) {
 	st.ddl, st.Kind = d, KindDDL
 	names := d.tableNames()
-	if d.temporary && len(d.acts) > 0 {
-		switch d.action {
-		case ddlCreateTable:
-			if st.TempTableCreated == "" {
-				st.TempTableCreated = d.acts[0].name
-			}
-		case ddlDropTable:
-			if st.TempTablesDropped == nil {
-				st.TempTablesDropped = names
-			}
+	switch {
+	case d.temporary && d.action == ddlCreateTable && len(d.acts) > 0:
+		if st.TempTableCreated == "" {
+			st.TempTableCreated = d.acts[0].name
 		}
+	case d.action == ddlDropTable:
+		// DROP TABLE t, without TEMPORARY, drops the temporary t too when there is one.
+		if st.TempTablesDropped == nil {
+			st.TempTablesDropped = names
+		}
+	}
+	for _, rn := range d.renamePairs() {
+		st.TablesRenamed = append(st.TablesRenamed, TableRename{From: rn[0].name, To: rn[1].name})
 	}
 	if !st.scanned {
 		for _, n := range names {
@@ -794,4 +821,90 @@ func keyColumns(toks []token, at int) []string {
 		}
 	}
 	return cols
+}
+
+// tempTableDDL refuses a DROP TABLE or a rename naming a temporary table of the client session
+// that obroute could not run, or follow, as one server would: it runs on the temporary table's
+// server session, so every table it drops or renames must be a temporary table there (a
+// permanent table of that name may live on another backend), a rename's new name must not be a
+// temporary table on another backend (one server would refuse it as existing), and a temporary
+// table keeps its database (obroute tracks temporary tables by name in the current database).
+func (r *Router) tempTableDDL(st *Statement, sess *SessionState, in Input) error {
+	d := st.ddl
+	if d == nil || len(sess.TempTables) == 0 || d.action != ddlDropTable && d.action != ddlRename && !d.renames {
+		return nil
+	}
+	involved := false
+	for _, n := range d.tableNames() {
+		_, ok := sess.TempTables[n]
+		involved = involved || ok
+	}
+	if !involved {
+		return nil
+	}
+	if d.action == ddlDropTable {
+		first, firstTable := "", ""
+		for _, ref := range d.acts {
+			b, ok := sess.TempTables[ref.name]
+			switch {
+			case !ok:
+				return errorf("%w: %s names a temporary table of this client session (%s) and %s, which is not one; obroute runs it on the temporary table's server session, where %s may not live: drop the temporary tables in a statement of their own",
+					ErrSessionState, d.verb, tempNames(d.acts, sess), ref.written, ref.written)
+			case first == "":
+				first, firstTable = b, ref.name
+			case b != first:
+				return errorf("%w: %s names the temporary tables %s, on backend %s, and %s, on backend %s; drop them in one statement per backend",
+					ErrSessionState, d.verb, firstTable, first, ref.name, b)
+			}
+		}
+		return nil
+	}
+	db := r.currentDB(in)
+	temp := make(map[string]string, len(sess.TempTables))
+	for k, v := range sess.TempTables {
+		temp[k] = v
+	}
+	first := ""
+	for _, rn := range d.renamePairs() {
+		from, to := rn[0], rn[1]
+		b, ok := temp[from.name]
+		if !ok {
+			return errorf("%w: %s renames a temporary table of this client session and %s, which is not one; obroute runs it on the temporary table's server session, where %s may not live: rename the temporary tables in a statement of their own",
+				ErrSessionState, d.verb, from.written, from.written)
+		}
+		if first == "" {
+			first = b
+		} else if b != first {
+			return errorf("%w: %s renames temporary tables on backends %s and %s; rename them in one statement per backend", ErrSessionState, d.verb, first, b)
+		}
+		if other, ok := temp[to.name]; ok && other != b {
+			return errorf("%w: %s renames the temporary table %s, on backend %s, to %s, a temporary table on backend %s; drop or rename %s first",
+				ErrSessionState, d.verb, from.written, b, to.written, other, to.written)
+		}
+		fromDB, toDB := from.db, to.db
+		if fromDB == "" {
+			fromDB = db
+		}
+		if toDB == "" {
+			toDB = db
+		}
+		if fromDB != toDB {
+			return errorf("%w: %s moves the temporary table %s to database %s; obroute follows temporary tables by name in one database: create the temporary table in that database instead",
+				ErrSessionState, d.verb, from.written, toDB)
+		}
+		delete(temp, from.name)
+		temp[to.name] = b
+	}
+	return nil
+}
+
+// tempNames lists those of refs that are temporary tables of the session, for messages.
+func tempNames(refs []ddlRef, sess *SessionState) string {
+	var names []string
+	for _, ref := range refs {
+		if _, ok := sess.TempTables[ref.name]; ok {
+			names = appendNew(names, ref.written)
+		}
+	}
+	return strings.Join(names, ", ")
 }

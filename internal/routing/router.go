@@ -301,6 +301,9 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 			return false, err
 		}
 	}
+	if err := r.tempTableDDL(st, sess, in); err != nil {
+		return false, err
+	}
 	for _, t := range st.Tables {
 		if b, ok := sess.TempTables[t]; ok {
 			p.single(UseTempTableSession, ClassForced, b, st.SQL, in.Args)

@@ -69,6 +69,11 @@ type SessionVar struct {
 	Value string
 }
 
+// TableRename is one rename of a DDL statement: table From (lower case) becomes To.
+type TableRename struct {
+	From, To string
+}
+
 // Statement is what the router knows about one SQL text. It is computed once per text, cached,
 // and shared by every client session: it must never be modified after Analyze returns it.
 type Statement struct {
@@ -85,8 +90,14 @@ type Statement struct {
 	Tables []string
 	// TempTableCreated is the table a CREATE TEMPORARY TABLE creates, lower case.
 	TempTableCreated string
-	// TempTablesDropped are the tables a DROP TEMPORARY TABLE drops, lower case.
+	// TempTablesDropped are the tables a DROP [TEMPORARY] TABLE drops, lower case: DROP TABLE t
+	// drops the temporary table t when there is one (only it, not a permanent t as well), so
+	// the client session forgets those of them it holds as temporary tables.
 	TempTablesDropped []string
+	// TablesRenamed are the renames of an ALTER TABLE … RENAME [TO|AS] or RENAME TABLE a TO b
+	// [, c TO d …], in the order the server makes them: the client session moves those of its
+	// temporary tables to their new names (MariaDB renames temporary tables too).
+	TablesRenamed []TableRename
 	// SessionDependent marks statements whose meaning depends on the previous statement's server
 	// session: FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID(), SHOW WARNINGS, SHOW ERRORS,
 	// @@warning_count … (SessionReads says which).
