@@ -73,7 +73,20 @@ func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
 		// and no table is named without a subquery.
 		return nil
 	}
-	return errorf("%w: the statement holds a \"double-quoted\" text, which the sql_mode %s in effect may read as a name, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, mode)
+	name := ""
+	for _, t := range toks {
+		if t.kind == tokString && strings.HasPrefix(t.text, `"`) && r.routesName(strings.ToLower(t.val), sess) {
+			name = t.val
+			break
+		}
+	}
+	if name == "" {
+		// No double-quoted text is a name obroute routes by: as a column's or an unrouted
+		// table's name it reaches the backend the statement goes to anyway, which reads it as
+		// the server would.
+		return nil
+	}
+	return errorf("%w: the statement holds \"%s\", which the sql_mode %s in effect reads as the name of a table obroute routes by, and obroute reads the tables a statement names with such a text taken as a string: it could send a statement on a routed table elsewhere; write names in `backquotes` and strings in 'single quotes'", ErrUnreadable, name, mode)
 }
 
 // hasWord reports whether toks hold the keyword w (lower case).
@@ -81,6 +94,26 @@ func hasWord(toks []token, w string) bool {
 	for _, t := range toks {
 		if t.is(w) {
 			return true
+		}
+	}
+	return false
+}
+
+// routesName reports whether name (lower case) is a table obroute routes by: a routed,
+// shadow or time-sharded table, a physical table named like a time-sharded one
+// (<table>_<digit>…), or a temporary table of the client session.
+func (r *Router) routesName(name string, sess *SessionState) bool {
+	if _, ok := r.routed[name]; ok {
+		return true
+	}
+	if _, ok := sess.TempTables[name]; ok {
+		return true
+	}
+	if r.time != nil {
+		for logical := range r.time.tables {
+			if rest, ok := strings.CutPrefix(name, logical+"_"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+				return true
+			}
 		}
 	}
 	return false
