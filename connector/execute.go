@@ -305,6 +305,12 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		return nil, nil, errorf("%w: the statement assigns %s while it is split across tables, where each sub-query would assign it; assign user variables with SET, or narrow the range to one table",
 			routing.ErrNotMergeable, strings.Join(st.UserVars, ", "))
 	}
+	if wantRows && !st.Kind.IsWrite() && plan.FanOut == "" && (len(plan.Targets) > 1 || plan.Merge != nil || plan.Catalog != nil || plan.Concat) {
+		if v, ok := cs.selectLimit(plan.Shadow); ok {
+			return nil, nil, errorf("%w: sql_select_limit is %s in this client session, and the statement is answered from several tables or backends (a split SELECT, a catalog read merged): each server would limit the rows of its part (even under a LIMIT clause, which a part of a grouped or aggregated SELECT does not carry), which the merge cannot undo; SET sql_select_limit = DEFAULT before the statement, and give it a LIMIT clause for the rows it should answer",
+				routing.ErrSessionState, v)
+		}
+	}
 	if err := cs.beforeControl(ctx, plan); err != nil {
 		return nil, nil, err
 	}

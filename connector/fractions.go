@@ -266,7 +266,7 @@ func (c *Connector) startChanged(ctx context.Context, be *backend, s *serverSess
 	if !ok {
 		return false
 	}
-	rows, err := s.query(ctx, "SELECT @@session.sql_mode", nil, false)
+	rows, err := s.query(ctx, "SELECT @@session.sql_mode"+oneRow, nil, false)
 	if err != nil {
 		return false // the statement that needs the session finds out
 	}

@@ -24,6 +24,11 @@ func variableRef(name string) string {
 // readBackStart starts the statement that reads variables back (readLiterals).
 const readBackStart = "SELECT FOUND_ROWS(), ROW_COUNT()"
 
+// oneRow ends each SELECT obroute sends itself on a client session's server session to read
+// one row: sql_select_limit, which the client session may have set (0 answers no row), limits
+// every SELECT but one with a LIMIT clause of its own.
+const oneRow = " LIMIT 1"
+
 // literal is a variable's value read back: as SQL that gives the same value on any server
 // session, whatever its sql_mode or character set, and in lower case for comparisons.
 type literal struct {
@@ -53,6 +58,7 @@ func readLiterals(ctx context.Context, s *serverSession, names []string) (lits [
 			n += 2
 		}
 	}
+	b.WriteString(oneRow)
 	rows, err := s.query(ctx, b.String(), nil, false)
 	if err != nil {
 		return nil, 0, 0, err
@@ -168,7 +174,7 @@ func valueText(v driver.Value) (string, bool) {
 // readValue reads a variable's current value on s: its text ("NULL" for NULL) and whether the
 // server typed it as a number.
 func readValue(ctx context.Context, s *serverSession, name string) (text string, numeric bool, err error) {
-	rows, err := s.query(ctx, "SELECT "+variableRef(name), nil, false)
+	rows, err := s.query(ctx, "SELECT "+variableRef(name)+oneRow, nil, false)
 	if err != nil {
 		return "", false, err
 	}

@@ -335,7 +335,7 @@ func (cs *clientSession) partsCounts(ctx context.Context, parts []*serverSession
 		if s.broken || cs.serverOf(s.backend.name) != s {
 			return sum, errorf("%w: the diagnostics of the statement split across tables were lost with the server session of backend %s", routing.ErrSessionState, s.backend.name)
 		}
-		rows, err := s.query(ctx, "SELECT @@warning_count, @@error_count", nil, false)
+		rows, err := s.query(ctx, "SELECT @@warning_count, @@error_count"+oneRow, nil, false)
 		if err != nil {
 			return sum, err
 		}
@@ -403,7 +403,7 @@ func (cs *clientSession) partsDiagnostics(ctx context.Context, st *routing.State
 
 // readSessionNumber reads a numeric expression on s.
 func (cs *clientSession) readSessionNumber(ctx context.Context, s *serverSession, expr string) (int64, error) {
-	rows, err := s.query(ctx, "SELECT "+expr, nil, false)
+	rows, err := s.query(ctx, "SELECT "+expr+oneRow, nil, false)
 	if err != nil {
 		return 0, err
 	}

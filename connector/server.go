@@ -142,7 +142,7 @@ func (s *serverSession) alive(ctx context.Context) bool {
 // readConnectionID asks the server for the session's connection id (when the handshake could
 // not be watched: a custom dialer).
 func (s *serverSession) readConnectionID(ctx context.Context) error {
-	rows, err := s.query(ctx, "SELECT CONNECTION_ID()", nil, false)
+	rows, err := s.query(ctx, "SELECT CONNECTION_ID()"+oneRow, nil, false)
 	if err != nil {
 		return err
 	}

@@ -368,3 +368,95 @@ func TestConsistentSnapshotAttack(t *testing.T) {
 	p.both("SELECT COUNT(*) FROM audit_log")
 	p.both("COMMIT")
 }
+
+// FLUSH TABLE[S] … WITH READ LOCK and FOR EXPORT take their locks in each spelling the server
+// reads (NO_WRITE_TO_BINLOG or LOCAL, TABLE or TABLES, AND DISABLE CHECKPOINT): obroute holds
+// the client session on the backend of the tables, UNLOCK TABLES releases the locks there, and
+// the form without tables, a lock of each server, needs a backend hint, as FLUSH TABLES WITH
+// READ LOCK does. (Own servers: without the fix the last would lock a whole server.)
+func TestFlushTableLockSpellings(t *testing.T) {
+	o := newOneServer(t, true, "")
+	for _, q := range []string{
+		"FLUSH TABLES audit_log WITH READ LOCK",
+		"FLUSH LOCAL TABLES audit_log WITH READ LOCK",
+		"flush local table audit_log with read lock",
+		"FLUSH NO_WRITE_TO_BINLOG TABLES audit_log WITH READ LOCK",
+		"FLUSH NO_WRITE_TO_BINLOG TABLE audit_log FOR EXPORT",
+		"FLUSH LOCAL TABLES audit_log FOR EXPORT",
+		"FLUSH TABLE audit_log WITH READ LOCK AND DISABLE CHECKPOINT",
+	} {
+		t.Run(q, func(t *testing.T) {
+			p := o.pair(t)
+			p.both(q)
+			o.sameLocks(t)
+			p.both("SELECT COUNT(*) FROM audit_log")
+			p.both("INSERT INTO audit_log VALUES (1, 'under a read lock')") // 1099
+			p.both("SELECT COUNT(*) FROM items")                            // 1100: not locked
+			p.both("UNLOCK TABLES")
+			o.sameLocks(t)
+			p.both("INSERT INTO items VALUES (1, 'after UNLOCK TABLES')")
+			p.both("DELETE FROM items")
+		})
+	}
+	p := o.pair(t)
+	p.refused("FLUSH LOCAL TABLES WITH READ LOCK", connector.ErrSessionState)
+	p.refused("FLUSH NO_WRITE_TO_BINLOG TABLES WITH READ LOCK AND DISABLE CHECKPOINT", connector.ErrSessionState)
+	o.sameLocks(t)
+	p.both("INSERT INTO items VALUES (2, 'no lock held')")
+	o.samePlacement(t)
+}
+
+// sql_select_limit limits every SELECT without a LIMIT clause, obroute's own too: the
+// statements it sends itself to read session variables back carry an explicit LIMIT, so that
+// the client session keeps its state (and stays) under sql_select_limit = 0. A catalog read or
+// SHOW that obroute answers from both backends is refused under it: each backend would limit
+// its part (one server answers one row).
+func TestSQLSelectLimitReadBack(t *testing.T) {
+	a := newAttackServer(t, false)
+	p := a.pair(t)
+	p.steps(`
+		INSERT INTO audit_log VALUES (1, 'a'), (2, 'b')
+		INSERT INTO items VALUES (1, 'a'), (2, 'b')
+		SET sql_select_limit = 0
+		SELECT @@sql_select_limit LIMIT 1
+		SET time_zone = '+03:00'
+		SET NAMES utf8mb4 COLLATE utf8mb4_bin
+		SELECT id FROM audit_log
+		SELECT id FROM items ORDER BY id
+		SELECT id FROM audit_log ORDER BY id LIMIT 5
+		SELECT @@time_zone, @@collation_connection, @@sql_select_limit FROM audit_log LIMIT 1
+		SELECT @@time_zone, @@collation_connection, @@sql_select_limit FROM items LIMIT 1
+		SET @v = 7
+		SELECT @v FROM audit_log LIMIT 1
+		SET sql_select_limit = -1
+		SELECT @@sql_select_limit LIMIT 1
+		SET sql_select_limit = 1
+		SELECT id FROM audit_log ORDER BY id
+		SELECT id FROM items ORDER BY id DESC
+		!state SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME LIMIT 10
+		!state SHOW TABLES
+		SET sql_select_limit = DEFAULT
+		SELECT id FROM audit_log ORDER BY id
+		SELECT @@time_zone, @@collation_connection, @v FROM audit_log`, refusals)
+}
+
+// A SELECT split across tables under a sql_select_limit other than the default is refused, with
+// a LIMIT clause too: the servers would limit each part (a grouped SELECT's parts carry no
+// LIMIT), which the merge cannot undo; with the default it merges, and a SELECT of one table
+// runs as on one server.
+func TestSQLSelectLimitSplit(t *testing.T) {
+	p := newSplitPair(t)
+	p.steps(`
+		SELECT id FROM orders WHERE order_time >= '2024-12-01' ORDER BY id
+		SET sql_select_limit = 1
+		!state SELECT id FROM orders WHERE order_time >= '2024-12-01' ORDER BY id
+		!state SELECT id FROM orders WHERE order_time >= '2024-12-01' ORDER BY id LIMIT 5
+		!state SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-01' GROUP BY amount > 50
+		!state SELECT amount > 50, COUNT(*) FROM orders WHERE order_time >= '2024-12-01' GROUP BY amount > 50 LIMIT 5
+		SET sql_select_limit = -1
+		!state SELECT id FROM orders WHERE order_time >= '2024-12-01' ORDER BY id
+		SET sql_select_limit = 2
+		SELECT id FROM orders WHERE order_time >= '2025-03-01' ORDER BY id
+		SET sql_select_limit = DEFAULT
+		SELECT id FROM orders WHERE order_time >= '2024-12-01' ORDER BY id`, refusals)
+}

@@ -112,6 +112,30 @@ func (cs *clientSession) layer(shadow bool) *sessionState {
 	return &cs.state
 }
 
+// noSelectLimit is sql_select_limit's default value: no limit.
+const noSelectLimit = "18446744073709551615"
+
+// selectLimit returns the sql_select_limit the client session (for shadow traffic, with what
+// the shadow layer set) assigned, when it is other than the default: ok is false when none was
+// assigned, or the default was.
+func (cs *clientSession) selectLimit(shadow bool) (v string, ok bool) {
+	layers := []*sessionState{&cs.state}
+	if shadow {
+		layers = append(layers, &cs.shadowState)
+	}
+	for _, l := range layers {
+		for _, sv := range l.vars {
+			if sv.Name == "sql_select_limit" {
+				v, ok = sv.Value, sv.Value != noSelectLimit
+				if v == "" {
+					v = "set (" + sv.Assignment + ")"
+				}
+			}
+		}
+	}
+	return v, ok
+}
+
 // inLine reports whether s has caught up with every layer meant for it.
 func (cs *clientSession) inLine(s *serverSession) bool {
 	return s.version == cs.state.version && (!s.shadow || s.shadowVersion == cs.shadowState.version)

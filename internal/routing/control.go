@@ -72,7 +72,7 @@ type LockOp uint8
 const (
 	LockTables  LockOp = iota + 1 // LOCK TABLE[S] …: locks the tables named, releasing the session's other table locks
 	UnlockTable                   // UNLOCK TABLE[S]: releases the table locks and the global read lock
-	LockRead                      // FLUSH TABLES [names] WITH READ LOCK, FLUSH TABLES names FOR EXPORT: a read lock (on the tables, else on the server) held until UNLOCK TABLES
+	LockRead                      // FLUSH [LOCAL] TABLE[S] [names] WITH READ LOCK, FLUSH [LOCAL] TABLE[S] names FOR EXPORT: a read lock (on the tables, else on the server) held until UNLOCK TABLES
 )
 
 // classifyControl reads the statements of control that the parser cannot read as the server
@@ -267,23 +267,35 @@ func (r *Router) preparedText(c *Control, text []token) {
 }
 
 // readLocks reads what a statement that the parser read, or whose tables were scanned, does to
-// table locks: LOCK TABLE[S], UNLOCK TABLE[S], FLUSH TABLES … WITH READ LOCK / FOR EXPORT.
+// table locks: LOCK TABLE[S], UNLOCK TABLE[S], and FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S]
+// [names] WITH READ LOCK [AND DISABLE CHECKPOINT] / FOR EXPORT, in each spelling MariaDB takes.
 func readLocks(toks []token) LockOp {
-	if w := lowerWord(toks, 1); w != "table" && w != "tables" {
+	first := lowerWord(toks, 0)
+	i := 1
+	if w := lowerWord(toks, 1); first == "flush" && (w == "local" || w == "no_write_to_binlog") {
+		i = 2
+	}
+	if w := lowerWord(toks, i); w != "table" && w != "tables" {
 		return 0
 	}
-	n := len(toks)
-	if n > 0 && toks[n-1].text == ";" {
-		n--
-	}
-	switch lowerWord(toks, 0) {
+	switch first {
 	case "lock":
 		return LockTables
 	case "unlock":
 		return UnlockTable
 	case "flush":
-		if lowerWord(toks, n-1) == "export" || lowerWord(toks, n-1) == "lock" && lowerWord(toks, n-2) == "read" {
-			return LockRead
+		// WITH and FOR are reserved words: unquoted, they name no table of the list.
+		for j := i + 1; j < len(toks); j++ {
+			switch lowerWord(toks, j) {
+			case "with":
+				if lowerWord(toks, j+1) == "read" && lowerWord(toks, j+2) == "lock" {
+					return LockRead
+				}
+			case "for":
+				if lowerWord(toks, j+1) == "export" {
+					return LockRead
+				}
+			}
 		}
 	}
 	return 0

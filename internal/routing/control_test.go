@@ -43,6 +43,14 @@ func TestControlStatementsRead(t *testing.T) {
 		{"unlock table", KindOther, Control{Lock: UnlockTable}},
 		{"FLUSH TABLES WITH READ LOCK", KindOther, Control{Lock: LockRead}},
 		{"FLUSH TABLES items FOR EXPORT", KindOther, Control{Lock: LockRead}},
+		{"FLUSH LOCAL TABLES items WITH READ LOCK", KindOther, Control{Lock: LockRead}},
+		{"flush local table items with read lock;", KindOther, Control{Lock: LockRead}},
+		{"FLUSH NO_WRITE_TO_BINLOG TABLE items FOR EXPORT", KindOther, Control{Lock: LockRead}},
+		{"FLUSH LOCAL TABLES WITH READ LOCK", KindOther, Control{Lock: LockRead}},
+		{"FLUSH TABLES items WITH READ LOCK AND DISABLE CHECKPOINT", KindOther, Control{Lock: LockRead}},
+		{"FLUSH TABLES `with`, `for` WITH READ LOCK", KindOther, Control{Lock: LockRead}},
+		{"FLUSH LOCAL TABLES items", KindOther, Control{}},
+		{"FLUSH NO_WRITE_TO_BINLOG STATUS", KindOther, Control{}},
 	} {
 		st := r.Analyze(c.sql)
 		var got Control
