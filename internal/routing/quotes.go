@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/hint"
 )
 
 // Under ANSI_QUOTES (and ANSI, which holds it) a "double-quoted" text is a name, as a
@@ -14,14 +13,18 @@ import (
 // client session's sql_mode (of production or of shadow traffic), or one a backend DSN starts
 // its server sessions with, reads it as a name.
 
-// quoteModeOf returns the mode of sql_mode mode that reads a "double-quoted" text as a name, ""
-// when none.
+// quoteModeOf returns the mode of sql_mode mode that reads a "double-quoted" text as a name
+// (ANSI_QUOTES, or ANSI, which holds it; a dialect mode's value read back from the server lists
+// ANSI_QUOTES too), "" when none.
 func quoteModeOf(mode string) string {
-	n, why := modeReads(modalDoubleQuote, mode)
-	if why == "" || !strings.Contains(why, "double-quoted") {
-		return ""
+	for rest := mode; rest != ""; {
+		var name string
+		name, rest, _ = strings.Cut(rest, ",")
+		if name = strings.TrimSpace(name); strings.EqualFold(name, "ANSI_QUOTES") || strings.EqualFold(name, "ANSI") {
+			return name
+		}
 	}
-	return n
+	return ""
 }
 
 // dsnQuoteMode returns the first sql_mode DSN parameter of backends that reads a
@@ -63,8 +66,7 @@ func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
 	if mode == "" {
 		return nil
 	}
-	body, _ := execComments(st.SQL[hint.StatementStart(st.SQL):])
-	toks, _ := lex(body)
+	toks := textTokens(st.SQL)
 	if modalTokens(toks)&modalDoubleQuote == 0 {
 		return nil
 	}

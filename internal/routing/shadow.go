@@ -346,8 +346,7 @@ func (r *Router) shadowNamesProduction(st *Statement) error {
 			db = st.Database
 		}
 	} else {
-		body, _ := execComments(st.SQL[hint.StatementStart(st.SQL):])
-		toks, _ := lex(body)
+		toks := textTokens(st.SQL)
 		for i := 0; i+2 < len(toks) && db == ""; i++ {
 			if toks[i+1].kind == tokPunct && toks[i+1].text == "." && toks[i+2].kind != tokPunct {
 				if name := identText(toks[i]); r.productionDBs[name] {
@@ -594,9 +593,7 @@ func (rd *columnReader) modeProblem(tr *tableRead, def *TableColumns) string {
 // text itself (the analysis may be the one of its normalized text, whose literals are ?).
 func (rd *columnReader) modal() modal {
 	if !rd.modalRead {
-		body, _ := execComments(rd.st.SQL[hint.StatementStart(rd.st.SQL):])
-		toks, _ := lex(body)
-		rd.modalBits, rd.modalRead = modalTokens(toks), true
+		rd.modalBits, rd.modalRead = modalTokens(textTokens(rd.st.SQL)), true
 	}
 	return rd.modalBits
 }

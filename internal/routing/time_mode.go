@@ -33,8 +33,7 @@ func (t *timeRouter) modeRefusal(st *Statement, sess *SessionState) error {
 				return true
 			}
 		}
-		body, _ := execComments(st.SQL[hint.StatementStart(st.SQL):])
-		toks, _ := lex(body)
+		toks := textTokens(st.SQL)
 		m := modalTokens(toks)
 		if doubledQuote(toks) {
 			// The rewrite writes 'it''s' as 'it\'s', which NO_BACKSLASH_ESCAPES reads otherwise.
@@ -91,4 +90,12 @@ func doubledQuote(toks []token) bool {
 func modeReadsAny(mode string) bool {
 	n, _ := modeReads(allModal, mode)
 	return n != ""
+}
+
+// textTokens lexes a statement's own text (not the analysis's normalized one, whose literals
+// are ?) as the server runs it: from its first word, executable comments opened.
+func textTokens(sql string) []token {
+	body, _ := execComments(sql[hint.StatementStart(sql):])
+	toks, _ := lex(body)
+	return toks
 }
