@@ -241,12 +241,7 @@ func TestShadowViewsOfOneSideNeverReachProduction(t *testing.T) {
 // views within the shadow database run. Counted on production's rows (the databases share
 // one server, so one general log).
 func TestShadowViewOfAnotherDatabaseNeverReachesProduction(t *testing.T) {
-	b := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot")[0]
-	shadowDSN := strings.Replace(b.DSN, "/test?", "/shadowdb?", 1)
-	if shadowDSN == b.DSN {
-		t.Fatalf("the backend's DSN names no database test")
-	}
-	b.Exec(t, "CREATE DATABASE shadowdb")
+	b, shadowDSN := newSharedShadowServer(t)
 	for _, db := range []string{"test", "shadowdb"} {
 		for _, tb := range []string{"t_order", "items"} {
 			b.Exec(t, "CREATE TABLE "+db+"."+tb+" (id INT PRIMARY KEY, user_id INT, note VARCHAR(64))")
@@ -312,12 +307,7 @@ func TestShadowViewOfAnotherDatabaseNeverReachesProduction(t *testing.T) {
 // is refused, and production's rows stay as they were; the shadow database's own tables, named
 // plainly or by the shadow database, are shadow traffic as before.
 func TestShadowNamingProductionsDatabaseNeverReachesProduction(t *testing.T) {
-	b := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot")[0]
-	shadowDSN := strings.Replace(b.DSN, "/test?", "/shadowdb?", 1)
-	if shadowDSN == b.DSN {
-		t.Fatalf("the backend's DSN names no database test")
-	}
-	b.Exec(t, "CREATE DATABASE shadowdb")
+	b, shadowDSN := newSharedShadowServer(t)
 	for _, db := range []string{"test", "shadowdb"} {
 		b.Exec(t, "CREATE TABLE "+db+".t_order (id INT PRIMARY KEY, user_id INT, note VARCHAR(64))")
 	}
@@ -400,4 +390,17 @@ func TestShadowPrepareReplacesTheOtherSidesStatement(t *testing.T) {
 	if got := shadowRows(t, w.shadows[0], "t_order"); !slices.Equal(got, []string{"863:0:shadow-863"}) {
 		t.Errorf("shadow's t_order holds %v, want the shadow row", got)
 	}
+}
+
+// newSharedShadowServer starts one MariaDB (general log on) whose database test is production's
+// and shadowdb, created here, the shadow backend's: it returns the server and shadowdb's DSN.
+func newSharedShadowServer(t *testing.T) (*sqltest.Backend, string) {
+	t.Helper()
+	b := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{GeneralLog: true}, "hot")[0]
+	shadowDSN := strings.Replace(b.DSN, "/test?", "/shadowdb?", 1)
+	if shadowDSN == b.DSN {
+		t.Fatalf("the backend's DSN names no database test")
+	}
+	b.Exec(t, "CREATE DATABASE shadowdb")
+	return b, shadowDSN
 }
