@@ -93,12 +93,13 @@ func (g *Generator) Next() Query {
 	case "aggregate":
 		aggs := g.pick([]string{"COUNT(*)", "COUNT(amount)", "COUNT(user_id)", "COUNT(status)", "SUM(amount)", "SUM(user_id)",
 			"MIN(amount)", "MAX(amount)", "MIN(order_time)", "MAX(order_time)", "MIN(user_id)", "MAX(user_id)",
-			"AVG(amount)", "AVG(user_id)", "MIN(status)", "MAX(status)"}, 1+g.rng.IntN(7))
+			"AVG(amount)", "AVG(user_id)", "MIN(status)", "MAX(status)", "BIT_OR(user_id)", "BIT_AND(amount)",
+			"BIT_XOR(user_id)"}, 1+g.rng.IntN(7))
 		q.SQL = "SELECT " + strings.Join(aggs, ", ") + from
 		q.FoldCase = strings.Contains(q.SQL, "(status)")
 	case "group":
 		aggs := g.pick([]string{"COUNT(*)", "SUM(amount)", "MIN(order_time)", "MAX(order_time)", "MIN(amount)", "MAX(amount)",
-			"AVG(amount)", "COUNT(status)", "COUNT(amount)", "SUM(user_id)", "AVG(user_id)"}, 1+g.rng.IntN(3))
+			"AVG(amount)", "COUNT(status)", "COUNT(amount)", "SUM(user_id)", "AVG(user_id)", "BIT_OR(user_id)", "BIT_XOR(amount)"}, 1+g.rng.IntN(3))
 		// The group columns; status groups fold case under the _ci collation.
 		group := []string{"user_id", "user_id", "status", "user_id, status"}[g.rng.IntN(4)]
 		ng := strings.Count(group, ",") + 1
@@ -106,7 +107,8 @@ func (g *Generator) Next() Query {
 		q.SQL = "SELECT " + group + ", " + strings.Join(aggs, ", ") + from + " GROUP BY " + group
 		if g.rng.IntN(2) == 0 {
 			q.SQL += []string{" HAVING COUNT(*) > 2", " HAVING SUM(amount) >= 100", " HAVING MAX(amount) < 400 OR COUNT(*) = 1",
-				" HAVING MIN(order_time) > '2024-11-01' OR COUNT(*) < 3", " HAVING AVG(amount) > 200", " HAVING COUNT(amount) >= 2 AND MIN(amount) IS NOT NULL"}[g.rng.IntN(6)]
+				" HAVING MIN(order_time) > '2024-11-01' OR COUNT(*) < 3", " HAVING AVG(amount) > 200", " HAVING COUNT(amount) >= 2 AND MIN(amount) IS NOT NULL",
+				" HAVING COUNT(*) BETWEEN 2 AND 4", " HAVING SUM(amount) NOT BETWEEN 100 AND 300.5", " HAVING COUNT(*) IN (1, 3, NULL)"}[g.rng.IntN(9)]
 		}
 		if g.rng.IntN(3) > 0 {
 			// An aggregate or not, then every group column: a total order.

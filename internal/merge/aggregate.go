@@ -37,6 +37,8 @@ type aggState struct {
 	carry  []driver.Value
 	// distinct holds the keys of the values of a DISTINCT aggregate's argument seen so far.
 	distinct map[string]struct{}
+	// bits is the BIT_AND, BIT_OR or BIT_XOR of the partials so far (seen: one was read).
+	bits uint64
 	// out and countOut are the text values last written for the group (SUM or AVG, and COUNT or
 	// AVG's count), rewritten in place by the next group.
 	out, countOut textValue
@@ -80,6 +82,52 @@ func (st *aggState) addMinMax(a *aggregator, row []driver.Value) {
 	for _, c := range a.Carry {
 		st.carry = append(st.carry, copyValue(nil, row[c]))
 	}
+}
+
+// addBits merges the partial BIT_AND, BIT_OR or BIT_XOR v: a BIGINT UNSIGNED, never NULL (over no
+// rows the server gives the operation's identity, which merges as no partial).
+func (st *aggState) addBits(a *aggregator, v driver.Value) error {
+	var n uint64
+	switch x := v.(type) {
+	case uint64:
+		n = x
+	case int64:
+		if x < 0 {
+			return badValue(a.Column, a.Func.String(), v)
+		}
+		n = uint64(x)
+	case []byte:
+		var err error
+		if n, err = strconv.ParseUint(string(x), 10, 64); err != nil {
+			return badValue(a.Column, a.Func.String(), v)
+		}
+	default:
+		return badValue(a.Column, a.Func.String(), v)
+	}
+	if st.goType == nil {
+		st.goType = v
+	}
+	switch {
+	case !st.seen:
+		st.bits = n
+	case a.Func == AggBitAnd:
+		st.bits &= n
+	case a.Func == AggBitOr:
+		st.bits |= n
+	default:
+		st.bits ^= n
+	}
+	st.seen = true
+	return nil
+}
+
+// bitsValue is the merged BIT_AND, BIT_OR or BIT_XOR, in the Go type its partials came in (text
+// protocol: the digits).
+func (st *aggState) bitsValue() driver.Value {
+	if _, text := st.goType.([]byte); text {
+		return st.out.set(strconv.AppendUint(st.out.buf(), st.bits, 10))
+	}
+	return st.bits
 }
 
 func badValue(col int, what string, v driver.Value) error {

@@ -112,6 +112,8 @@ func (a aggValue) bindValue(b *valueBinder) (valueFunc, error) {
 				return quotient(n, number{u: big.NewInt(st.count)}, st.incr, dec)
 			}
 			return n, nil
+		case AggBitAnd, AggBitOr, AggBitXor:
+			return number{u: new(big.Int).SetUint64(st.bits), dec: dec, isInt: true}, nil
 		}
 		if !st.seen {
 			return number{null: true}, nil

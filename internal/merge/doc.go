@@ -85,7 +85,7 @@
 //   - BINARY, VARBINARY, BLOB, BIT, JSON, GEOMETRY: bytewise.
 //   - A column with no known type: by the Go type of its values.
 //
-// HAVING compares merged numbers (COUNT, SUM, AVG) with literals; a
+// HAVING compares merged numbers (COUNT, SUM, AVG, BIT_AND/OR/XOR) with literals; a
 // comparison of text after merging is refused, since the rewrite has the
 // sub-queries compute conditions on group keys and MIN/MAX themselves and
 // carry the result (Aggregate.Carry).
@@ -123,6 +123,8 @@
 //     the scale (see avgMode; a hidden column reports which when the
 //     argument's digits do not tell). The hidden COUNT column gets the total
 //     count.
+//   - BIT_AND, BIT_OR, BIT_XOR: the AND, OR or XOR of the partials (BIGINT
+//     UNSIGNED, never NULL: over no rows the server gives the identity).
 //   - SUM, MIN, MAX and AVG of a group with only NULL partials are NULL.
 //
 // # Column types

@@ -131,6 +131,8 @@ func (g *grouper) add(gr *group, row []driver.Value) error {
 			}
 		case AggMin, AggMax:
 			st.addMinMax(a, row)
+		case AggBitAnd, AggBitOr, AggBitXor:
+			err = st.addBits(a, row[a.Column])
 		}
 		if err != nil {
 			return err
@@ -156,6 +158,8 @@ func (g *grouper) finish(gr *group) error {
 				return err
 			}
 			gr.row[a.Column] = v
+		case AggBitAnd, AggBitOr, AggBitXor:
+			gr.row[a.Column] = st.bitsValue()
 		case AggMin, AggMax:
 			gr.row[a.Column] = nil
 			if st.seen {

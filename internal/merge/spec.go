@@ -129,11 +129,14 @@ type AggFunc uint8
 
 // Aggregate functions whose partials can be merged.
 const (
-	AggCount AggFunc = iota + 1 // COUNT: partial counts are summed
-	AggSum                      // SUM: partial sums are summed exactly (DECIMAL) or as DOUBLE
-	AggMin                      // MIN: smallest partial under the column comparison
-	AggMax                      // MAX: largest partial under the column comparison
-	AggAvg                      // AVG: total SUM / total COUNT, rounded as the server rounds it
+	AggCount  AggFunc = iota + 1 // COUNT: partial counts are summed
+	AggSum                       // SUM: partial sums are summed exactly (DECIMAL) or as DOUBLE
+	AggMin                       // MIN: smallest partial under the column comparison
+	AggMax                       // MAX: largest partial under the column comparison
+	AggAvg                       // AVG: total SUM / total COUNT, rounded as the server rounds it
+	AggBitAnd                    // BIT_AND: the AND of the partials (all ones over no rows)
+	AggBitOr                     // BIT_OR: the OR of the partials (0 over no rows)
+	AggBitXor                    // BIT_XOR: the XOR of the partials (0 over no rows)
 )
 
 // String returns the SQL name of the function.
@@ -149,6 +152,12 @@ func (f AggFunc) String() string {
 		return "MAX"
 	case AggAvg:
 		return "AVG"
+	case AggBitAnd:
+		return "BIT_AND"
+	case AggBitOr:
+		return "BIT_OR"
+	case AggBitXor:
+		return "BIT_XOR"
 	}
 	return fmt.Sprintf("AggFunc(%d)", uint8(f))
 }
@@ -298,7 +307,7 @@ func (s *Spec) validate(n, inputs int) (int, error) {
 		}
 	}
 	for _, a := range s.Aggregates {
-		if a.Func < AggCount || a.Func > AggAvg {
+		if a.Func < AggCount || a.Func > AggBitXor {
 			return 0, invalidf("unknown aggregate function %v on column %d", a.Func, a.Column)
 		}
 		if err := col(a.Func.String(), a.Column); err != nil {

@@ -12,7 +12,7 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 	x, ok := e.(*sqlparser.FuncExpr)
 	if !ok || !x.IsAggregate() {
 		if _, ok := e.(*sqlparser.GroupConcatExpr); ok {
-			return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
+			return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX, AVG, BIT_AND, BIT_OR or BIT_XOR, or narrow the range to one table", nodeText(e))
 		}
 		if containsAggregate(e) {
 			return 0, nil, notMergeable("the aggregate inside %s cannot be merged; select the aggregate itself and compute the expression in the application", nodeText(e))
@@ -31,8 +31,14 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 		f = merge.AggMax
 	case "avg":
 		f = merge.AggAvg
+	case "bit_and":
+		f = merge.AggBitAnd
+	case "bit_or":
+		f = merge.AggBitOr
+	case "bit_xor":
+		f = merge.AggBitXor
 	default:
-		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX or AVG, or narrow the range to one table", nodeText(e))
+		return 0, nil, notMergeable("%s cannot be merged from sub-queries; use COUNT, SUM, MIN, MAX, AVG, BIT_AND, BIT_OR or BIT_XOR, or narrow the range to one table", nodeText(e))
 	}
 	if x.Distinct && f == merge.AggCount && len(x.Exprs) > 1 {
 		args, err := distinctArgs(x)
@@ -54,6 +60,9 @@ func (p *mergePlanner) aggregate(e sqlparser.Expr) (merge.AggFunc, sqlparser.Exp
 		return 0, nil, notMergeable("%s cannot be merged; give it one column", nodeText(e))
 	}
 	arg, distinct := ae.Expr, x.Distinct
+	if distinct && f >= merge.AggBitAnd {
+		return 0, nil, notMergeable("%s cannot be merged; write it without DISTINCT (the same bits)", nodeText(e))
+	}
 	if distinct && f == merge.AggCount {
 		if col, ok := unparen(arg).(*sqlparser.ColName); ok && col.Name.Lowered() == p.key {
 			distinct = false // distinct shard-key values never repeat across clamped tables

@@ -37,7 +37,12 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 			return nil, err
 		}
 		return merge.Not(a), nil
+	case *sqlparser.RangeCond:
+		return p.between(x)
 	case *sqlparser.ComparisonExpr:
+		if x.Operator == sqlparser.InStr || x.Operator == sqlparser.NotInStr {
+			return p.in(x)
+		}
 		op, ok := havingOps[x.Operator]
 		if !ok {
 			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons of COUNT, SUM or AVG can be applied after merging; select the aggregate and filter in the application", nodeText(x))
@@ -66,6 +71,66 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 		return p.operand(e)
 	}
 	return nil, notMergeable("HAVING %s cannot be applied after merging; keep HAVING to comparisons of selected columns and aggregates", nodeText(e))
+}
+
+// between translates x [NOT] BETWEEN a AND b over a merged aggregate: (x >= a AND x <= b),
+// which is what the server computes when a and b are numbers (NULL when a comparison is).
+func (p *mergePlanner) between(x *sqlparser.RangeCond) (merge.Expr, error) {
+	bounds, err := translateEach(p.numberLiteral(x), x.From, x.To)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.operand(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	e := merge.And(merge.Cmp(merge.OpGe, a, bounds[0]), merge.Cmp(merge.OpLe, a, bounds[1]))
+	if x.Operator == sqlparser.NotBetweenStr {
+		e = merge.Not(e)
+	}
+	return e, nil
+}
+
+// in translates x [NOT] IN (v, …) over a merged aggregate: (x = v OR …), which is what the
+// server computes when the values are numbers (NULL when no value is equal and one is NULL).
+func (p *mergePlanner) in(x *sqlparser.ComparisonExpr) (merge.Expr, error) {
+	list, ok := x.Right.(sqlparser.ValTuple)
+	if !ok {
+		return nil, notMergeable("HAVING %s: only a list of numbers can follow IN after merging; select the aggregate and filter in the application", nodeText(x))
+	}
+	values, err := translateEach(p.numberLiteral(x), list...)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.operand(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	eqs := make([]merge.Expr, len(values))
+	for i, v := range values {
+		eqs[i] = merge.Cmp(merge.OpEq, a, v)
+	}
+	e := merge.Or(eqs...)
+	if x.Operator == sqlparser.NotInStr {
+		e = merge.Not(e)
+	}
+	return e, nil
+}
+
+// numberLiteral returns the translation of a number or NULL literal of cond, and refuses any
+// other expression: BETWEEN and IN compare as the server does pairwise only over numbers.
+func (p *mergePlanner) numberLiteral(cond sqlparser.Expr) func(sqlparser.Expr) (merge.Expr, error) {
+	return func(e sqlparser.Expr) (merge.Expr, error) {
+		switch v := unparen(e).(type) {
+		case *sqlparser.NullVal:
+			return p.operand(v)
+		case *sqlparser.SQLVal:
+			if v.Type == sqlparser.IntVal || v.Type == sqlparser.FloatVal {
+				return p.operand(v)
+			}
+		}
+		return nil, notMergeable("HAVING %s: after merging, BETWEEN and IN compare COUNT, SUM or AVG only with numbers written in the statement; write %s as a number, or select the aggregate and filter in the application", nodeText(cond), nodeText(e))
+	}
 }
 
 // both translates l and r and joins them (AND, OR).

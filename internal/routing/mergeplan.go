@@ -117,6 +117,9 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	case sel.Into != nil:
 		return nil, notMergeable("SELECT … INTO cannot be split; select the rows and write them in the application")
 	}
+	if e := serverBound(sel); e != "" {
+		return nil, notMergeable("%s is the server's or its session's own, and each sub-query reads it on its own backend, where one server would give one value; read it in a statement of its own", e)
+	}
 	if err := checkSubqueryLimit(sel); err != nil {
 		return nil, err
 	}
@@ -129,6 +132,9 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		snippetCols: map[string]int{}, weightOf: map[int]int{}, ordinalOf: map[int]int{}, snippets: map[string]snippet{}, subst: map[*sqlparser.ColName]sqlparser.Expr{},
 		computedCols: map[int]bool{}, grouping: len(sel.GroupBy) > 0 || distinctList != nil}
 	p.leg.Having = nil
+	// The query cache's options change no rows, and MariaDB takes them only in a statement's
+	// first SELECT, which a sub-query's SELECT inside its backend's UNION ALL is not.
+	p.leg.QueryOpts.SQLCache, p.leg.QueryOpts.SQLNoCache = false, false
 	star := false
 	grouped := len(sel.GroupBy) > 0
 	items := sel.SelectExprs
@@ -400,16 +406,54 @@ func (p *mergePlanner) groupBy() error {
 	return nil
 }
 
-// isConstant reports whether e is a literal (not an argument), NULL, TRUE or FALSE: the same
-// value in every row, which needs no GROUP BY.
+// serverFuncs are the functions whose value is the server's or its session's (its identity,
+// its database, the connection, the last statement): each backend's differs.
+var serverFuncs = map[string]bool{
+	"connection_id": true, "database": true, "schema": true, "user": true, "session_user": true,
+	"system_user": true, "current_user": true, "current_role": true, "version": true,
+	"uuid_short": true, "last_insert_id": true, "row_count": true, "found_rows": true,
+}
+
+// serverBound returns the text of the first function call or system variable (@@name) of sel
+// whose value differs between backends, "" when there is none. The clock functions are not
+// among them: every sub-query runs at the statement's one instant.
+func serverBound(sel *sqlparser.Select) string {
+	found := ""
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.FuncExpr:
+			if x.Qualifier.IsEmpty() && serverFuncs[x.Name.Lowered()] {
+				found = nodeText(x)
+			}
+		case *sqlparser.ColName:
+			if strings.HasPrefix(x.Name.String(), "@@") {
+				found = nodeText(x)
+			}
+		}
+		return found == "", nil
+	}, sel)
+	return found
+}
+
+// isConstant reports whether e reads neither a column nor a subquery, an aggregate or an
+// argument: literals, operators and functions of them, the clock (every sub-query runs at the
+// statement's one instant). Its value needs no GROUP BY, and any sub-query's is one server's
+// (RAND() and UUID() give one server's too: any value). The functions whose value differs
+// between backends are refused before (serverBound).
 func isConstant(e sqlparser.Expr) bool {
-	switch x := e.(type) {
-	case *sqlparser.SQLVal:
-		return x.Type != sqlparser.ValArg
-	case *sqlparser.NullVal, sqlparser.BoolVal:
-		return true
-	}
-	return false
+	constant := true
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.ColName, *sqlparser.Subquery, *sqlparser.GroupConcatExpr:
+			constant = false
+		case *sqlparser.FuncExpr:
+			constant = !x.IsAggregate()
+		case *sqlparser.SQLVal:
+			constant = x.Type != sqlparser.ValArg
+		}
+		return constant, nil
+	}, e)
+	return constant
 }
 
 // aggColumn returns the column of an aggregate term of HAVING or ORDER BY, adding it hidden

@@ -175,6 +175,9 @@ func (r *Router) unreadableRoute(st *Statement) error {
 	why := "its syntax tree does not say which tables it uses"
 	if st.ParseErr != nil {
 		why = "the parser cannot read it (" + st.parseProblem() + ")"
+		if form := unreadForm(textTokens(st.SQL)); form != "" {
+			why += ": " + form
+		}
 	}
 	if len(st.mentions) > 0 {
 		return errorf("%w: the statement names %s, a table with a %s, but not where obroute can read it as a table: %s; write it in syntax obroute reads, or send it to the table's backend with a backend hint", ErrUnreadable, st.mentions[0], r.routed[st.mentions[0]], why)

@@ -44,6 +44,9 @@ func (t *timeRouter) analyze(st *Statement, p *parsed) (*timeStatement, error) {
 	if err := p.faithful(); err != nil {
 		return nil, err
 	}
+	if form := unreadForm(p.toks); form != "" {
+		return nil, errorf("%w: the statement names the time-sharded table %s: %s", ErrUnreadable, cfg.Table, form)
+	}
 	logical := strings.ToLower(cfg.Table)
 	var uses []*sqlparser.AliasedTableExpr
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
