@@ -471,7 +471,7 @@ func (r *Router) unreadRoute(p *Plan, st *Statement, in Input, sess *SessionStat
 		}
 		return false, nil
 	}
-	p.single(UseRoutePolicy, ClassCached, r.cfg.Settings.Default, st.SQL, in.Args)
+	p.single(UseRoutePolicy, ClassDefault, r.cfg.Settings.Default, st.SQL, in.Args)
 	p.byDefault = true
 	if in.Explain {
 		p.Prompts = append(p.Prompts, "Will route to the default backend since the route cannot be computed: "+st.parseProblem())
