@@ -63,7 +63,7 @@ type Option func(*options)
 
 type options struct {
 	logger     *slog.Logger
-	handle     func(context.Context, slog.Handler, slog.Record) error // handleRecord with a logger (log.go)
+	handle     func(context.Context, slog.Handler, slog.Level, string, uintptr, []slog.Attr) // handleRecord with a logger (log.go)
 	observer   Observer
 	clock      func() time.Time
 	metaSource metadata.Source

@@ -16,11 +16,16 @@ import (
 // a program that opens a handle and pings).
 type logger struct {
 	h      slog.Handler // nil without WithLogger
-	handle func(ctx context.Context, h slog.Handler, r slog.Record) error
+	handle func(ctx context.Context, h slog.Handler, level slog.Level, msg string, pc uintptr, attrs []slog.Attr)
 }
 
-// handleRecord is logger.handle with WithLogger: the handler gets the record.
-func handleRecord(ctx context.Context, h slog.Handler, r slog.Record) error { return h.Handle(ctx, r) }
+// handleRecord is logger.handle with WithLogger: it makes the record, as (*slog.Logger).LogAttrs
+// does, and h gets it.
+func handleRecord(ctx context.Context, h slog.Handler, level slog.Level, msg string, pc uintptr, attrs []slog.Attr) {
+	r := slog.NewRecord(time.Now(), level, msg, pc)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(ctx, r)
+}
 
 // Enabled reports whether a record at level would be logged, as (*slog.Logger).Enabled does.
 func (l *logger) Enabled(ctx context.Context, level slog.Level) bool {
@@ -35,7 +40,5 @@ func (l *logger) LogAttrs(ctx context.Context, level slog.Level, msg string, att
 	}
 	var pcs [1]uintptr
 	runtime.Callers(2, pcs[:]) // skip runtime.Callers and LogAttrs: the PC of the call, as slog records it
-	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
-	r.AddAttrs(attrs...)
-	_ = l.handle(ctx, l.h, r)
+	l.handle(ctx, l.h, level, msg, pcs[0], attrs)
 }
