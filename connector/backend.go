@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -23,7 +22,7 @@ type backend struct {
 
 	cfg       *config.Config
 	replicaOf string
-	logger    *slog.Logger
+	logger    *logger
 	events    *events
 	stats     *counters
 	// connectTimeout bounds open (dial, handshake, authentication).

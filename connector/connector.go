@@ -35,7 +35,7 @@ type Connector struct {
 	// metadata backend, which routes shadow traffic; nil without one.
 	shadowMeta *shardMetadata
 	defs       shadowDefs // handles reading the definitions of shadow tables (shadowdefs.go)
-	logger     *slog.Logger
+	logger     *logger
 	events     *events // state changes: logged and reported to the observer
 	// autocommit is the autocommit a server session of the default backend starts with: off
 	// when its DSN sets autocommit=0 (go-sql-driver then sends SET autocommit=0 at connect).
@@ -63,6 +63,7 @@ type Option func(*options)
 
 type options struct {
 	logger     *slog.Logger
+	handle     func(context.Context, slog.Handler, slog.Level, string, uintptr, []slog.Attr) // handleRecord with a logger (log.go)
 	observer   Observer
 	clock      func() time.Time
 	metaSource metadata.Source
@@ -71,7 +72,9 @@ type options struct {
 }
 
 // WithLogger sends route decisions (debug) and state changes (info, warn) to l.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger, o.handle = l, handleRecord }
+}
 
 // WithClock replaces time.Now for the hot window, so tests can move the boundary.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
@@ -116,12 +119,11 @@ func newConnector(cfg *config.Config, opts ...Option) (*Connector, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
-	} else {
-		o.logger = scrubbing(o.logger, cfg.Secrets())
+	log := &logger{}
+	if o.logger != nil {
+		log.h, log.handle = scrubHandler{inner: o.logger.Handler(), secrets: cfg.Secrets()}, o.handle
 	}
-	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: o.logger, events: &events{logger: o.logger, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats()}
+	c := &Connector{cfg: cfg, backends: map[string]*backend{}, logger: log, events: &events{logger: log, obs: o.observer, secrets: cfg.Secrets()}, stats: newStats()}
 	c.passthrough = passesThrough(cfg, &o)
 	c.dryRun, c.noReadBack = o.dryRun, o.noReadBack
 	var err error

@@ -94,7 +94,7 @@ func (c *Connector) observer() Observer { return c.events.obs }
 // events is where state changes go: each is logged once (info or warn) and reported to the
 // observer. The connector and its backends share one.
 type events struct {
-	logger  *slog.Logger
+	logger  *logger
 	obs     Observer
 	secrets []string // scrubbed from what the observer gets, as the logger does
 }

@@ -15,11 +15,6 @@ type scrubHandler struct {
 	secrets []string
 }
 
-// scrubbing wraps l so that nothing it logs shows one of secrets.
-func scrubbing(l *slog.Logger, secrets []string) *slog.Logger {
-	return slog.New(scrubHandler{inner: l.Handler(), secrets: secrets})
-}
-
 // Enabled implements slog.Handler.
 func (h scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
 	return h.inner.Enabled(ctx, level)

@@ -36,14 +36,22 @@ type Options struct {
 	// DefaultSlowLoad if zero.
 	SlowLoad time.Duration
 	// Logger receives a warning for each failed refresh and a debug record
-	// for each successful one; slog.Default() if nil.
-	Logger *slog.Logger
+	// for each successful one; none are logged if nil. A *slog.Logger is one; the
+	// connector's own (connector/log.go) links no slog handler unless the application
+	// gave it one.
+	Logger Logger
 	// Clock stamps snapshots (LoadedAt) and Stats; time.Now if nil. It does
 	// not drive the background ticker.
 	Clock func() time.Time
 	// OnRefresh, if set, is called after every load, successful or not,
 	// before Refresh returns. Calls never overlap. It must not call Refresh.
 	OnRefresh func(RefreshEvent)
+}
+
+// Logger is what a Cache logs to: the two methods of *slog.Logger it calls.
+type Logger interface {
+	Enabled(ctx context.Context, level slog.Level) bool
+	LogAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr)
 }
 
 // RefreshEvent describes one load of the Source, for Options.OnRefresh.
@@ -121,7 +129,7 @@ func New(src metadata.Source, opts Options) (*Cache, error) {
 		opts.LoadTimeout = DefaultLoadTimeout
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = noLogger{}
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -187,8 +195,8 @@ func (c *Cache) load(ctx context.Context) error {
 	started := c.opts.Clock()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LoadTimeout)
 	slow := time.AfterFunc(c.opts.SlowLoad, func() {
-		c.opts.Logger.Warn("shard metadata load has not answered yet; still waiting, statements keep the last snapshot",
-			"waited", c.opts.SlowLoad, "load_timeout", c.opts.LoadTimeout)
+		c.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "shard metadata load has not answered yet; still waiting, statements keep the last snapshot",
+			slog.Any("waited", c.opts.SlowLoad), slog.Any("load_timeout", c.opts.LoadTimeout))
 	})
 	tables, err := c.src.Load(ctx)
 	slow.Stop()
@@ -221,13 +229,14 @@ func (c *Cache) load(ctx context.Context) error {
 
 	current := c.snap.Load()
 	if err != nil {
-		attrs := []any{"err", err, "failures", failures}
+		attrs := []slog.Attr{slog.Any("err", err), slog.Any("failures", failures)}
 		if current != nil {
-			attrs = append(attrs, "kept_version", current.Version(), "kept_loaded_at", current.LoadedAt())
+			attrs = append(attrs, slog.Any("kept_version", current.Version()), slog.Any("kept_loaded_at", current.LoadedAt()))
 		}
-		c.opts.Logger.Warn("shard metadata refresh failed", attrs...)
+		c.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "shard metadata refresh failed", attrs...)
 	} else {
-		c.opts.Logger.Debug("shard metadata refreshed", "version", snap.Version(), "tables", snap.Len(), "duration", duration)
+		c.opts.Logger.LogAttrs(context.Background(), slog.LevelDebug, "shard metadata refreshed", slog.Any("version", snap.Version()),
+			slog.Any("tables", snap.Len()), slog.Any("duration", duration))
 	}
 	if c.opts.OnRefresh != nil {
 		c.opts.OnRefresh(RefreshEvent{Started: started, Duration: duration, Err: err, Snapshot: current})
@@ -297,3 +306,9 @@ func (c *Cache) Close() error {
 	}
 	return nil
 }
+
+// noLogger is Options.Logger when none is given: it logs nothing.
+type noLogger struct{}
+
+func (noLogger) Enabled(context.Context, slog.Level) bool                   { return false }
+func (noLogger) LogAttrs(context.Context, slog.Level, string, ...slog.Attr) {}
