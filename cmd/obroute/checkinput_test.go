@@ -249,6 +249,38 @@ func TestCheckServerRejected(t *testing.T) {
 	}
 }
 
+// TestCheckDeadlockVictim: in MySQL 8's slow log with log_slow_extra=ON, a statement of a
+// transaction that failed with a deadlock (1213) was rolled back by the server with its whole
+// transaction: the session's next statement runs outside it (a static route to cold, allowed),
+// as obroute runs it after the deadlock. A lock wait timeout (1205) rolls back the statement
+// only: the transaction, bound to hot, goes on and refuses the static route to cold.
+// (MariaDB's logs do not say that a statement failed.)
+func TestCheckDeadlockVictim(t *testing.T) {
+	entry := func(id, ts, errno, stmt string) string {
+		return "# Time: 2025-03-15T10:00:0" + ts + ".000000Z\n# User@Host: app[app] @ localhost []  Id:     " + id + "\n" +
+			"# Query_time: 0.000245  Lock_time: 0.000000 Rows_sent: 0  Rows_examined: 0 Thread_id: " + id + " Errno: " + errno +
+			" Killed: 0 Bytes_received: 23 Bytes_sent: 168 Read_first: 0 Read_last: 0 Read_key: 0 Read_next: 0 Read_prev: 0" +
+			" Read_rnd: 0 Read_rnd_next: 0 Sort_merge_passes: 0 Sort_range_count: 0 Sort_rows: 0 Sort_scan_count: 0" +
+			" Created_tmp_disk_tables: 0 Created_tmp_tables: 0 Start: 2025-03-15T10:00:0" + ts + ".000000Z End: 2025-03-15T10:00:0" + ts + ".000245Z\n" +
+			"SET timestamp=174203280" + ts + ";\n" + stmt + ";\n"
+	}
+	var b strings.Builder
+	b.WriteString("/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n" +
+		"Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\nTime                 Id Command    Argument\n")
+	for _, s := range []struct{ id, errno string }{{"8", "1213"}, {"9", "1205"}} {
+		b.WriteString(entry(s.id, "1", "0", "BEGIN"))
+		b.WriteString(entry(s.id, "2", "0", "UPDATE items SET price = 1 WHERE id = 1"))
+		b.WriteString(entry(s.id, "3", s.errno, "UPDATE items SET price = 2 WHERE id = 2"))
+		b.WriteString(entry(s.id, "4", "0", "SELECT note FROM audit_log WHERE id = "+s.id))
+	}
+	log := writeFile(t, "slow.log", b.String())
+	r, code := runCheckJSON(t, "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv", "-now", "2025-03-15", log)
+	got := reportLabels(r)["SELECT note FROM audit_log WHERE id = ?"]
+	if want := map[string]int64{classStatic: 1, "refused:cross_backend_tx": 1}; code != 1 || !maps.Equal(got, want) {
+		t.Errorf("exit %d; the statements after the deadlock and after the lock wait timeout: %v, want %v", code, got, want)
+	}
+}
+
 // TestLogStatementLeftOpen: a statement whose string is never closed (the server rejects it)
 // would make every later line of the log its text: past maxLogStatement, reading stops with an
 // error naming it, rather than swallowing the log.
