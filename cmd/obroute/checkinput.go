@@ -274,11 +274,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		p := conn(pending.session)
 		switch cmd {
 		case "Prepare":
-			if p.prepare(pending.text) {
-				st.ignore("Prepare of an SQL PREPARE")
-			} else {
-				st.ignore("Prepare")
-			}
+			p.prepare(pending.text)
+			st.ignore("Prepare")
 			return nil
 		case "Execute":
 			sqlExecute, prepared, args := p.execute(pending.text)

@@ -547,7 +547,9 @@ func TestCheckPreparedAsObroute(t *testing.T) {
 // a MariaDB writing both logs, are read from the general log whole, as obroute routes them, and
 // from the slow log as the server wrote them, one entry per statement: the text after a
 // semicolon that starts with a line looking like a slow log header is the next statement's, a
-// tail of comments only is no statement, and a "\r\n" inside a string is kept.
+// tail of comments only is no statement, and a "\r\n" inside a string is kept. Which entries
+// were one text the slow log does not say (nothing in an entry tells): the report says that
+// they are routed one by one.
 func TestCheckSlowLogMultiStatements(t *testing.T) {
 	dir := t.TempDir()
 	generalLog, slowLog := filepath.Join(dir, "general.log"), filepath.Join(dir, "slow.log")
@@ -618,5 +620,10 @@ func TestCheckSlowLogMultiStatements(t *testing.T) {
 		if len(got) != 1 || !slices.Equal(got[0], log.want) {
 			t.Errorf("%s: statements\n%q\nwant\n%q", filepath.Base(log.path), got, log.want)
 		}
+	}
+	// Which entries were one text the slow log does not say: the report says so.
+	_, out, _ := cli(t, "check", "-quiet", "-dsn", edgeDSN, "-metadata", writeFile(t, "shards.csv", checkShardsCSV), "-now", "2025-03-15", slowLog)
+	if !strings.Contains(out, "each statement of a text of several (multiStatements) as an entry of its own") {
+		t.Errorf("the slow log's report does not say that a text of several statements is routed one by one:\n%s", out)
 	}
 }

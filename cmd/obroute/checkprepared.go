@@ -64,9 +64,9 @@ func (p *preparedConn) query(text []byte) {
 	}
 }
 
-// prepare reads a Prepare line; it reports whether it is the Prepare of an SQL PREPARE or
-// EXECUTE IMMEDIATE (else that of a binary-protocol statement).
-func (p *preparedConn) prepare(text string) bool {
+// prepare reads a Prepare line: of an SQL PREPARE or EXECUTE IMMEDIATE after their Query
+// line, else of a binary-protocol statement.
+func (p *preparedConn) prepare(text string) {
 	if p.expect == expectPrepare {
 		if p.name == "" {
 			p.expect, p.text = expectExecute, text
@@ -76,7 +76,7 @@ func (p *preparedConn) prepare(text string) bool {
 			}
 			p.named[p.name], p.expect = text, expectNothing
 		}
-		return true
+		return
 	}
 	p.expect = expectNothing
 	for i, t := range p.binary {
@@ -89,7 +89,6 @@ func (p *preparedConn) prepare(text string) bool {
 		p.binary = p.binary[1:]
 	}
 	p.binary = append(p.binary, text)
-	return false
 }
 
 // execute reads an Execute line: sqlExecute is set when it is the statement an SQL EXECUTE or
