@@ -17,8 +17,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/connector"
-	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -310,14 +308,7 @@ metadata: {backend: hot, table: shard_metadata}
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &liveRecorder{}
-	now := day("2025-03-15 12:00:00")
-	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
 	// The statements are one template: compare them one log at a time.
 	shards := writeFile(t, "shards.csv", csv.String())
 	for i, s := range statements {
@@ -491,56 +482,23 @@ func TestCheckPreparedAsObroute(t *testing.T) {
 	srv, generalLog, _ := checkServer(t)
 	cfgPath, cfg := checkConfig(t, srv)
 	ctx := context.Background()
-	appCfg := mysql.NewConfig()
-	appCfg.User, appCfg.Passwd, appCfg.Net, appCfg.Addr, appCfg.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
-	appCfg.ParseTime, appCfg.Loc = true, time.UTC
-	appConn, err := mysql.NewConnector(appCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := sql.OpenDB(appConn)
-	defer app.Close()
-	c, err := app.Conn(ctx)
+	c, err := appDB(t, srv).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	preparedSteps(ctx, t, c, func(string) {})
 	c.Close()
 
-	rec := &liveRecorder{}
-	now := day("2025-03-15 12:00:00")
-	conn, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
 	if c, err = db.Conn(ctx); err != nil {
 		t.Fatal(err)
 	}
 	live := map[string]map[string]int64{}
-	preparedSteps(ctx, t, c, func(s string) {
-		var ev *connector.RouteEvent
-		if len(rec.events) > 0 {
-			ev = &rec.events[0]
-			s = ev.SQL
-		}
-		tmpl := string(routing.AppendTemplate(nil, s))
-		if live[tmpl] == nil {
-			live[tmpl] = map[string]int64{}
-		}
-		live[tmpl][liveLabel(ev)]++
-		rec.events = rec.events[:0]
-	})
+	preparedSteps(ctx, t, c, func(s string) { rec.take(live, s) })
 	c.Close()
 
 	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	got := reportLabels(r)
-	for _, tmpl := range slices.Sorted(maps.Keys(mergeKeys(live, got))) {
-		if !maps.Equal(live[tmpl], got[tmpl]) {
-			t.Errorf("template %q: check says %v, obroute routed %v", tmpl, got[tmpl], live[tmpl])
-		}
-	}
+	compareTemplates(t, live, reportLabels(r))
 }
 
 // TestCheckSlowLogMultiStatements: texts of several statements (multiStatements=true), sent to
