@@ -424,9 +424,10 @@ func readSlowLog(r io.Reader, out sink) error {
 			}
 			inHeader = false
 			continue
-		case have && !inHeader && isSlowHeader(line) && (needText || len(starts) > 0 && lex.open()):
+		case have && !inHeader && isSlowHeader(line) && (needText && !isAdminCommand(line) || len(starts) > 0 && lex.open()):
 			// A line of the statement's text (its first, or inside one of its strings or
-			// comments) that looks like a header.
+			// comments) that looks like a header. (MySQL writes a command that is not a
+			// statement where the statement would be.)
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -445,7 +446,7 @@ func readSlowLog(r io.Reader, out sink) error {
 			body, starts, have, inHeader, needText = body[:0], starts[:0], true, true, false
 			lex = newLexState()
 			continue
-		case have && bytes.HasPrefix(line, []byte("# administrator command: ")):
+		case have && isAdminCommand(line):
 			// MySQL's line for a command that is not a statement (log_slow_admin_statements).
 			have = false
 			if cmd := bytes.TrimPrefix(trimCR(line), []byte("# administrator command: ")); string(bytes.TrimSuffix(cmd, []byte(";"))) == "Quit" {
@@ -499,7 +500,13 @@ func errOpenStatement(seq uint64) error {
 
 // isSlowHeader reports whether line starts a slow log entry or its time.
 func isSlowHeader(line []byte) bool {
-	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# administrator command: "))
+	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || isAdminCommand(line)
+}
+
+// isAdminCommand reports whether line is MySQL's slow log line of a command that is not a
+// statement.
+func isAdminCommand(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# administrator command: "))
 }
 
 // lexState follows, byte by byte, whether a statement's text so far ends inside a string, a

@@ -125,7 +125,7 @@ func TestStatementsFileOnePerLine(t *testing.T) {
 }
 
 // entries reads a log with read and returns its entries, one line each: "connect 12 app",
-// "statement 12 SELECT 1", "quit 12".
+// "statement 12 SELECT 1", "statement 12 SELECT ? [1]" (a prepared statement's values), "quit 12".
 func entries(t *testing.T, read func(sink) error) []string {
 	t.Helper()
 	var out []string
@@ -136,7 +136,15 @@ func entries(t *testing.T, read func(sink) error) []string {
 		case entryQuit:
 			out = append(out, fmt.Sprintf("quit %d", e.session))
 		default:
-			out = append(out, fmt.Sprintf("statement %d %s %s", e.session, e.user, e.text))
+			line := fmt.Sprintf("statement %d %s %s", e.session, e.user, e.text)
+			if len(e.args) > 0 {
+				vals := make([]any, len(e.args))
+				for i, a := range e.args {
+					vals[i] = a.Value
+				}
+				line += fmt.Sprint(" ", vals)
+			}
+			out = append(out, line)
 		}
 		return nil
 	}); err != nil {
@@ -165,7 +173,7 @@ func TestMySQLGeneralLog(t *testing.T) {
 	var st inputStats
 	got := entries(t, func(out sink) error { return readGeneralLog(strings.NewReader(log), &st, out) })
 	want := []string{"connect 12 app", "statement 12  SELECT 1", "statement 12  USE `shop2`", "connect 13 report",
-		"statement 12  SELECT a\nFROM t\nWHERE b = 'x'", "statement 13  SELECT 2 FROM t", "connect 12 other", "quit 12", "statement 13  SELECT 3"}
+		"statement 12  SELECT a\r\nFROM t\r\nWHERE b = 'x'", "statement 13  SELECT ? FROM t [2]", "connect 12 other", "quit 12", "statement 13  SELECT 3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("entries\n%q\nwant\n%q", got, want)
 	}

@@ -51,7 +51,7 @@ func (p *preparedConn) query(text []byte) {
 		// A statement of that name is deallocated first, even when the new one fails.
 		delete(p.named, name)
 		p.expect, p.name = expectPrepare, name
-	case verb == "execute" && name == "immediate":
+	case verb == "execute" && strings.EqualFold(words[1], "immediate"): // `immediate` is a name
 		p.expect, p.name = expectPrepare, ""
 	case verb == "execute":
 		if t, ok := p.named[name]; ok {
