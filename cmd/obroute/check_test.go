@@ -238,6 +238,22 @@ func (r *liveRecorder) OnRoute(_ context.Context, ev connector.RouteEvent) {
 }
 func (r *liveRecorder) OnStateChange(connector.StateEvent) {}
 
+// take counts, in live (template → label → statements), the statement just run through obroute
+// (text as the application sent it), by its route event, and forgets the events.
+func (r *liveRecorder) take(live map[string]map[string]int64, text string) {
+	var ev *connector.RouteEvent
+	if len(r.events) > 0 {
+		ev = &r.events[0]
+		text = ev.SQL
+	}
+	tmpl := string(routing.AppendTemplate(nil, text))
+	if live[tmpl] == nil {
+		live[tmpl] = map[string]int64{}
+	}
+	live[tmpl][liveLabel(ev)]++
+	r.events = r.events[:0]
+}
+
 // liveLabel is how obroute routed a statement, from its live route event: its class (static
 // for a static route's default), "refused:REASON", or "session" when obroute kept it without a
 // route (no event).
@@ -290,44 +306,15 @@ func TestCheckAgreesWithObroute(t *testing.T) {
 	now := day("2025-03-15 12:00:00")
 
 	// Before the switch: the application on one database, as user app, its statements logged.
-	appCfg := mysql.NewConfig()
-	appCfg.User, appCfg.Passwd, appCfg.Net, appCfg.Addr, appCfg.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
-	appCfg.ParseTime, appCfg.Loc = true, time.UTC
-	appConn, err := mysql.NewConnector(appCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := sql.OpenDB(appConn)
-	defer app.Close()
+	app := appDB(t, srv)
 	runWorkload(t, app, sessions, func(int, step) {})
 	srv.Exec(t, "FLUSH LOGS")                                              // the server writes its header into the logs again: check skips it
 	t.Run("digests", func(t *testing.T) { checkDigests(t, srv, cfgPath) }) // before obroute's own statements reach the server
 
 	// Through obroute, on the backends of the configuration: what every statement got.
-	rec := &liveRecorder{}
-	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
+	db, c, rec := liveDB(t, cfg, now)
 	live := map[string]map[string]int64{} // template → label → statements
-	runWorkload(t, db, sessions, func(_ int, s step) {
-		var ev *connector.RouteEvent
-		if len(rec.events) > 0 {
-			ev = &rec.events[0]
-		}
-		text := s.sql
-		if ev != nil {
-			text = ev.SQL
-		}
-		tmpl := string(routing.AppendTemplate(nil, text))
-		if live[tmpl] == nil {
-			live[tmpl] = map[string]int64{}
-		}
-		live[tmpl][liveLabel(ev)]++
-		rec.events = rec.events[:0]
-	})
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
 	stats := c.Stats()
 	for _, want := range []string{"default", "static", "forced", "cached", "hot_only", "split", "cold_only", "shadow", "session",
 		"refused:no_time_range", "refused:cross_backend_tx", "refused:shard_key_function", "refused:level_violation",
@@ -365,11 +352,7 @@ func TestCheckAgreesWithObroute(t *testing.T) {
 					}
 				}
 			}
-			for _, tmpl := range slices.Sorted(maps.Keys(mergeKeys(live, got))) {
-				if !maps.Equal(live[tmpl], got[tmpl]) {
-					t.Errorf("template %q: check says %v, obroute routed %v", tmpl, got[tmpl], live[tmpl])
-				}
-			}
+			compareTemplates(t, live, got)
 			if !maps.Equal(routes, stats.Routes) || !maps.Equal(rejections, stats.Rejections) {
 				t.Errorf("check's counts: routes %v, refusals %v; the connector's Stats: routes %v, rejections %v", routes, rejections, stats.Routes, stats.Rejections)
 			}
@@ -378,6 +361,45 @@ func TestCheckAgreesWithObroute(t *testing.T) {
 			}
 		})
 	}
+}
+
+// compareTemplates compares, template by template, the labels check gave the statements (got)
+// with those obroute routed them with (live).
+func compareTemplates(t *testing.T, live, got map[string]map[string]int64) {
+	t.Helper()
+	for _, tmpl := range slices.Sorted(maps.Keys(mergeKeys(live, got))) {
+		if !maps.Equal(live[tmpl], got[tmpl]) {
+			t.Errorf("template %q: check says %v, obroute routed %v", tmpl, got[tmpl], live[tmpl])
+		}
+	}
+}
+
+// liveDB opens cfg through obroute at the clock now, recording its route events.
+func liveDB(t *testing.T, cfg *config.Config, now time.Time) (*sql.DB, *connector.Connector, *liveRecorder) {
+	t.Helper()
+	rec := &liveRecorder{}
+	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { db.Close() })
+	return db, c, rec
+}
+
+// appDB opens the application's database on srv: user app, before the switch.
+func appDB(t *testing.T, srv *sqltest.Backend) *sql.DB {
+	t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func mergeKeys(a, b map[string]map[string]int64) map[string]bool {

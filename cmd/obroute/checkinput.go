@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,9 @@ type entry struct {
 	// errno is the error the server answered the statement with, when the log says (MySQL's
 	// slow log with log_slow_extra: "Errno:"); 0 when it ran or the log does not say.
 	errno uint64
+	// args are the values of a prepared statement's placeholders (text holds the ?), read from
+	// a general log's Execute line.
+	args []driver.NamedValue
 }
 
 // inputStats are what a reader saw besides its entries.
@@ -82,7 +86,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// lineReader reads lines of any length, without their line end.
+// lineReader reads lines of any length, without their '\n'. A '\r' before it is the line's:
+// the server writes a statement's text as it received it, a "\r\n" inside a string included.
 type lineReader struct {
 	r    *bufio.Reader
 	long []byte // a line longer than r's buffer
@@ -106,9 +111,12 @@ func (l *lineReader) next() ([]byte, error) {
 	if err != nil && (err != io.EOF || len(line) == 0) {
 		return nil, err
 	}
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	return bytes.TrimSuffix(line, []byte{'\r'}), nil
+	return bytes.TrimSuffix(line, []byte{'\n'}), nil
 }
+
+// trimCR removes the '\r' that ends a line written with "\r\n" line ends: for the lines a
+// server writes itself (headers, commands), not for a statement's text.
+func trimCR(line []byte) []byte { return bytes.TrimSuffix(line, []byte{'\r'}) }
 
 // serverHeader reports whether line starts the header a server writes at the top of its log
 // file, at each start and each FLUSH LOGS ("/usr/sbin/mariadbd, Version: … started with:"),
@@ -140,7 +148,7 @@ func (l *logLines) next() (line []byte, header bool, err error) {
 			}
 			l.headerLeft = 0
 		}
-		if serverHeader(line) {
+		if serverHeader(trimCR(line)) {
 			l.headerLeft = 2
 			return nil, true, nil
 		}
@@ -196,6 +204,9 @@ func generalEntry(line []byte) (id uint64, cmd string, arg []byte, ok bool) {
 	if tab := bytes.IndexByte(rest, '\t'); tab >= 0 {
 		c, arg = rest[:tab], rest[tab+1:]
 	}
+	if arg == nil {
+		c = trimCR(c)
+	}
 	if !generalCommands[string(c)] {
 		return 0, "", nil, false
 	}
@@ -230,28 +241,55 @@ func connectUser(arg []byte) string {
 }
 
 // readGeneralLog reads a general query log: each connection's Connect, Query, Execute (the
-// statement a prepared statement ran, with its values), Init DB (a USE) and Quit, a statement
-// of several lines included (a line inside one of its strings or comments is its text, whatever
-// it looks like). Other commands (Prepare, Close stmt, Ping …) are counted in st, and so is the
-// Execute line the server writes after an SQL EXECUTE (the Query line, which obroute routes).
+// statement a prepared statement ran: the text of its Prepare line, with the values the
+// Execute line gives), Init DB (a USE) and Quit, a statement of several lines included (a line
+// inside one of its strings or comments is its text, whatever it looks like). Other commands
+// (Prepare, Close stmt, Ping …) are counted in st, and so is the Execute line the server writes
+// after an SQL EXECUTE or EXECUTE IMMEDIATE (the Query line, which obroute routes).
 func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
 		pending entry
+		cmd     string // pending's command: Query, Execute or Prepare
 		text    []byte
 		have    bool // pending holds a statement whose text may go on
 		seq     uint64
-		// sqlExecute holds the connections whose last entry is a Query of an SQL EXECUTE:
-		// the server logs the statement it runs as an Execute line after it.
-		sqlExecute = map[uint64]bool{}
-		lex        lexState // of text
+		conns   = map[uint64]*preparedConn{}
+		lex     lexState // of text
 	)
+	conn := func(id uint64) *preparedConn {
+		p := conns[id]
+		if p == nil {
+			p = &preparedConn{}
+			conns[id] = p
+		}
+		return p
+	}
 	flush := func() error {
 		if !have {
 			return nil
 		}
 		have = false
-		if pending.text = strings.TrimSpace(string(text)); pending.text == "" {
+		pending.text = strings.TrimSpace(string(text))
+		p := conn(pending.session)
+		switch cmd {
+		case "Prepare":
+			p.prepare(pending.text)
+			st.ignore("Prepare")
+			return nil
+		case "Execute":
+			sqlExecute, prepared, args := p.execute(pending.text)
+			if sqlExecute {
+				st.ignore("Execute of an SQL EXECUTE")
+				return nil
+			}
+			if prepared != "" {
+				pending.text, pending.args = prepared, args
+			}
+		default:
+			p.query(text)
+		}
+		if pending.text == "" {
 			return nil
 		}
 		return out(pending)
@@ -278,7 +316,7 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 			continue
 		}
-		id, cmd, arg, ok := generalEntry(line)
+		id, command, arg, ok := generalEntry(line)
 		if !ok || have && lex.open() {
 			// A line of the statement's text, even one that looks like an entry line: the
 			// server writes the next entry after the whole text, which ends outside strings
@@ -293,53 +331,36 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 			continue
 		}
-		if cmd == "Execute" && sqlExecute[id] {
-			// The statement an SQL EXECUTE (the Query line before) ran: that Query is the
-			// statement the application sent, and obroute routes.
-			delete(sqlExecute, id)
-			if err := flush(); err != nil {
-				return err
-			}
-			st.ignore("Execute of an SQL EXECUTE")
-			continue
+		if err := flush(); err != nil {
+			return err
 		}
-		delete(sqlExecute, id)
-		switch cmd {
-		case "Query", "Execute":
-			if err := flush(); err != nil {
-				return err
-			}
-			if cmd == "Query" && isSQLExecute(arg) {
-				sqlExecute[id] = true
-			}
+		switch command {
+		case "Query", "Execute", "Prepare":
 			seq++
-			pending = entry{kind: entryStatement, session: id, count: 1, seq: seq}
+			pending, cmd = entry{kind: entryStatement, session: id, count: 1, seq: seq}, command
 			text, have = append(text[:0], arg...), true
 			lex = newLexState()
 			lex.feed(arg)
 		case "Init DB":
+			conn(id).other()
 			if err := send(entry{kind: entryStatement, session: id, text: "USE `" + strings.ReplaceAll(string(arg), "`", "``") + "`"}); err != nil {
 				return err
 			}
-		case "Connect":
+		case "Connect", "Change user", "Reset connection":
+			// Change user and Reset connection start the server session anew: a new client
+			// session, as the application sees it, which has prepared nothing.
+			conns[id] = &preparedConn{fromStart: true}
 			if err := send(entry{kind: entryConnect, session: id, user: connectUser(arg)}); err != nil {
 				return err
 			}
 		case "Quit":
+			delete(conns, id)
 			if err := send(entry{kind: entryQuit, session: id}); err != nil {
 				return err
 			}
-		case "Change user", "Reset connection":
-			// The server session starts anew: a new client session, as the application sees it.
-			user := connectUser(arg)
-			if err := send(entry{kind: entryConnect, session: id, user: user}); err != nil {
-				return err
-			}
 		default:
-			if err := flush(); err != nil {
-				return err
-			}
-			st.ignore(cmd)
+			conn(id).other()
+			st.ignore(command)
 		}
 	}
 }
@@ -347,7 +368,11 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 // readSlowLog reads a slow query log (long_query_time=0 logs every statement): per statement
 // a "# User@Host:" header (with the connection id in "# Thread_id:" for MariaDB, in "Id:" for
 // MySQL; MySQL's log_slow_extra adds the statement's error, "Errno:", to "# Query_time:"), the
-// "use db;" and "SET timestamp=…;" lines the server adds, and the statement.
+// "use db;" and "SET timestamp=…;" lines the server adds, and the statement. The server writes
+// each statement of a text of several (multiStatements) as an entry of its own, the text after
+// a semicolon as it was: the line after "SET timestamp=…;" is the statement's, even one that
+// looks like a header ("SELECT 1;\n# Time: …\nSELECT 2"), and an entry of comments only (the
+// tail of "SELECT 1; -- done") is no statement.
 func readSlowLog(r io.Reader, out sink) error {
 	lines := &logLines{lines: newLineReader(r)}
 	var (
@@ -356,6 +381,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		starts   []int // offsets in body of its lines
 		have     bool
 		inHeader bool
+		needText bool // the server's lines are read: the next line is the statement's
 		seq      uint64
 		lex      lexState // of body
 	)
@@ -377,7 +403,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		}
 		text := strings.TrimSpace(string(body[from:]))
 		text = strings.TrimSpace(strings.TrimSuffix(text, ";"))
-		if text == "" {
+		if onlyComments([]byte(text)) {
 			return nil
 		}
 		pending.text = text
@@ -398,9 +424,10 @@ func readSlowLog(r io.Reader, out sink) error {
 			}
 			inHeader = false
 			continue
-		case have && !inHeader && isSlowHeader(line) && len(starts) > 0 && lex.open():
-			// A line of the statement's text (inside one of its strings or comments) that
-			// looks like a header.
+		case have && !inHeader && isSlowHeader(line) && (needText && !isAdminCommand(line) || len(starts) > 0 && lex.open()):
+			// A line of the statement's text (its first, or inside one of its strings or
+			// comments) that looks like a header. (MySQL writes a command that is not a
+			// statement where the statement would be.)
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -416,13 +443,13 @@ func readSlowLog(r io.Reader, out sink) error {
 			if i := bytes.Index(line, []byte(" Id:")); i >= 0 {
 				pending.session = leadingNumber(line[i+4:])
 			}
-			body, starts, have, inHeader = body[:0], starts[:0], true, true
+			body, starts, have, inHeader, needText = body[:0], starts[:0], true, true, false
 			lex = newLexState()
 			continue
-		case have && bytes.HasPrefix(line, []byte("# administrator command: ")):
+		case have && isAdminCommand(line):
 			// MySQL's line for a command that is not a statement (log_slow_admin_statements).
 			have = false
-			if cmd := bytes.TrimPrefix(line, []byte("# administrator command: ")); string(bytes.TrimSuffix(cmd, []byte(";"))) == "Quit" {
+			if cmd := bytes.TrimPrefix(trimCR(line), []byte("# administrator command: ")); string(bytes.TrimSuffix(cmd, []byte(";"))) == "Quit" {
 				if err := out(entry{kind: entryQuit, session: pending.session, seq: pending.seq}); err != nil {
 					return err
 				}
@@ -445,6 +472,13 @@ func readSlowLog(r io.Reader, out sink) error {
 			continue
 		}
 		inHeader = false
+		switch n := len(starts); {
+		case needText:
+			needText = false
+		case n == 0 && isSlowUse(trimCR(line)):
+		case n <= 1 && isSetTimestamp(trimCR(line)):
+			needText = true
+		}
 		starts = append(starts, len(body))
 		body = append(append(body, line...), '\n')
 		lex.feed(line)
@@ -466,7 +500,13 @@ func errOpenStatement(seq uint64) error {
 
 // isSlowHeader reports whether line starts a slow log entry or its time.
 func isSlowHeader(line []byte) bool {
-	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || bytes.HasPrefix(line, []byte("# administrator command: "))
+	return bytes.HasPrefix(line, []byte("# User@Host:")) || bytes.HasPrefix(line, []byte("# Time:")) || isAdminCommand(line)
+}
+
+// isAdminCommand reports whether line is MySQL's slow log line of a command that is not a
+// statement.
+func isAdminCommand(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("# administrator command: "))
 }
 
 // lexState follows, byte by byte, whether a statement's text so far ends inside a string, a
@@ -544,25 +584,18 @@ func (l *lexState) open() bool {
 	return true
 }
 
-// isSQLExecute reports whether a statement is an SQL EXECUTE (of a statement PREPAREd in SQL).
-func isSQLExecute(text []byte) bool {
-	s := string(text)
-	s = s[hint.StatementStart(s):]
-	return len(s) > 7 && strings.EqualFold(s[:7], "execute") && (s[7] == ' ' || s[7] == '\t' || s[7] == '\n' || s[7] == '\r')
-}
-
 // slowLine returns line i of a slow log entry's body, without its line end.
 func slowLine(body []byte, starts []int, i int) []byte {
 	end := len(body)
 	if i+1 < len(starts) {
 		end = starts[i+1]
 	}
-	return bytes.TrimSuffix(body[starts[i]:end], []byte{'\n'})
+	return trimCR(bytes.TrimSuffix(body[starts[i]:end], []byte{'\n'}))
 }
 
 var (
 	slowUseLine      = regexp.MustCompile("^use `?[^`;]*`?;$")
-	setTimestampLine = regexp.MustCompile(`^SET timestamp=\d+;$`)
+	setTimestampLine = regexp.MustCompile(`^SET (last_insert_id=\d+,)?(insert_id=\d+,)?timestamp=\d+;$`)
 )
 
 func isSlowUse(line []byte) bool      { return slowUseLine.Match(line) }
@@ -629,6 +662,7 @@ func readStatements(r io.Reader, out sink) error {
 		if err != nil {
 			return err
 		}
+		line = trimCR(line)
 		if !script {
 			stmts, rest, open := routing.SplitScript(string(line))
 			if err := emitAll(stmts); err != nil {

@@ -125,7 +125,7 @@ func TestStatementsFileOnePerLine(t *testing.T) {
 }
 
 // entries reads a log with read and returns its entries, one line each: "connect 12 app",
-// "statement 12 SELECT 1", "quit 12".
+// "statement 12 SELECT 1", "statement 12 SELECT ? [1]" (a prepared statement's values), "quit 12".
 func entries(t *testing.T, read func(sink) error) []string {
 	t.Helper()
 	var out []string
@@ -136,7 +136,15 @@ func entries(t *testing.T, read func(sink) error) []string {
 		case entryQuit:
 			out = append(out, fmt.Sprintf("quit %d", e.session))
 		default:
-			out = append(out, fmt.Sprintf("statement %d %s %s", e.session, e.user, e.text))
+			line := fmt.Sprintf("statement %d %s %s", e.session, e.user, e.text)
+			if len(e.args) > 0 {
+				vals := make([]any, len(e.args))
+				for i, a := range e.args {
+					vals[i] = a.Value
+				}
+				line += fmt.Sprint(" ", vals)
+			}
+			out = append(out, line)
 		}
 		return nil
 	}); err != nil {
@@ -165,7 +173,7 @@ func TestMySQLGeneralLog(t *testing.T) {
 	var st inputStats
 	got := entries(t, func(out sink) error { return readGeneralLog(strings.NewReader(log), &st, out) })
 	want := []string{"connect 12 app", "statement 12  SELECT 1", "statement 12  USE `shop2`", "connect 13 report",
-		"statement 12  SELECT a\nFROM t\nWHERE b = 'x'", "statement 13  SELECT 2 FROM t", "connect 12 other", "quit 12", "statement 13  SELECT 3"}
+		"statement 12  SELECT a\r\nFROM t\r\nWHERE b = 'x'", "statement 13  SELECT ? FROM t [2]", "connect 12 other", "quit 12", "statement 13  SELECT 3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("entries\n%q\nwant\n%q", got, want)
 	}
@@ -246,6 +254,38 @@ func TestCheckServerRejected(t *testing.T) {
 	labels := reportLabels(r)
 	if g := labels["SET time_zone = 'Nowhere/Bogus'"]; !maps.Equal(g, map[string]int64{classServerError: 1}) {
 		t.Errorf("the rejected SET time_zone: %v, want server_error", g)
+	}
+}
+
+// TestCheckDeadlockVictim: in MySQL 8's slow log with log_slow_extra=ON, a statement of a
+// transaction that failed with a deadlock (1213) was rolled back by the server with its whole
+// transaction: the session's next statement runs outside it (a static route to cold, allowed),
+// as obroute runs it after the deadlock. A lock wait timeout (1205) rolls back the statement
+// only: the transaction, bound to hot, goes on and refuses the static route to cold.
+// (MariaDB's logs do not say that a statement failed.)
+func TestCheckDeadlockVictim(t *testing.T) {
+	entry := func(id, ts, errno, stmt string) string {
+		return "# Time: 2025-03-15T10:00:0" + ts + ".000000Z\n# User@Host: app[app] @ localhost []  Id:     " + id + "\n" +
+			"# Query_time: 0.000245  Lock_time: 0.000000 Rows_sent: 0  Rows_examined: 0 Thread_id: " + id + " Errno: " + errno +
+			" Killed: 0 Bytes_received: 23 Bytes_sent: 168 Read_first: 0 Read_last: 0 Read_key: 0 Read_next: 0 Read_prev: 0" +
+			" Read_rnd: 0 Read_rnd_next: 0 Sort_merge_passes: 0 Sort_range_count: 0 Sort_rows: 0 Sort_scan_count: 0" +
+			" Created_tmp_disk_tables: 0 Created_tmp_tables: 0 Start: 2025-03-15T10:00:0" + ts + ".000000Z End: 2025-03-15T10:00:0" + ts + ".000245Z\n" +
+			"SET timestamp=174203280" + ts + ";\n" + stmt + ";\n"
+	}
+	var b strings.Builder
+	b.WriteString("/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n" +
+		"Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\nTime                 Id Command    Argument\n")
+	for _, s := range []struct{ id, errno string }{{"8", "1213"}, {"9", "1205"}} {
+		b.WriteString(entry(s.id, "1", "0", "BEGIN"))
+		b.WriteString(entry(s.id, "2", "0", "UPDATE items SET price = 1 WHERE id = 1"))
+		b.WriteString(entry(s.id, "3", s.errno, "UPDATE items SET price = 2 WHERE id = 2"))
+		b.WriteString(entry(s.id, "4", "0", "SELECT note FROM audit_log WHERE id = "+s.id))
+	}
+	log := writeFile(t, "slow.log", b.String())
+	r, code := runCheckJSON(t, "-config", "../../examples/obroute.yaml", "-metadata", "../../examples/shards.csv", "-now", "2025-03-15", log)
+	got := reportLabels(r)["SELECT note FROM audit_log WHERE id = ?"]
+	if want := map[string]int64{classStatic: 1, "refused:cross_backend_tx": 1}; code != 1 || !maps.Equal(got, want) {
+		t.Errorf("exit %d; the statements after the deadlock and after the lock wait timeout: %v, want %v", code, got, want)
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
-	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -309,14 +308,7 @@ metadata: {backend: hot, table: shard_metadata}
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &liveRecorder{}
-	now := day("2025-03-15 12:00:00")
-	c, err := connector.New(cfg, connector.WithClock(func() time.Time { return now }), connector.WithObserver(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
 	// The statements are one template: compare them one log at a time.
 	shards := writeFile(t, "shards.csv", csv.String())
 	for i, s := range statements {
@@ -444,5 +436,152 @@ func TestStatementsFileDelimiterAsTheClient(t *testing.T) {
 		if !slices.Equal(read, sent) {
 			t.Errorf("file %d: check reads\n%q\nthe client sent\n%q", i, read, sent)
 		}
+	}
+}
+
+// preparedSteps is a client session that runs prepared statements and texts whose general log
+// lines are hard to read back: a failed EXECUTE of an unknown prepared statement followed at
+// once by the Execute of a prepared statement, EXECUTE IMMEDIATE (a Prepare and an Execute line
+// after its Query line), NULL and binary values of placeholders (the Execute line writes them as
+// literals), and a statement written with "\r\n" line ends.
+func preparedSteps(ctx context.Context, t *testing.T, conn *sql.Conn, seen func(text string)) {
+	t.Helper()
+	stmt, err := conn.PrepareContext(ctx, "SELECT name FROM items WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	run := func(s string, query func() (*sql.Rows, error)) {
+		if rows, err := query(); err == nil {
+			for rows.Next() {
+			}
+			rows.Close()
+		}
+		seen(s)
+	}
+	text := func(s string, args ...any) {
+		run(s, func() (*sql.Rows, error) { return conn.QueryContext(ctx, s, args...) })
+	}
+	text("EXECUTE nosuch") // the server: unknown prepared statement; no Execute line
+	run("SELECT name FROM items WHERE id = ?", func() (*sql.Rows, error) { return stmt.QueryContext(ctx, 1) })
+	text("EXECUTE IMMEDIATE 'SELECT name FROM items WHERE id = 2'")
+	text("SELECT name FROM items WHERE id = ?", nil)
+	text("SELECT id FROM items WHERE name = ?", []byte{0, 1, '\'', 0xff, '\r', '\n', 'z'})
+	text("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", nil, day("2025-03-10 00:00:00"))
+	text("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", day("2025-03-01 00:00:00"), day("2025-03-10 00:00:00"))
+	text("SELECT name\r\nFROM items\r\nWHERE id = 3")
+	text("SELECT 'a\r\nb' FROM items WHERE id = 4")
+}
+
+// TestCheckPreparedAsObroute: preparedSteps run on a MariaDB writing its general log, then
+// through obroute: check on the general log reports, template by template, the classes the
+// connector gave the same statements — the Execute after a failed EXECUTE counted, EXECUTE
+// IMMEDIATE once, a statement run with NULL or binary values as its prepared text with those
+// values, a "\r\n" inside a statement kept.
+func TestCheckPreparedAsObroute(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	ctx := context.Background()
+	c, err := appDB(t, srv).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preparedSteps(ctx, t, c, func(string) {})
+	c.Close()
+
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	if c, err = db.Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]map[string]int64{}
+	preparedSteps(ctx, t, c, func(s string) { rec.take(live, s) })
+	c.Close()
+
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// TestCheckSlowLogMultiStatements: texts of several statements (multiStatements=true), sent to
+// a MariaDB writing both logs, are read from the general log whole, as obroute routes them, and
+// from the slow log as the server wrote them, one entry per statement: the text after a
+// semicolon that starts with a line looking like a slow log header is the next statement's, a
+// tail of comments only is no statement, and a "\r\n" inside a string is kept. Which entries
+// were one text the slow log does not say (nothing in an entry tells): the report says that
+// they are routed one by one.
+func TestCheckSlowLogMultiStatements(t *testing.T) {
+	dir := t.TempDir()
+	generalLog, slowLog := filepath.Join(dir, "general.log"), filepath.Join(dir, "slow.log")
+	srv := sqltest.MariaDBWith(t, sqltest.MariaDBOptions{Args: []string{
+		"--general-log=1", "--general-log-file=" + generalLog, "--slow-query-log=1", "--slow-query-log-file=" + slowLog,
+		"--long-query-time=0", "--log-output=FILE",
+	}}, "multi")[0]
+	srv.Exec(t, "CREATE USER app@'%' IDENTIFIED BY 'app-pw'")
+	srv.Exec(t, "GRANT ALL ON *.* TO app@'%'")
+	srv.Exec(t, "CREATE TABLE items (id INT PRIMARY KEY, name TEXT)")
+	texts := []string{
+		"SELECT name FROM items WHERE id = 1; SELECT id FROM items WHERE id = 2",
+		"SELECT 7;\n# Time: 261204 18:54:54\nSELECT 8",
+		"SELECT 7;\n# User@Host: app[app] @  [127.0.0.1]\nSELECT 8",
+		"SELECT 1; -- done",
+		"SELECT 'a\r\nb'",
+	}
+	slowWant := []string{
+		"SELECT name FROM items WHERE id = 1", "SELECT id FROM items WHERE id = 2",
+		"SELECT 7", "# Time: 261204 18:54:54\nSELECT 8",
+		"SELECT 7", "# User@Host: app[app] @  [127.0.0.1]\nSELECT 8",
+		"SELECT 1",
+		"SELECT 'a\r\nb'",
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
+	cfg.MultiStatements = true
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, s := range texts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	}
+	db.Close()
+	// The server writes a statement's slow log entry after its answer: wait for the last one.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, err := os.ReadFile(slowLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), texts[len(texts)-1]+";\n") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the slow log has no entry of %q", texts[len(texts)-1])
+		}
+	}
+	for _, log := range []struct {
+		path string
+		want []string
+	}{{generalLog, texts}, {slowLog, slowWant}} {
+		got := appStatements(t, func(out sink) error {
+			f, err := os.Open(log.path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if log.path == generalLog {
+				return readGeneralLog(f, &inputStats{}, out)
+			}
+			return readSlowLog(f, out)
+		})
+		if len(got) != 1 || !slices.Equal(got[0], log.want) {
+			t.Errorf("%s: statements\n%q\nwant\n%q", filepath.Base(log.path), got, log.want)
+		}
+	}
+	// Which entries were one text the slow log does not say: the report says so.
+	_, out, _ := cli(t, "check", "-quiet", "-dsn", edgeDSN, "-metadata", writeFile(t, "shards.csv", checkShardsCSV), "-now", "2025-03-15", slowLog)
+	if !strings.Contains(out, "each statement of a text of several (multiStatements) as an entry of its own") {
+		t.Errorf("the slow log's report does not say that a text of several statements is routed one by one:\n%s", out)
 	}
 }

@@ -250,6 +250,9 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 		fmt.Fprintf(&b, " (%s read in %.1f s)", sizeText(in.Bytes), in.Seconds)
 	}
 	b.WriteString("\n")
+	if in.Format == "slow_log" {
+		b.WriteString("  a slow log writes each statement of a text of several (multiStatements) as an entry of its own: routed here one by one, where obroute routes the text as one (a general log holds it whole)\n")
+	}
 	if in.OtherUsers > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) left out by -user (of other users, or of client sessions whose Connect is not in the log)\n", group(in.OtherUsers))
 	}

@@ -43,6 +43,10 @@ const (
 	classServerError = "server_error"
 )
 
+// errDeadlock is InnoDB's ER_LOCK_DEADLOCK, with which the server rolls back the whole
+// transaction of the statement.
+const errDeadlock = 1213
+
 // outcome is how one statement was routed: the fields a template's statements are counted by.
 type outcome struct {
 	class    string
@@ -200,6 +204,15 @@ func (w *worker) process(e *entry) error {
 	}
 	if e.errno != 0 {
 		w.count(e.text, outcome{class: classServerError, reason: "errno_" + strconv.FormatUint(e.errno, 10)}, e, "")
+		if e.errno == errDeadlock && s.conn != nil {
+			// The server rolled the whole transaction back (a lock wait timeout, 1205, rolls
+			// back the statement only, by default): the client session's next statement runs
+			// outside it, as obroute's does (connector: isDeadlock). Not a statement of the
+			// workload, so neither counted nor recorded.
+			if _, err := s.conn.(driver.ExecerContext).ExecContext(w.ctx, "ROLLBACK", nil); err != nil {
+				return fmt.Errorf("following the rollback of a deadlock victim's transaction: %w", err)
+			}
+		}
 		return nil
 	}
 	if s.unknown != "" {
@@ -230,10 +243,10 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	w.rec.got = false
 	var err error
 	if returnsNoRows(e.text) {
-		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, e.text, nil)
+		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, e.text, e.args)
 	} else {
 		var rows driver.Rows
-		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, e.text, nil); err == nil {
+		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, e.text, e.args); err == nil {
 			rows.Close()
 		}
 	}

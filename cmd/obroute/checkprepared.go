@@ -1,0 +1,250 @@
+package main
+
+import (
+	"database/sql/driver"
+	"strconv"
+	"strings"
+
+	"github.com/obroute/obroute/hint"
+)
+
+// A general log writes a prepared statement's Prepare line with its text (the ? in it) and each
+// Execute line with the text the server ran: each ? replaced by its value, written as a literal
+// (NULL, a number, a quoted string, escaped as the session's sql_mode escapes). It writes the
+// same two lines for an SQL PREPARE / EXECUTE and for EXECUTE IMMEDIATE, after their Query
+// line, and no Execute line when the EXECUTE fails (an unknown name, a wrong number of values).
+// preparedConn follows which statement each Execute line of one connection ran.
+
+// maxPrepared bounds the binary-protocol statements followed per connection: the log does not
+// say which statement a Close stmt line closes.
+const maxPrepared = 32
+
+// expectation is what the Query line before a Prepare or Execute line announced.
+type expectation uint8
+
+const (
+	expectNothing    expectation = iota
+	expectPrepare                // PREPARE name FROM …, EXECUTE IMMEDIATE …: a Prepare line
+	expectExecute                // EXECUTE name: an Execute line of the statement's text
+	expectAnyExecute             // EXECUTE name of a statement prepared before the log began
+)
+
+// preparedConn is what one connection of a general log prepared.
+type preparedConn struct {
+	fromStart bool              // its Connect line was read: it prepared nothing before the log
+	named     map[string]string // SQL PREPAREd statements by lower-case name: their text
+	binary    []string          // texts of the binary-protocol statements, the latest last
+	expect    expectation
+	name      string // for expectPrepare: the name PREPARE gives ("" for EXECUTE IMMEDIATE)
+	text      string // for expectExecute: the text the Execute line runs
+}
+
+// query reads a Query line of the connection (an SQL statement it sent).
+func (p *preparedConn) query(text []byte) {
+	p.expect = expectNothing
+	words := leadingWords(text, 3)
+	if len(words) < 2 {
+		return
+	}
+	switch verb, name := strings.ToLower(words[0]), strings.ToLower(unquoteName(words[1])); {
+	case verb == "prepare":
+		// A statement of that name is deallocated first, even when the new one fails.
+		delete(p.named, name)
+		p.expect, p.name = expectPrepare, name
+	case verb == "execute" && strings.EqualFold(words[1], "immediate"): // `immediate` is a name
+		p.expect, p.name = expectPrepare, ""
+	case verb == "execute":
+		if t, ok := p.named[name]; ok {
+			p.expect, p.text = expectExecute, t
+		} else if !p.fromStart {
+			p.expect = expectAnyExecute
+		} // else the EXECUTE fails (an unknown prepared statement): no Execute line
+	case (verb == "deallocate" || verb == "drop") && name == "prepare" && len(words) == 3:
+		delete(p.named, strings.ToLower(unquoteName(words[2])))
+	}
+}
+
+// prepare reads a Prepare line: of an SQL PREPARE or EXECUTE IMMEDIATE after their Query
+// line, else of a binary-protocol statement.
+func (p *preparedConn) prepare(text string) {
+	if p.expect == expectPrepare {
+		if p.name == "" {
+			p.expect, p.text = expectExecute, text
+		} else {
+			if p.named == nil {
+				p.named = map[string]string{}
+			}
+			p.named[p.name], p.expect = text, expectNothing
+		}
+		return
+	}
+	p.expect = expectNothing
+	for i, t := range p.binary {
+		if t == text {
+			p.binary = append(p.binary[:i], p.binary[i+1:]...)
+			break
+		}
+	}
+	if len(p.binary) == maxPrepared {
+		p.binary = p.binary[1:]
+	}
+	p.binary = append(p.binary, text)
+}
+
+// execute reads an Execute line: sqlExecute is set when it is the statement an SQL EXECUTE or
+// EXECUTE IMMEDIATE ran (the Query line before is the statement the application sent);
+// otherwise, when it runs one of the binary-protocol statements, prepared is its text and args
+// the values of its ?.
+func (p *preparedConn) execute(ran string) (sqlExecute bool, prepared string, args []driver.NamedValue) {
+	expect := p.expect
+	p.expect = expectNothing
+	switch expect {
+	case expectAnyExecute:
+		return true, "", nil
+	case expectExecute:
+		if _, ok := bindExecute(p.text, ran); ok {
+			return true, "", nil
+		}
+	}
+	for i := len(p.binary) - 1; i >= 0; i-- {
+		if args, ok := bindExecute(p.binary[i], ran); ok {
+			return false, p.binary[i], args
+		}
+	}
+	return false, "", nil
+}
+
+// other reads any other line of the connection.
+func (p *preparedConn) other() { p.expect = expectNothing }
+
+// leadingWords returns the first n words of a statement, after its leading comments.
+func leadingWords(text []byte, n int) []string {
+	s := string(text[:min(len(text), 512)])
+	words := strings.Fields(s[hint.StatementStart(s):])
+	return words[:min(n, len(words))]
+}
+
+// unquoteName returns a prepared statement's name without its backquotes.
+func unquoteName(w string) string {
+	if len(w) >= 2 && w[0] == '`' && w[len(w)-1] == '`' {
+		return strings.ReplaceAll(w[1:len(w)-1], "``", "`")
+	}
+	return w
+}
+
+// bindExecute reads ran, an Execute line's text, as prepared with each ? replaced by a
+// literal, as the server writes it: the literals' values, or ok false when ran is not prepared
+// run. Strings are read with backslash escapes, else as under NO_BACKSLASH_ESCAPES (the
+// session's sql_mode, which decides how the server escaped them, is not known here).
+func bindExecute(prepared, ran string) ([]driver.NamedValue, bool) {
+	for _, backslash := range []bool{true, false} {
+		if args, ok := bindExecuteMode(prepared, ran, backslash); ok {
+			return args, true
+		}
+	}
+	return nil, false
+}
+
+func bindExecuteMode(prepared, ran string, backslash bool) ([]driver.NamedValue, bool) {
+	m := lexMode{backslash: backslash}
+	var args []driver.NamedValue
+	j := 0
+	for i := 0; i < len(prepared); i++ {
+		c := prepared[i]
+		if c == '?' && m.quote == 0 && !m.block && !m.line {
+			v, n, ok := readLogLiteral(ran[j:], backslash)
+			if !ok {
+				return nil, false
+			}
+			args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+			j += n
+			m.feed([]byte{' '})
+			continue
+		}
+		if j >= len(ran) || ran[j] != c {
+			return nil, false
+		}
+		j++
+		m.feed([]byte{c})
+	}
+	return args, j == len(ran)
+}
+
+// readLogLiteral reads the literal a general log writes for a placeholder's value at the start
+// of s: NULL (nil), a number (int64, or its text), a quoted string (its value as a string; a
+// binary value is written as one too). n is the literal's length.
+func readLogLiteral(s string, backslash bool) (v driver.Value, n int, ok bool) {
+	switch {
+	case strings.HasPrefix(s, "NULL"):
+		return nil, 4, true
+	case s != "" && s[0] == '\'':
+		var b strings.Builder
+		for i := 1; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case c == '\\' && backslash && i+1 < len(s):
+				i++
+				b.WriteByte(unescape(s[i]))
+			case c == '\'' && i+1 < len(s) && s[i+1] == '\'':
+				i++
+				b.WriteByte('\'')
+			case c == '\'':
+				return b.String(), i + 1, true
+			default:
+				b.WriteByte(c)
+			}
+		}
+		return nil, 0, false
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() {
+		for i < len(s) && isDigitByte(s[i]) {
+			i++
+		}
+	}
+	start := i
+	digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		digits()
+	}
+	if i == start {
+		return nil, 0, false
+	}
+	if i+1 < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		k := i + 1
+		if s[k] == '-' || s[k] == '+' {
+			k++
+		}
+		if k < len(s) && isDigitByte(s[k]) {
+			i = k
+			digits()
+		}
+	}
+	if x, err := strconv.ParseInt(s[:i], 10, 64); err == nil {
+		return x, i, true
+	}
+	return s[:i], i, true
+}
+
+// unescape is the byte a backslash escape stands for in a MariaDB string.
+func unescape(c byte) byte {
+	switch c {
+	case '0':
+		return 0
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'Z':
+		return 26
+	}
+	return c
+}
