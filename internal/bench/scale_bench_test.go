@@ -1,8 +1,8 @@
 package bench
 
 import (
-	"strings"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
