@@ -192,12 +192,7 @@ func TestShadowOnASharedServerStaysInTheShadowDatabase(t *testing.T) {
 	}
 	b.Exec(t, "CREATE VIEW other.v AS SELECT * FROM test.t_order")
 	b.Exec(t, "CREATE PROCEDURE shadowdb.p() INSERT INTO test.t_order (id, user_id, note) VALUES (9, 0, 'leak-call')")
-	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
-		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;shadow.tables.t_order.algorithms=h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSharedShadow(t, b, shadowDSN)
 	ctx := context.Background()
 	for _, seq := range [][]string{
 		{"/* shadow */ INSERT INTO other.v (id, user_id, note) VALUES (1, 0, 'leak-view')"},
@@ -227,13 +222,7 @@ func TestShadowOnASharedServerStaysInTheShadowDatabase(t *testing.T) {
 		}
 		conn.Close()
 	}
-	db.Close() // its client sessions are in database test now
-	db, err = sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
-		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;shadow.tables.t_order.algorithms=h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = openSharedShadow(t, b, shadowDSN) // the first one's client sessions are in database test now
 	for _, q := range []string{
 		"/* shadow */ INSERT INTO t_order (id, user_id, note) VALUES (20, 0, 'own')",
 		"/* shadow */ INSERT INTO shadowdb.t_order (id, user_id, note) SELECT 21, 0, 'own' FROM information_schema.tables LIMIT 1",
@@ -243,12 +232,7 @@ func TestShadowOnASharedServerStaysInTheShadowDatabase(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
-	if got := shadowRows(t, b, "test.t_order"); !slices.Equal(got, []string{"22:7:prod"}) {
-		t.Errorf("production's test.t_order holds %v, want only its own row", got)
-	}
-	if got := shadowRows(t, b, "shadowdb.t_order"); !slices.Equal(got, []string{"20:0:own", "21:0:own"}) {
-		t.Errorf("shadowdb.t_order holds %v, want the two shadow rows", got)
-	}
+	sharedShadowRows(t, b, []string{"22:7:prod"}, []string{"20:0:own", "21:0:own"})
 }
 
 // Column names are compared as MariaDB compares them: uſer_id (U+017F) is a column of its own,
