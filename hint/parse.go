@@ -48,10 +48,24 @@ func ParseLeading(sql string) (hints Set, rest string, err error) {
 	return hints, rest, nil
 }
 
-// foldsToASCII are the letters that Unicode case mapping (Go's strings.EqualFold, Java's
-// toUpperCase) takes to the ASCII letters of a hint word: ſ (U+017F) to s, the Kelvin sign
-// (U+212A) to k, ı (U+0131) and İ (U+0130) to i.
-var foldsToASCII = strings.NewReplacer("\u017f", "s", "\u212a", "k", "\u0131", "i", "\u0130", "i")
+// foldToASCII returns s with the letters that Unicode case mapping (Go's strings.EqualFold,
+// Java's toUpperCase) takes to the ASCII letters of a hint word replaced by those: ſ (U+017F)
+// by s, the Kelvin sign (U+212A) by k, ı (U+0131) and İ (U+0130) by i.
+func foldToASCII(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '\u017f':
+			c = 's'
+		case '\u212a':
+			c = 'k'
+		case '\u0131', '\u0130':
+			c = 'i'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
 
 // unicodeSpelling refuses sql when a hint word in it is spelled with a letter that only
 // Unicode case mapping takes to the word's (/* ſhadow */, /* ſHARDINGSPHERE_HINT: … */):
@@ -62,7 +76,7 @@ func unicodeSpelling(sql string, hints Set) error {
 	if !strings.ContainsAny(sql, "\u017f\u212a\u0131\u0130") {
 		return nil
 	}
-	folded, _, err := parseLeading(foldsToASCII.Replace(sql))
+	folded, _, err := parseLeading(foldToASCII(sql))
 	if err == nil && folded == hints {
 		return nil
 	}

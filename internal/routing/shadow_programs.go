@@ -1,8 +1,7 @@
 package routing
 
 import (
-	"maps"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -136,7 +135,7 @@ func (r *Router) otherDatabaseRefusal(st *Statement, sess *SessionState) error {
 		return nil
 	}
 	refuse := func(what string) error {
-		return errorf("%w: shadow traffic %s, while a production backend's DSN names database(s) %s that no shadow backend's does: on a shadow backend sharing production's server it may read or write production's tables; name the shadow database's tables without a database (or by the shadow database's own name), or give the shadow backends a server of their own", ErrUnreadable, what, strings.Join(slices.Sorted(maps.Keys(r.productionDBs)), ", "))
+		return errorf("%w: shadow traffic %s, while a production backend's DSN names database(s) %s that no shadow backend's does: on a shadow backend sharing production's server it may read or write production's tables; name the shadow database's tables without a database (or by the shadow database's own name), or give the shadow backends a server of their own", ErrUnreadable, what, r.productionDBList())
 	}
 	allowed := func(db string) bool {
 		return db == "" || r.shadowDBs[db] || db == "information_schema"
@@ -251,4 +250,14 @@ func identEqual(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// productionDBList returns the databases of productionDBs, sorted, comma-separated.
+func (r *Router) productionDBList() string {
+	dbs := make([]string, 0, len(r.productionDBs))
+	for db := range r.productionDBs {
+		dbs = append(dbs, db)
+	}
+	sort.Strings(dbs)
+	return strings.Join(dbs, ", ")
 }
