@@ -312,12 +312,7 @@ func TestShadowNamingProductionsDatabaseNeverReachesProduction(t *testing.T) {
 		b.Exec(t, "CREATE TABLE "+db+".t_order (id INT PRIMARY KEY, user_id INT, note VARCHAR(64))")
 	}
 	b.Exec(t, "INSERT INTO test.t_order (id, user_id, note) VALUES (1, 7, 'prod')")
-	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
-		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;shadow.tables.t_order.algorithms=h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSharedShadow(t, b, shadowDSN)
 	ctx := context.Background()
 	for _, s := range []struct {
 		ctx context.Context
@@ -342,12 +337,7 @@ func TestShadowNamingProductionsDatabaseNeverReachesProduction(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
-	if got := shadowRows(t, b, "test.t_order"); !slices.Equal(got, []string{"1:7:prod"}) {
-		t.Errorf("production's test.t_order holds %v, want only its own row", got)
-	}
-	if got := shadowRows(t, b, "shadowdb.t_order"); !slices.Equal(got, []string{"20:0:own", "21:0:own"}) {
-		t.Errorf("shadowdb.t_order holds %v, want the two shadow rows", got)
-	}
+	sharedShadowRows(t, b, []string{"1:7:prod"}, []string{"20:0:own", "21:0:own"})
 }
 
 // A client session has one namespace of SQL-level prepared statements: a PREPARE p that goes
@@ -389,6 +379,31 @@ func TestShadowPrepareReplacesTheOtherSidesStatement(t *testing.T) {
 	}
 	if got := shadowRows(t, w.shadows[0], "t_order"); !slices.Equal(got, []string{"863:0:shadow-863"}) {
 		t.Errorf("shadow's t_order holds %v, want the shadow row", got)
+	}
+}
+
+// openSharedShadow opens obroute over the shared server b (production: its database test) and
+// shadowDSN (shadowdb), t_order a shadow table of the hint algorithm, closed at cleanup.
+func openSharedShadow(t *testing.T, b *sqltest.Backend, shadowDSN string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("obroute", "obroute:backends.hot.dsn="+b.DSN+";backends.shadow_hot.dsn="+shadowDSN+";backends.shadow_hot.role=shadow;"+
+		"shadow.mappings.hot.shadow=shadow_hot;shadow.algorithms.h.kind=hint;shadow.default_algorithm=h;shadow.tables.t_order.algorithms=h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// sharedShadowRows fails unless production's test.t_order holds prod and shadowdb.t_order
+// shadow ("id:user_id:note", by id).
+func sharedShadowRows(t *testing.T, b *sqltest.Backend, prod, shadow []string) {
+	t.Helper()
+	if got := shadowRows(t, b, "test.t_order"); !slices.Equal(got, prod) {
+		t.Errorf("production's test.t_order holds %v, want %v", got, prod)
+	}
+	if got := shadowRows(t, b, "shadowdb.t_order"); !slices.Equal(got, shadow) {
+		t.Errorf("shadowdb.t_order holds %v, want the shadow rows %v", got, shadow)
 	}
 }
 

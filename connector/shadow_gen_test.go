@@ -403,7 +403,7 @@ func (w *genWorker) refused() genStmt {
 	id := w.newID()
 	bg := context.Background()
 	s := genStmt{ctx: bg, tr: trafficRefused, apply: func() {}}
-	switch n := w.rng.IntN(10); n {
+	switch n := w.rng.IntN(12); n {
 	case 0, 1:
 		f := refusedHintForms[w.rng.IntN(len(refusedHintForms))]
 		s.sql = fmt.Sprintf("%sINSERT %s INTO items (id, user_id, note) VALUES (%d, 1, '%s') /* %s */", f.prefix, f.insertAfterKeyword, id, note, note)
@@ -435,6 +435,24 @@ func (w *genWorker) refused() genStmt {
 	case 8:
 		s.sql = fmt.Sprintf("UPDATE v_shadow SET note = '%s' WHERE user_id = 0 AND id = %d /* %s */", note, id, note)
 		s.kind, s.want = "refused unhinted view of shadow", connector.ErrUnreadable
+	case 10:
+		// A stored program whose body writes t_order (its rule reads user_id), or a trigger on it.
+		s.sql = fmt.Sprintf([]string{
+			"CREATE PROCEDURE %[3]s() INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, '%[2]s') /* %[2]s */",
+			"/* shadow */ CREATE PROCEDURE %[3]s() INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 7, '%[2]s') /* %[2]s */",
+			"CREATE TRIGGER %[3]s BEFORE INSERT ON t_order FOR EACH ROW SET NEW.user_id = 0, NEW.note = '%[2]s' /* %[2]s */",
+			"CREATE EVENT %[3]s ON SCHEDULE EVERY 1 DAY DO INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, '%[2]s') /* %[2]s */",
+			"CREATE PROCEDURE %[3]s() EXECUTE IMMEDIATE CONCAT('INSERT INTO items (id, user_id, note) ', 'VALUES (%[1]d, 0, ''%[2]s'')') /* %[2]s */",
+		}[w.rng.IntN(5)], id, note, "p"+note)
+		s.kind, s.want = "refused stored program", connector.ErrUnreadable
+	case 11:
+		// A prepared text obroute cannot read, or one the server refuses inside another.
+		s.sql = fmt.Sprintf([]string{
+			"EXECUTE IMMEDIATE 'EXECUTE IMMEDIATE ''INSERT INTO t_order (id, user_id, note) VALUES (%[1]d, 0, ''''%[2]s'''')''' /* %[2]s */",
+			"/* shadow */ PREPARE %[3]s FROM 'EXECUTE IMMEDIATE ''INSERT INTO items (id, user_id, note) VALUES (%[1]d, 0, ''''%[2]s'''')''' /* %[2]s */",
+			"EXECUTE IMMEDIATE CONCAT('/* shadow */ INSERT INTO items (id, user_id, note) ', 'VALUES (%[1]d, 0, ''%[2]s'')') /* %[2]s */",
+		}[w.rng.IntN(3)], id, note, "s"+note)
+		s.kind, s.want = "refused unreadable prepared text", connector.ErrSessionState
 	default:
 		f := genRefusedComments[w.rng.IntN(len(genRefusedComments))]
 		s.sql = fmt.Sprintf("%sINSERT INTO items (id, user_id, note) VALUES (%d, 1, '%s') /* %s */", f, id, note, note)
@@ -444,8 +462,10 @@ func (w *genWorker) refused() genStmt {
 }
 
 // genRefusedComments lead a statement with a shadow hint in, or after, a comment form the hint
-// reader once misread: each is refused.
-var genRefusedComments = []string{"--\x01/* shadow */\n", "/** shadow */ ", "/**shadow*/", "/*\x01shadow*/ ", "-- note /* shadow */\n", "#\x01shadow\n", "-- note\x00/* shadow */\n"}
+// reader once misread, or a hint word after another word or spelled with letters only Unicode
+// case folding takes to ASCII: each is refused.
+var genRefusedComments = []string{"--\x01/* shadow */\n", "/** shadow */ ", "/**shadow*/", "/*\x01shadow*/ ", "-- note /* shadow */\n", "#\x01shadow\n", "-- note\x00/* shadow */\n",
+	"/* note: shadow */ ", "/* \u017fhadow */ ", "/* \u017fHARDINGSPHERE_HINT: SHADOW=true */ ", "/* Shard\u0131ngSphere h\u0131nt: shadow=true */ "}
 
 // viewInsert builds a shadow-hinted INSERT into v_shadow, a view of the shadow backends over
 // t_order: its row is a shadow row of t_order on shadow_hot.

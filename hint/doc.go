@@ -12,8 +12,10 @@
 // # Comment forms
 //
 // Only comments that lead the statement, before its first keyword, can carry
-// hints. Keywords and keys are case-insensitive, and whitespace (spaces, tabs,
-// newlines) may stand around every word and punctuation mark.
+// hints. Keywords and keys are read in any ASCII case (in ASCII letters only:
+// a comment spelling one with a letter that Unicode case folding takes to an
+// ASCII one, /* ſhadow */ or the Kelvin sign, is refused), and whitespace
+// (spaces, tabs, newlines) may stand around every word and punctuation mark.
 //
 //	/* shadow */                      Shadow = ShadowOn
 //	/* cold_query */                  ColdQuery = true
@@ -58,7 +60,9 @@
 // whose first word is shadow or cold_query and that holds more
 // (/* shadow: true */, /* shadow traffic */), that holds anything but
 // whitespace before that word (/** shadow */, a control character, *shadow*),
-// or whose first word is OBROUTE (the + forgotten); a leading line comment
+// or whose first word is OBROUTE (the + forgotten); a block comment holding
+// the word shadow or cold_query after other words (/* note: shadow */; not
+// /* shadowed rows */, a longer word); a leading line comment
 // that names a hint, at its start or in a block comment written inside it
 // (-- note /* shadow */, --\x01/* shadow */); and a hint
 // comment right after the statement's first word (SELECT /*+ OBROUTE(…) */ …,

@@ -38,6 +38,61 @@ func StatementStart(sql string) int {
 // reads none), and any comment further into the statement that names a hint
 // (see hintInText). Then hints is zero and rest is sql unchanged.
 func ParseLeading(sql string) (hints Set, rest string, err error) {
+	hints, rest, err = parseLeading(sql)
+	if err != nil {
+		return hints, rest, err
+	}
+	if err := unicodeSpelling(sql, hints); err != nil {
+		return Set{}, sql, err
+	}
+	return hints, rest, nil
+}
+
+// foldToASCII returns s with the letters that Unicode case mapping (Go's strings.EqualFold,
+// Java's toUpperCase) takes to the ASCII letters of a hint word replaced by those: ſ (U+017F)
+// by s, the Kelvin sign (U+212A) by k, ı (U+0131) and İ (U+0130) by i.
+func foldToASCII(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '\u017f':
+			c = 's'
+		case '\u212a':
+			c = 'k'
+		case '\u0131', '\u0130':
+			c = 'i'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// unicodeSpelling refuses sql when a hint word in it is spelled with a letter that only
+// Unicode case mapping takes to the word's (/* ſhadow */, /* ſHARDINGSPHERE_HINT: … */):
+// read with those letters mapped to ASCII, its hints (or its refusal) differ from what obroute
+// reads in ASCII. obroute reads hint words in ASCII only; such a spelling must not run as
+// the other traffic.
+func unicodeSpelling(sql string, hints Set) error {
+	if !strings.ContainsAny(sql, "\u017f\u212a\u0131\u0130") {
+		return nil
+	}
+	folded, _, err := parseLeading(foldToASCII(sql))
+	if err == nil && folded == hints {
+		return nil
+	}
+	at := strings.IndexAny(sql, "\u017f\u212a\u0131\u0130")
+	from, to := strings.LastIndex(sql[:at], "/*"), len(sql)
+	if from < 0 {
+		from = at
+	}
+	if e := strings.Index(sql[at:], "*/"); e >= 0 {
+		to = at + e + 2
+	}
+	return &Error{Err: ErrMalformedHint, Hint: sql[from:to], Offset: from,
+		Fix: "a comment spells a hint word with a letter outside ASCII (ſ, the Kelvin sign K, ı or İ) that case folding reads as an ASCII letter; obroute reads hint words in ASCII only: write the word in ASCII letters"}
+}
+
+func parseLeading(sql string) (hints Set, rest string, err error) {
 	p := parser{kept: skipSpace(sql, 0)}
 	i := p.kept
 	for i < len(sql) {
@@ -118,13 +173,27 @@ func lineNamesHint(text string) bool {
 }
 
 // namesHint reports whether text looks like a hint of obroute's: it names
-// OBROUTE or SHARDINGSPHERE_HINT, or its first word is shadow or cold_query,
-// whatever punctuation, control characters or other bytes stand before that
-// word (/** shadow */, /*\x01shadow*/ and -- /* shadow */ name the hint too).
+// OBROUTE or SHARDINGSPHERE_HINT, or holds the word shadow or cold_query
+// anywhere, whatever punctuation, control characters or other bytes stand
+// before or around it (/** shadow */, /*\x01shadow*/, -- /* shadow */ and
+// /* note: shadow */ name the hint too; /* shadowed rows */ does not).
 func namesHint(text string) bool {
-	w := firstWord(text[wordStart(text):])
-	return namesOurs(text) || strings.EqualFold(w, "shadow") || strings.EqualFold(w, "cold_query")
+	return namesOurs(text) || holdsWord(text, "shadow") || holdsWord(text, "cold_query")
 }
+
+// holdsWord reports whether text holds word (ASCII, any case) as a whole word:
+// not preceded or followed by an ASCII letter, digit, _ or $.
+func holdsWord(text, word string) bool {
+	for i := 0; i+len(word) <= len(text); i++ {
+		if asciiEqualFold(text[i:i+len(word)], word) &&
+			(i == 0 || !asciiWordByte(text[i-1])) && (i+len(word) == len(text) || !asciiWordByte(text[i+len(word)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiWordByte(c byte) bool { return isWordByte(c) && c < 0x80 }
 
 // namesOurs reports whether text names OBROUTE or SHARDINGSPHERE_HINT.
 func namesOurs(text string) bool {
@@ -250,7 +319,7 @@ func trim(sql string, s, e int) (int, int) {
 
 // hasPrefixFold is strings.HasPrefix ignoring ASCII case.
 func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+	return len(s) >= len(prefix) && asciiEqualFold(s[:len(prefix)], prefix)
 }
 
 // field identifies one field of a Set, for conflict detection.
@@ -292,9 +361,9 @@ func (p *parser) comment(sql string, start, end, next int) (found bool, err erro
 	lead := wordStart(body)
 	word := firstWord(body[lead:])
 	switch {
-	case strings.EqualFold(body, "shadow"):
+	case asciiEqualFold(body, "shadow"):
 		err = p.apply(fieldShadow, "true", body, bs)
-	case strings.EqualFold(body, "cold_query"):
+	case asciiEqualFold(body, "cold_query"):
 		err = p.apply(fieldColdQuery, "true", body, bs)
 	case hasPrefixFold(body, "shardingsphere_hint"), hasPrefixFold(body, "shardingsphere hint"):
 		colon := skipSpace(sql[:be], bs+len("shardingsphere_hint"))
@@ -303,20 +372,20 @@ func (p *parser) comment(sql string, start, end, next int) (found bool, err erro
 				Fix: "write /* SHARDINGSPHERE_HINT: SHADOW=true */ with a colon after SHARDINGSPHERE_HINT"}
 		}
 		err = p.items(sql, colon+1, be, formShardingSphere)
-	case lead > 0 && (strings.EqualFold(word, "shadow") || strings.EqualFold(word, "cold_query")):
+	case lead > 0 && (asciiEqualFold(word, "shadow") || asciiEqualFold(word, "cold_query")):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 			Fix: "the comment holds " + strconv.Quote(body[:lead]) + " before " + strings.ToLower(word) + " (a comment opened with /**, punctuation or a control character), so it is not read as a hint; write /* " +
 				strings.ToLower(word) + " */ with only spaces around the word"}
-	case strings.EqualFold(word, "shadow"), strings.EqualFold(word, "cold_query"):
+	case asciiEqualFold(word, "shadow"), asciiEqualFold(word, "cold_query"):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 			Fix: "a comment whose first word is " + strings.ToLower(word) + " is read as a hint and must hold only that word, e.g. /* " +
 				strings.ToLower(word) + " */; to give a value write /*+ OBROUTE(" + strings.ToLower(word) + "=false) */, and move a note to a comment of its own"}
-	case strings.EqualFold(word, "obroute"):
+	case asciiEqualFold(word, "obroute"):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
 			Fix: "OBROUTE is an optimizer-hint comment: write it with a + after the opening /*, e.g. /*+ OBROUTE(shadow=true) */"}
 	case namesHint(body):
 		return false, &Error{Err: ErrMalformedHint, Hint: body, Offset: bs,
-			Fix: "the comment names a hint of obroute's but is not one; write the hint alone in its comment, e.g. /*+ OBROUTE(shadow=true) */ or /* shadow */, and keep notes free of the words OBROUTE and SHARDINGSPHERE_HINT"}
+			Fix: "the comment names a hint of obroute's but is not one (a bare hint is a comment holding only its word; a word before it, as in /* note: shadow */, makes it no hint); write the hint alone in its comment, e.g. /*+ OBROUTE(shadow=true) */ or /* shadow */, and keep notes free of the words OBROUTE, SHARDINGSPHERE_HINT, shadow and cold_query"}
 	default:
 		return false, nil
 	}
@@ -413,12 +482,12 @@ func (p *parser) optimizerHints(sql string, start, end, next int) (found bool, e
 		i = h.to
 		name := sql[h.from:h.nameEnd]
 		switch {
-		case strings.EqualFold(name, "obroute"):
+		case asciiEqualFold(name, "obroute"):
 			if err := p.items(sql, h.args, h.close, formOBROUTE); err != nil {
 				return false, err
 			}
 			ours++
-		case containsFold(name, "obroute"), namesHint(name), strings.EqualFold(name, "query_level"):
+		case containsFold(name, "obroute"), namesHint(name), asciiEqualFold(name, "query_level"):
 			return false, &Error{Err: ErrUnknownHint, Hint: sql[h.from : h.close+1], Offset: h.from,
 				Fix: name + " is not a hint of obroute's nor a hint the server knows; obroute's optimizer hint is OBROUTE(key=value, ...), e.g. OBROUTE(shadow=true)"}
 		case namesHint(sql[h.args:h.close]):
@@ -441,7 +510,7 @@ func (p *parser) optimizerHints(sql string, start, end, next int) (found bool, e
 			break
 		}
 		i = h.to
-		if strings.EqualFold(sql[h.from:h.nameEnd], "obroute") {
+		if asciiEqualFold(sql[h.from:h.nameEnd], "obroute") {
 			from := h.from
 			if h.to == be && prev >= p.kept {
 				from = prev // the last hint goes with the whitespace before it
@@ -457,10 +526,43 @@ func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
+// asciiEqualFold reports whether a and b are equal ignoring ASCII case only:
+// hint words are read in ASCII, so the letters Unicode case folding takes to
+// ASCII ones (ſ to s, the Kelvin sign to k) are not the hint's letters (see
+// unicodeSpelling).
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerByte(a[i]) != lowerByte(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// asciiLower returns s with its ASCII letters in lower case, other bytes as
+// they are.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerByte(c)
+	}
+	return string(b)
+}
+
 // containsFold reports whether s contains substr ignoring ASCII case.
 func containsFold(s, substr string) bool {
 	for i := 0; i+len(substr) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(substr)], substr) {
+		if asciiEqualFold(s[i:i+len(substr)], substr) {
 			return true
 		}
 	}
@@ -515,16 +617,16 @@ func (f form) example() string {
 func (p *parser) item(f form, key, value, text string, at int) error {
 	if f == formShardingSphere {
 		switch {
-		case strings.EqualFold(key, "SHADOW"):
+		case asciiEqualFold(key, "SHADOW"):
 			return p.boolItem(fieldShadow, value, text, at, "SHADOW")
-		case strings.EqualFold(key, "DATA_SOURCE_NAME"), strings.EqualFold(key, "dataSourceName"):
+		case asciiEqualFold(key, "DATA_SOURCE_NAME"), asciiEqualFold(key, "dataSourceName"):
 			return p.backendItem(value, text, at)
 		}
 		return &Error{Err: ErrUnknownHint, Hint: text, Offset: at,
 			Fix: "obroute does not support ShardingSphere hint key " + key +
 				"; it supports SHADOW and DATA_SOURCE_NAME (dataSourceName): remove the key"}
 	}
-	switch strings.ToLower(key) {
+	switch asciiLower(key) {
 	case "shadow":
 		return p.boolItem(fieldShadow, value, text, at, "shadow")
 	case "cold_query":
@@ -545,9 +647,9 @@ func (p *parser) item(f form, key, value, text string, at int) error {
 
 func (p *parser) boolItem(fl field, value, text string, at int, key string) error {
 	switch {
-	case strings.EqualFold(value, "true"):
+	case asciiEqualFold(value, "true"):
 		return p.apply(fl, "true", text, at)
-	case strings.EqualFold(value, "false"):
+	case asciiEqualFold(value, "false"):
 		return p.apply(fl, "false", text, at)
 	}
 	return &Error{Err: ErrMalformedHint, Hint: text, Offset: at,

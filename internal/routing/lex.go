@@ -36,7 +36,28 @@ type token struct {
 // binary that imports the driver (see driver/import_test.go).
 //
 //go:noinline
-func (t token) is(w string) bool { return t.kind == tokWord && strings.EqualFold(t.text, w) }
+func (t token) is(w string) bool { return t.kind == tokWord && asciiFold(t.text, w) }
+
+// asciiFold reports whether a and b are equal ignoring ASCII case only: the server reads its
+// keywords in ASCII (ſELECT is no SELECT).
+func asciiFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
 
 // lex splits sql into tokens. Comments are skipped, but the content of /*! … */ and /*M! … */
 // is read as code, as the server reads it. ok is false when a string, quoted identifier or

@@ -112,6 +112,9 @@ func (r *Router) routePrepared(in Input, hints hint.Set, sess *SessionState) (*P
 	}
 	inner := c.Prepared
 	if inner == nil {
+		if r.cfg.Shadow != nil && hints.Shadow != hint.ShadowOff && (hints.Shadow != hint.ShadowOn || r.productionDBs != nil) {
+			return nil, errorf("%w: %s of a text obroute cannot read (not a string literal, nor a user variable obroute saw set to one), while a shadow rule is configured: the text may be shadow traffic (by a hint in it, or by the tables it names) that would run where obroute cannot tell; write the text as a literal, or set the variable with SET @v = '…' first, or hint the statement as shadow or production traffic", ErrSessionState, what)
+		}
 		if len(r.routed) > 0 {
 			return nil, errorf("%w: %s of a text obroute cannot read (not a string literal, nor a user variable obroute saw set to one), while tables have routing rules: obroute cannot tell which tables it names; write the text as a literal, or set the variable with SET @v = '…' first", ErrSessionState, what)
 		}
@@ -129,6 +132,11 @@ func (r *Router) routePrepared(in Input, hints hint.Set, sess *SessionState) (*P
 		return nil, errorf("%w: %s of a statement that %s", ErrSessionState, what, why)
 	}
 	if inner.pieces != nil || inner.Kind == KindPrepare || inner.Kind == KindExecute || inner.Kind == KindDeallocate {
+		if r.cfg.Shadow != nil {
+			// The server refuses it, but its text would reach a backend obroute cannot choose
+			// by what the inner text runs (shadow traffic in it would reach production).
+			return nil, errorf("%w: %s of a text that holds several statements or a PREPARE, EXECUTE or DEALLOCATE, which the server does not run inside a prepared statement, while a shadow rule is configured: obroute does not send it to a backend it cannot choose by that text; run the inner statement directly", ErrSessionState, what)
+		}
 		// The server refuses it (a text of several statements, or a prepared-statement command
 		// inside another): it goes where session state goes, for the server's error.
 		p := &Plan{Statement: st, Hints: hints, Level: hints.Level, InTransaction: sess.InTransaction, explain: in.Explain}

@@ -105,6 +105,9 @@ type Router struct {
 	// productionDBs are the databases of the production backends' DSNs that no shadow
 	// backend's DSN names, lower case; nil when there are none (see shadowNamesProduction).
 	productionDBs map[string]bool
+	// shadowDBs are the databases of the shadow backends' DSNs, lower case (see
+	// otherDatabaseRefusal).
+	shadowDBs map[string]bool
 	// dsnQuotes is a sql_mode a backend DSN starts its server sessions with that reads a
 	// "double-quoted" text as a name, "" when none (see quotes.go).
 	dsnQuotes string
@@ -154,6 +157,7 @@ func New(cfg Config) (*Router, error) {
 	}
 	if cfg.Shadow != nil {
 		r.productionDBs = productionDatabases(cfg.Settings.Backends, r.shadowOf)
+		r.shadowDBs = shadowDatabases(cfg.Settings.Backends, r.shadowOf)
 	}
 	r.dsnQuotes = dsnQuoteMode(cfg.Settings.Backends)
 	for table := range cfg.Settings.Routes {

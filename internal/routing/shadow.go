@@ -446,13 +446,21 @@ func (r *Router) decideShadow(p *Plan, st *Statement, hints hint.Set, args []dri
 		if err = r.shadowViewLeaving(st); err == nil {
 			err = r.shadowNamesProduction(st)
 		}
-	case hints.Shadow == hint.ShadowUnset && !txShadow:
-		err = r.productionView(p, st)
+		if err == nil {
+			err = r.otherDatabaseRefusal(st, sess)
+		}
+	default:
+		if err = r.productionNamesShadow(st); err == nil && hints.Shadow == hint.ShadowUnset && !txShadow {
+			err = r.productionView(p, st)
+		}
 	}
 	return d, err
 }
 
 func (r *Router) decideRule(p *Plan, st *Statement, hints hint.Set, args []driver.NamedValue, sess *SessionState, txShadow bool) (shadow.Decision, error) {
+	if err := r.storedProgramRefusal(st, hints); err != nil {
+		return shadow.Decision{}, err
+	}
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
 	if c.Operation == "" && hints.Shadow != hint.ShadowOff {
@@ -686,7 +694,7 @@ func (rd *columnReader) insertVerdict(tr *tableRead, def *TableColumns, col *Tab
 	if tr.columns != nil {
 		pos = -1
 		for i, c := range tr.columns {
-			if strings.EqualFold(c, col.Name) {
+			if identEqual(c, col.Name) {
 				pos = i
 			}
 		}

@@ -253,7 +253,7 @@ func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 	var sel *sqlparser.Select
 	switch n := c.p.ast.(type) {
 	case *sqlparser.Insert:
-		if !strings.EqualFold(n.Table.Name.String(), c.table) {
+		if !identEqual(n.Table.Name.String(), c.table) {
 			tr.why = "the statement reads " + c.table + " to insert into " + n.Table.Name.String() + ", whose rows the shadow rule of " + c.table + " does not classify"
 			return tr
 		}
@@ -428,7 +428,7 @@ func (c *readCompiler) block(exprs sqlparser.TableExprs, tr *tableRead) bool {
 	count := 0
 	eachTable(exprs, func(x *sqlparser.AliasedTableExpr) {
 		count++
-		if name, ok := x.Expr.(sqlparser.TableName); ok && strings.EqualFold(name.Name.String(), c.table) {
+		if name, ok := x.Expr.(sqlparser.TableName); ok && identEqual(name.Name.String(), c.table) {
 			tr.schema = name.DbQualifier.String()
 			if x.As.IsEmpty() {
 				c.names = append(c.names, c.table)
@@ -547,7 +547,7 @@ func (c *readCompiler) ours(col *sqlparser.ColName) refKind {
 		return refAmbiguous
 	}
 	for _, n := range c.names {
-		if strings.EqualFold(n, q) {
+		if identEqual(n, q) {
 			return refOurs
 		}
 	}

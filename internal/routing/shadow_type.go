@@ -35,7 +35,7 @@ type TableColumns struct {
 // column returns the column named name (lower case), nil when there is none.
 func (d *TableColumns) column(name string) (*TableColumn, int) {
 	for i := range d.Columns {
-		if strings.EqualFold(d.Columns[i].Name, name) {
+		if identEqual(d.Columns[i].Name, name) {
 			return &d.Columns[i], i
 		}
 	}
