@@ -1,6 +1,7 @@
 package difftest_test
 
 import (
+	"database/sql"
 	"fmt"
 	"testing"
 )
@@ -140,4 +141,59 @@ END`} {
 		{"SELECT test.a22_cnt(1), COUNT(*)" + groupedWhere, true},
 		{"SELECT qty, test.a22_cnt(1), COUNT(*)" + groupedWhere + " GROUP BY qty", true},
 	})
+}
+
+// TestAttack22BitUnsignedBelowZero: BIT_AND(x) - 1 is BIGINT UNSIGNED; where the merged
+// BIT_AND is 0 (the cold tables' rows have bit 2, the hot ones' bit 1), one server fails the
+// statement (Error 1690, BIGINT UNSIGNED value is out of range) and obroute answers -1, which no
+// BIGINT UNSIGNED column holds (each sub-query's own BIT_AND is 2 or 1, above 0). The overflow
+// upwards (BIT_OR(…) * 3) is refused as the server fails.
+func TestAttack22BitUnsignedBelowZero(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	for _, q := range []string{
+		"SELECT BIT_AND(IF(t_time < '2025-01-01', 2, 1)) - 1" + groupedWhere,
+		"SELECT k, BIT_AND(IF(t_time < '2025-01-01', 2, 1)) - 1, COUNT(*)" + groupedWhere + " GROUP BY k",
+	} {
+		for p := range protocols {
+			if _, err := queryAll(c.refDB[p], q); err == nil {
+				t.Fatalf("%s: the reference answers; the test would not tell", q)
+			}
+			if rows, err := queryAll(c.obDB[p], q); err == nil {
+				t.Errorf("%s: %s: obroute answers %v; one server fails it (Error 1690, BIGINT UNSIGNED value is out of range)", protocols[p], q, rows)
+			}
+		}
+	}
+}
+
+// queryAll runs q and returns its rows as text, or the error of the query or of reading it.
+func queryAll(db *sql.DB, q string) ([][]string, error) {
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for rows.Next() {
+		v := make([]sql.NullString, len(cols))
+		pv := make([]any, len(cols))
+		for i := range v {
+			pv[i] = &v[i]
+		}
+		if err := rows.Scan(pv...); err != nil {
+			return nil, err
+		}
+		r := make([]string, len(v))
+		for i, s := range v {
+			r[i] = "NULL"
+			if s.Valid {
+				r[i] = s.String
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
