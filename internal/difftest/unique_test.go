@@ -140,10 +140,11 @@ func TestGroupedBitAggregates(t *testing.T) {
 		{"SELECT user_id, BIT_AND(qty), BIT_OR(qty), BIT_XOR(id)" + groupedWhere + " GROUP BY user_id", true},
 		{"SELECT status, BIT_XOR(id) AS x" + groupedWhere + " GROUP BY status ORDER BY x DESC", true},
 		{"SELECT qty, BIT_OR(user_id)" + groupedWhere + " GROUP BY qty HAVING BIT_OR(user_id) > 7", true},
-		{"SELECT qty, BIT_XOR(id) + 1, COUNT(*)" + groupedWhere + " GROUP BY qty", true},
 		{"SELECT k, BIT_OR(id), COUNT(*)" + groupedWhere + " GROUP BY k WITH ROLLUP", true},
 		{"SELECT BIT_AND(id), BIT_OR(id), BIT_XOR(id)" + groupedWhere + " AND id < 0", true},
 		{"SELECT BIT_AND(qty), BIT_OR(qty)" + groupedWhere + " AND qty IS NULL", true},
 		{"SELECT e, BIT_AND(k), BIT_XOR(k)" + groupedWhere + " GROUP BY e", true},
 	})
+	// BIGINT UNSIGNED arithmetic overflows by each table's partial: refused.
+	c.refused(t, "SELECT qty, BIT_XOR(id) + 1, COUNT(*)"+groupedWhere+" GROUP BY qty", "compute the expression in the application")
 }

@@ -103,6 +103,12 @@ func (p *mergePlanner) aggregateValue(x *sqlparser.FuncExpr, whole sqlparser.Exp
 	if err != nil {
 		return nil, err
 	}
+	if f >= merge.AggBitAnd {
+		// BIGINT UNSIGNED arithmetic: a sub-query computing the expression over a table with no
+		// row fails where one server would not (BIT_OR(x) - 1 of 0), and below zero the server
+		// fails where the merge would answer.
+		return nil, notMergeable("%s in %s: arithmetic on a BIT aggregate is BIGINT UNSIGNED, whose overflow depends on each table's partial; select %s itself and compute the expression in the application", nodeText(x), nodeText(whole), nodeText(x))
+	}
 	if arg != nil && hiddenDigits(arg) {
 		return nil, notMergeable("%s in %s: the server computes with digits of the quotient that it does not show; fix them with ROUND (%s(ROUND(%s, n))), or narrow the range to one table",
 			nodeText(x), nodeText(whole), strings.ToUpper(f.String()), nodeText(arg))

@@ -74,17 +74,26 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 }
 
 // between translates x [NOT] BETWEEN a AND b over a merged aggregate: (x >= a AND x <= b),
-// which is what the server computes when a and b are numbers (NULL when a comparison is).
+// which is what the server computes when a and b are numbers (NULL when a comparison is). The
+// server compares the three in one type: when a bound is a DOUBLE (1e9), both bounds are
+// compared as DOUBLE values.
 func (p *mergePlanner) between(x *sqlparser.RangeCond) (merge.Expr, error) {
-	bounds, err := translateEach(p.numberLiteral(x), x.From, x.To)
+	from, err := numberBound(x, x.From)
 	if err != nil {
 		return nil, err
+	}
+	to, err := numberBound(x, x.To)
+	if err != nil {
+		return nil, err
+	}
+	if from.double || to.double {
+		from, to = from.asDouble(), to.asDouble()
 	}
 	a, err := p.operand(x.Left)
 	if err != nil {
 		return nil, err
 	}
-	e := merge.And(merge.Cmp(merge.OpGe, a, bounds[0]), merge.Cmp(merge.OpLe, a, bounds[1]))
+	e := merge.And(merge.Cmp(merge.OpGe, a, from.lit()), merge.Cmp(merge.OpLe, a, to.lit()))
 	if x.Operator == sqlparser.NotBetweenStr {
 		e = merge.Not(e)
 	}
@@ -92,23 +101,24 @@ func (p *mergePlanner) between(x *sqlparser.RangeCond) (merge.Expr, error) {
 }
 
 // in translates x [NOT] IN (v, …) over a merged aggregate: (x = v OR …), which is what the
-// server computes when the values are numbers (NULL when no value is equal and one is NULL).
+// server computes when the values are numbers, each compared on its own (NULL when no value is
+// equal and one is NULL).
 func (p *mergePlanner) in(x *sqlparser.ComparisonExpr) (merge.Expr, error) {
 	list, ok := x.Right.(sqlparser.ValTuple)
 	if !ok {
 		return nil, notMergeable("HAVING %s: only a list of numbers can follow IN after merging; select the aggregate and filter in the application", nodeText(x))
 	}
-	values, err := translateEach(p.numberLiteral(x), list...)
-	if err != nil {
-		return nil, err
-	}
 	a, err := p.operand(x.Left)
 	if err != nil {
 		return nil, err
 	}
-	eqs := make([]merge.Expr, len(values))
-	for i, v := range values {
-		eqs[i] = merge.Cmp(merge.OpEq, a, v)
+	eqs := make([]merge.Expr, len(list))
+	for i, v := range list {
+		n, err := numberBound(x, v)
+		if err != nil {
+			return nil, err
+		}
+		eqs[i] = merge.Cmp(merge.OpEq, a, n.lit())
 	}
 	e := merge.Or(eqs...)
 	if x.Operator == sqlparser.NotInStr {
@@ -117,20 +127,66 @@ func (p *mergePlanner) in(x *sqlparser.ComparisonExpr) (merge.Expr, error) {
 	return e, nil
 }
 
-// numberLiteral returns the translation of a number or NULL literal of cond, and refuses any
-// other expression: BETWEEN and IN compare as the server does pairwise only over numbers.
-func (p *mergePlanner) numberLiteral(cond sqlparser.Expr) func(sqlparser.Expr) (merge.Expr, error) {
-	return func(e sqlparser.Expr) (merge.Expr, error) {
-		switch v := unparen(e).(type) {
+// number is a number literal of a BETWEEN or IN: NULL, an integer, a DECIMAL (its digits) or a
+// DOUBLE (written with an exponent).
+type number struct {
+	null   bool
+	text   string // the digits as written, with a leading "-" when negated
+	double bool
+}
+
+// numberBound reads e, a number or NULL literal of cond, negated by any unary minus; anything
+// else is refused: BETWEEN and IN compare as the server does only over numbers.
+func numberBound(cond, e sqlparser.Expr) (number, error) {
+	neg := false
+	for {
+		switch v := e.(type) {
+		case *sqlparser.ParenExpr:
+			e = v.Expr
+			continue
+		case *sqlparser.UnaryExpr:
+			if v.Operator == sqlparser.UMinusStr || v.Operator == sqlparser.UPlusStr {
+				neg = neg != (v.Operator == sqlparser.UMinusStr)
+				e = v.Expr
+				continue
+			}
 		case *sqlparser.NullVal:
-			return p.operand(v)
+			return number{null: true}, nil
 		case *sqlparser.SQLVal:
-			if v.Type == sqlparser.IntVal || v.Type == sqlparser.FloatVal {
-				return p.operand(v)
+			text := string(v.Val)
+			if (v.Type == sqlparser.IntVal || v.Type == sqlparser.FloatVal) && text != "" {
+				if strings.HasPrefix(text, "-") {
+					neg, text = !neg, text[1:]
+				}
+				if neg {
+					text = "-" + text
+				}
+				return number{text: text, double: v.Type == sqlparser.FloatVal && strings.ContainsAny(text, "eE")}, nil
 			}
 		}
-		return nil, notMergeable("HAVING %s: after merging, BETWEEN and IN compare COUNT, SUM or AVG only with numbers written in the statement; write %s as a number, or select the aggregate and filter in the application", nodeText(cond), nodeText(e))
+		return number{}, notMergeable("HAVING %s: after merging, BETWEEN and IN compare COUNT, SUM or AVG only with numbers written in the statement; write %s as a number, or select the aggregate and filter in the application", nodeText(cond), nodeText(e))
 	}
+}
+
+// asDouble is n read as a DOUBLE.
+func (n number) asDouble() number {
+	n.double = !n.null
+	return n
+}
+
+// lit is n as a merge literal: nil, int64, the DECIMAL's digits or a float64.
+func (n number) lit() merge.Expr {
+	switch {
+	case n.null:
+		return merge.Lit(nil)
+	case n.double:
+		f, _ := strconv.ParseFloat(n.text, 64)
+		return merge.Lit(f)
+	}
+	if i, err := strconv.ParseInt(n.text, 10, 64); err == nil {
+		return merge.Lit(i)
+	}
+	return merge.Lit(n.text)
 }
 
 // both translates l and r and joins them (AND, OR).

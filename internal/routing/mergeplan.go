@@ -117,7 +117,9 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 	case sel.Into != nil:
 		return nil, notMergeable("SELECT … INTO cannot be split; select the rows and write them in the application")
 	}
-	if e := serverBound(sel); e != "" {
+	if e, rows := serverBound(sel); e != "" && rows {
+		return nil, notMergeable("%s counts the statement's rows, which each sub-query counts on its own tables from the start; number the rows in the application", e)
+	} else if e != "" {
 		return nil, notMergeable("%s is the server's or its session's own, and each sub-query reads it on its own backend, where one server would give one value; read it in a statement of its own", e)
 	}
 	if err := checkSubqueryLimit(sel); err != nil {
@@ -415,15 +417,20 @@ var serverFuncs = map[string]bool{
 }
 
 // serverBound returns the text of the first function call or system variable (@@name) of sel
-// whose value differs between backends, "" when there is none. The clock functions are not
-// among them: every sub-query runs at the statement's one instant.
-func serverBound(sel *sqlparser.Select) string {
-	found := ""
+// whose value differs between backends, "" when there is none; rows is set when it counts the
+// statement's rows (ROWNUM(), RAND(N) with its seed: one server's sequence runs over all rows).
+// The clock functions are not among them: every sub-query runs at the statement's one instant.
+func serverBound(sel *sqlparser.Select) (found string, rows bool) {
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 		switch x := n.(type) {
 		case *sqlparser.FuncExpr:
-			if x.Qualifier.IsEmpty() && serverFuncs[x.Name.Lowered()] {
+			name := x.Name.Lowered()
+			switch {
+			case !x.Qualifier.IsEmpty():
+			case serverFuncs[name]:
 				found = nodeText(x)
+			case name == "rownum" || name == "rand" && len(x.Exprs) > 0:
+				found, rows = nodeText(x), true
 			}
 		case *sqlparser.ColName:
 			if strings.HasPrefix(x.Name.String(), "@@") {
@@ -432,14 +439,15 @@ func serverBound(sel *sqlparser.Select) string {
 		}
 		return found == "", nil
 	}, sel)
-	return found
+	return found, rows
 }
 
 // isConstant reports whether e reads neither a column nor a subquery, an aggregate or an
-// argument: literals, operators and functions of them, the clock (every sub-query runs at the
-// statement's one instant). Its value needs no GROUP BY, and any sub-query's is one server's
-// (RAND() and UUID() give one server's too: any value). The functions whose value differs
-// between backends are refused before (serverBound).
+// argument, and calls only the built-in functions of constantFuncs: literals, operators and
+// functions of them, the clock (every sub-query runs at the statement's one instant). Its value
+// needs no GROUP BY, and every sub-query's is one server's. A function outside the list
+// (RAND(N) and ROWNUM(), which count rows; stored functions; what reads the server or its
+// session, refused before by serverBound) is not a constant.
 func isConstant(e sqlparser.Expr) bool {
 	constant := true
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
@@ -447,13 +455,33 @@ func isConstant(e sqlparser.Expr) bool {
 		case *sqlparser.ColName, *sqlparser.Subquery, *sqlparser.GroupConcatExpr:
 			constant = false
 		case *sqlparser.FuncExpr:
-			constant = !x.IsAggregate()
+			if !x.Qualifier.IsEmpty() || x.IsAggregate() || !constantFuncs[x.Name.Lowered()] {
+				constant = false
+			}
 		case *sqlparser.SQLVal:
-			constant = x.Type != sqlparser.ValArg
+			if x.Type == sqlparser.ValArg {
+				constant = false
+			}
 		}
 		return constant, nil
 	}, e)
 	return constant
+}
+
+// constantFuncs are built-in functions whose value depends only on their arguments, the
+// session's settings (which obroute keeps alike on every backend) and the statement's instant.
+var constantFuncs = map[string]bool{
+	"now": true, "current_timestamp": true, "localtime": true, "localtimestamp": true, "curdate": true,
+	"current_date": true, "curtime": true, "current_time": true, "utc_timestamp": true, "utc_date": true,
+	"utc_time": true, "unix_timestamp": true,
+	"concat": true, "concat_ws": true, "upper": true, "lower": true, "ucase": true, "lcase": true,
+	"round": true, "abs": true, "floor": true, "ceil": true, "ceiling": true, "truncate": true,
+	"coalesce": true, "ifnull": true, "if": true, "nullif": true, "length": true, "char_length": true,
+	"substring": true, "substr": true, "left": true, "right": true, "trim": true, "lpad": true,
+	"rpad": true, "replace": true, "repeat": true, "greatest": true, "least": true, "mod": true,
+	"date": true, "year": true, "month": true, "day": true, "hour": true, "minute": true,
+	"second": true, "date_format": true, "date_add": true, "date_sub": true, "datediff": true,
+	"from_unixtime": true, "last_day": true,
 }
 
 // aggColumn returns the column of an aggregate term of HAVING or ORDER BY, adding it hidden

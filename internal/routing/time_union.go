@@ -78,6 +78,9 @@ func clampUnion(s sqlparser.SelectStatement, top *sqlparser.SetOp, distinct bool
 		*leaves = append(*leaves, x)
 		c := shallowSelect(x)
 		c.Where = withClamp(x.Where)
+		// The query cache's options change no rows; MariaDB takes them only in a statement's
+		// first SELECT, which a sub-query's UNION inside its derived table is not.
+		c.QueryOpts.SQLCache, c.QueryOpts.SQLNoCache = false, false
 		return c, nil
 	case *sqlparser.ParenSelect:
 		c, err := clampUnion(x.Select, top, distinct, leaves, table)
