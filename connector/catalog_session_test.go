@@ -44,6 +44,24 @@ func runOn(t *testing.T, conn *sql.Conn, db, q string) ([][]string, error) {
 	return out, nil
 }
 
+// bothSides runs q through obroute and on the reference server, each on its connection, and
+// returns both answers (see runOn).
+func bothSides(t *testing.T, f *logicalFixture, conns map[*sql.DB]*sql.Conn, dbs map[*sql.DB]string, q string) (got, want [][]string) {
+	t.Helper()
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		rows, err := runOn(t, conns[side], dbs[side], q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if side == f.db {
+			got = rows
+		} else {
+			want = rows
+		}
+	}
+	return got, want
+}
+
 // In a transaction bound to the cold backend, whose database has another name than the default
 // backend's, the catalog names the client session's database as the client sees it (the
 // default backend's, DATABASE() outside the transaction), as one server would: never cold's.
@@ -65,18 +83,7 @@ func TestCatalogInColdTransactionNamesTheClientsDatabase(t *testing.T) {
 		"SELECT COUNT(*) FROM audit_log",
 		"COMMIT",
 	} {
-		var got, want [][]string
-		for _, side := range []*sql.DB{f.db, f.one.DB} {
-			rows, err := runOn(t, conns[side], dbs[side], q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if side == f.db {
-				got = rows
-			} else {
-				want = rows
-			}
-		}
+		got, want := bothSides(t, f, conns, dbs, q)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: through obroute %q, one server %q", q, got, want)
 		}
@@ -113,18 +120,7 @@ func TestUseOfTheClientsDatabaseOnEveryBackend(t *testing.T) {
 		"SHOW TABLES LIKE 'audit%'",
 		"SELECT DATABASE()",
 	} {
-		var got, want [][]string
-		for _, side := range []*sql.DB{f.db, f.one.DB} {
-			rows, err := runOn(t, conns[side], dbs[side], q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if side == f.db {
-				got = rows
-			} else {
-				want = rows
-			}
-		}
+		got, want := bothSides(t, f, conns, dbs, q)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: through obroute %q, one server %q", q, got, want)
 		}
@@ -273,18 +269,7 @@ func TestCatalogDiagnostics(t *testing.T) {
 		"DESCRIBE orders",
 		"SHOW WARNINGS",
 	} {
-		var got, want [][]string
-		for _, side := range []*sql.DB{f.db, f.one.DB} {
-			rows, err := runOn(t, conns[side], dbs[side], q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if side == f.db {
-				got = rows
-			} else {
-				want = rows
-			}
-		}
+		got, want := bothSides(t, f, conns, dbs, q)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: through obroute %q, one server %q", q, got, want)
 		}
