@@ -97,6 +97,8 @@ func TestCatalogInColdTransactionNamesTheClientsDatabase(t *testing.T) {
 // session in its own database, as a USE puts one server's session in the one that holds every
 // table: cold's server session does not go to hot's database (which its server holds too here,
 // with other tables) and reads audit_log where it is, in a transaction bound to cold as outside.
+// A table qualified by the client session's database on cold is refused: the name is another
+// database there.
 func TestUseOfTheClientsDatabaseOnEveryBackend(t *testing.T) {
 	f := newLogicalFixture(t, nil)
 	other := sqltest.Shared(t, "other")[0]
@@ -115,11 +117,28 @@ func TestUseOfTheClientsDatabaseOnEveryBackend(t *testing.T) {
 		"INSERT INTO audit_log VALUES (3, 'three')", // bound to cold
 		"USE `{db}`",
 		"SELECT id, note FROM audit_log ORDER BY id",
+		"SELECT DATABASE()", // refused there: cold's would be another name
 		"COMMIT",
 		"SELECT id, note FROM audit_log ORDER BY id",
 		"SHOW TABLES LIKE 'audit%'",
 		"SELECT DATABASE()",
 	} {
+		if q == "SELECT DATABASE()" && !inTx(t, conns[f.db]) {
+			got, want := bothSides(t, f, conns, dbs, q)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: through obroute %q, one server %q", q, got, want)
+			}
+			continue
+		}
+		if q == "SELECT DATABASE()" {
+			if _, err := runOn(t, conns[f.db], dbs[f.db], q); !errors.Is(err, connector.ErrSessionState) {
+				t.Errorf("%s in a transaction bound to cold: %v, want ErrSessionState", q, err)
+			}
+			if _, err := runOn(t, conns[f.one.DB], dbs[f.one.DB], q); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		got, want := bothSides(t, f, conns, dbs, q)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: through obroute %q, one server %q", q, got, want)
@@ -128,6 +147,21 @@ func TestUseOfTheClientsDatabaseOnEveryBackend(t *testing.T) {
 	var n int
 	if err := f.hot.DB.QueryRow("SELECT COUNT(*) FROM audit_log").Scan(&n); err != nil || n != 0 {
 		t.Errorf("hot's own audit_log holds %d rows (%v): the INSERT went to hot's database", n, err)
+	}
+	// A name qualified by the client session's database is the default backend's own (items);
+	// on cold, whose database has another name, it would be hot's database: refused.
+	if got, want := bothSides(t, f, conns, dbs, "SELECT COUNT(*) FROM `{db}`.items"); !reflect.DeepEqual(got, want) {
+		t.Errorf("{db}.items: through obroute %q, one server %q", got, want)
+	}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM `{db}`.audit_log",
+		"SELECT COUNT(*) FROM `{db}`.orders WHERE order_time < '2026-11-01'",
+		"UPDATE `{db}`.audit_log SET note = 'x' WHERE id = 1",
+		"SELECT note, DATABASE() FROM audit_log WHERE id = 1",
+	} {
+		if _, err := runOn(t, conns[f.db], dbs[f.db], q); !errors.Is(err, connector.ErrSessionState) {
+			t.Errorf("%s on cold: %v, want ErrSessionState", q, err)
+		}
 	}
 }
 
@@ -307,4 +341,14 @@ func TestCatalogDiagnostics(t *testing.T) {
 		t.Fatalf("a NOT over an OR: %v, want ErrCatalog", err)
 	}
 	refused("a catalog statement refused as it ran")
+}
+
+// inTx reports whether conn's session is in a transaction (@@in_transaction).
+func inTx(t *testing.T, conn *sql.Conn) bool {
+	t.Helper()
+	var n int
+	if err := conn.QueryRowContext(t.Context(), "SELECT @@in_transaction").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
 }
