@@ -96,11 +96,15 @@ func (b *bufferedRows) ColumnTypeScanType(i int) reflect.Type {
 }
 
 // renamedRows are the rows describing the physical table from, shown as the time-sharded table
-// to: a value naming from (SHOW INDEX's Table, SHOW CREATE TABLE's Table) names to, and SHOW
-// CREATE TABLE's statement creates to.
+// to: the column naming the table (SHOW INDEX's and SHOW CREATE TABLE's Table) names to, and
+// SHOW CREATE TABLE's statement creates to. No other value changes, whatever it holds (a column
+// default, a comment or an index named as the physical table stays as the server gave it).
 type renamedRows struct {
 	*rows
 	from, to string
+	table    int // the Table column, -1 for none; cols read: table and create are set
+	create   int // the Create Table column, -1 for none
+	cols     bool
 }
 
 // Next implements driver.Rows.
@@ -108,22 +112,24 @@ func (r *renamedRows) Next(dest []driver.Value) error {
 	if err := r.rows.Next(dest); err != nil {
 		return err
 	}
-	create := "CREATE TABLE `" + r.from + "`"
-	for i, v := range dest {
-		var s string
-		switch v := v.(type) {
-		case []byte:
-			s = string(v)
-		case string:
-			s = v
-		default:
-			continue
+	if !r.cols {
+		r.cols, r.table, r.create = true, -1, -1
+		for i, c := range r.Columns() {
+			switch {
+			case strings.EqualFold(c, "Table"):
+				r.table = i
+			case strings.EqualFold(c, "Create Table"):
+				r.create = i
+			}
 		}
-		switch {
-		case strings.EqualFold(s, r.from):
-			dest[i] = []byte(r.to)
-		case strings.HasPrefix(s, create):
-			dest[i] = []byte("CREATE TABLE `" + r.to + "`" + s[len(create):])
+	}
+	if r.table >= 0 && r.table < len(dest) && strings.EqualFold(text(dest[r.table]), r.from) {
+		dest[r.table] = []byte(r.to)
+	}
+	create := "CREATE TABLE `" + r.from + "`"
+	if r.create >= 0 && r.create < len(dest) {
+		if s := text(dest[r.create]); strings.HasPrefix(s, create) {
+			dest[r.create] = []byte("CREATE TABLE `" + r.to + "`" + s[len(create):])
 		}
 	}
 	return nil

@@ -92,12 +92,7 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 	if err != nil {
 		return nil, nil, err
 	}
-	name := db // the database the answer names (SHOW TABLES' column)
 	switch from := q.Database(); {
-	case from != "" && !sameName(from, db, lowerNames) && slices.ContainsFunc(current, func(d string) bool { return sameName(d, from, lowerNames) }):
-		// Another backend's current database (the statement runs in a transaction bound to
-		// this one): its tables are the logical tables too.
-		name = from
 	case from != "" && !sameName(from, db, lowerNames) && slices.ContainsFunc(dsn, func(d string) bool { return sameName(d, from, lowerNames) }):
 		return nil, nil, errorf("%w: SHOW … FROM %s while the client session's database is %s: %s holds the physical tables of the logical tables (time-sharded and routed), which obroute maps only in the current database; USE %s first", routing.ErrCatalog, from, orNone(db), from, from)
 	case q.Database() == "" && db == "" && len(q.Views()) > 0 && plan.Statement.Kind == routing.KindSelect:
@@ -109,7 +104,7 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 			}
 		}
 	}
-	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) && name == db {
+	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
 		// No current database, or another one: not the logical tables'.
 		res, rows, err := cs.runTarget(ctx, plan, t, wantRows, prep)
 		if rows != nil {
@@ -119,8 +114,9 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 	}
 	temps := map[string]string{}
 	var exclude []string
+	warned := false // a read of the backends' rows gave warnings
 	for _, v := range q.Views() {
-		rows, cols, ex, err := cs.logicalRows(ctx, view, v, db, s)
+		rows, cols, ex, err := cs.logicalRows(ctx, view, v, db, s, &warned)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -138,13 +134,54 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 			return nil, nil, err
 		}
 	}
-	t.SQL = q.SQL(temps, name, exclude, lowerNames)
+	if t.SQL, err = q.SQL(temps, db, exclude, lowerNames); err != nil {
+		dropTemps(s, temps)
+		return nil, nil, err
+	}
 	res, rows, err := cs.runOn(ctx, s, targetRun{plan: plan, target: t, wantRows: wantRows, prep: prep})
 	if err != nil || rows == nil {
 		dropTemps(s, temps)
 		return res, rows, err
 	}
-	return res, wrapRows(rows, func() error { dropTemps(s, temps); found(); return nil }), nil
+	return res, wrapRows(rows, func() error {
+		if n, ok := cs.catalogDiagnostics(ctx, s, warned); ok {
+			cs.funcs.foundRows = heldValue(n)
+		} else {
+			found()
+		}
+		dropTemps(s, temps)
+		return nil
+	}), nil
+}
+
+// catalogDiagnostics tells, once the answer of a catalog statement was read on s, whether one
+// server's diagnostics for it are known: when neither the reads of the backends' rows nor the
+// answer gave a warning or error, one server's gives none either (the answer evaluated the
+// statement over the rows one server holds and more: the other backends' databases), and s,
+// where dropping the temporary tables leaves none, answers SHOW WARNINGS and @@warning_count.
+// Otherwise they are the rewritten statement's, which may differ from one server's, and stay
+// refused. ok reports that they are known; found is then s's FOUND_ROWS() for the answer, which
+// reading the diagnostics replaced.
+func (cs *clientSession) catalogDiagnostics(ctx context.Context, s *serverSession, warned bool) (found int64, ok bool) {
+	if warned || s.broken {
+		return 0, false
+	}
+	rows, err := s.query(ctx, "SELECT @@warning_count, @@error_count, FOUND_ROWS()"+oneRow, nil, false)
+	if err != nil {
+		return 0, false
+	}
+	dest := make([]driver.Value, 3)
+	err = rows.Next(dest)
+	rows.Close()
+	if err != nil || text(dest[0]) != "0" || text(dest[1]) != "0" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(text(dest[2]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	cs.funcs.diag = diagnostics{backend: cs.c.productionOf(s.backend.name)}
+	return n, true
 }
 
 // catalogDatabases returns the current database of the server session of each backend of the
@@ -184,6 +221,16 @@ func orNone(db string) string {
 	return db
 }
 
+// refusedCatalog records, after a catalog statement obroute refused (err), that its
+// diagnostics are no server's: one server would have run it and shown its own warnings, so SHOW
+// WARNINGS, SHOW ERRORS and @@warning_count are refused until the next statement, rather than
+// answered with the statement's before it.
+func (cs *clientSession) refusedCatalog(err error) {
+	if errors.Is(err, routing.ErrCatalog) {
+		cs.funcs.diag = diagnostics{why: "the statement before it was a catalog statement obroute refused, which no server ran and whose diagnostics one server would show"}
+	}
+}
+
 // catalogSession reads the current database of s ("" when none) and whether its server compares
 // table names in any case (lower_case_table_names != 0).
 func catalogSession(ctx context.Context, s *serverSession) (string, bool, error) {
@@ -204,8 +251,9 @@ func catalogSession(ctx context.Context, s *serverSession) (string, bool, error)
 
 // logicalRows reads information_schema.view on every backend of the logical view and returns its
 // rows for the current database, mapped to the logical tables, with the columns' names; exclude
-// are the databases of the other backends on the same server as s.
-func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogView, view, db string, s *serverSession) (out [][]driver.Value, cols []string, exclude []string, err error) {
+// are the databases of the other backends on the same server as s. warned is set when a read
+// gave warnings (a view that cannot be opened …), which one server would give for the statement.
+func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogView, view, db string, s *serverSession, warned *bool) (out [][]driver.Value, cols []string, exclude []string, err error) {
 	schemas, tables := routing.ViewColumns(view)
 	byLogical := map[string]int{} // logical table → its row in out (TABLES: statistics are summed)
 	var parts [][]driver.Value    // TABLES rows of other physical tables, summed at the end
@@ -225,6 +273,13 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 		var buf bufferedRows
 		if err := buf.add(rows); err != nil {
 			return nil, nil, nil, err
+		}
+		if !*warned {
+			n, err := cs.readSessionNumber(ctx, src, "@@warning_count")
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			*warned = n != 0
 		}
 		cols = buf.columns[1:]
 		index := func(name string) int {

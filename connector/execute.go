@@ -158,6 +158,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		err = cs.unqualifiedCatalog(st, plan.Shadow)
 	}
 	if err != nil {
+		cs.refusedCatalog(err)
 		cs.c.routeRefused(ctx, st, err, start)
 		return nil, nil, err
 	}
@@ -222,6 +223,7 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	cs.c.forgetDefinitions(st, plan)
 	cs.c.ddlBackends(st, plan, func(f *storeFacts, b string, snap *metadata.Snapshot) { f.tablesChanged(ctx, b, snap) })
 	err = cs.keepSession(err)
+	cs.refusedCatalog(err)
 	cs.c.routeDone(ctx, plan, err, start)
 	return res, rows, err
 }
@@ -564,7 +566,11 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 		}
 		return cs.noRowsResult(res, wantRows)
 	case st.Kind == routing.KindUse:
-		res, err := s.exec(ctx, t.SQL, nil, false)
+		use := t.SQL
+		if db := cs.physicalDatabase(s, st.Database); db != st.Database {
+			use = "USE " + quoteIdent(db) // the client session's database, on this backend
+		}
+		res, err := s.exec(ctx, use, nil, false)
 		cs.ranOn(plan, s, res, err)
 		if err != nil {
 			return nil, nil, err

@@ -150,9 +150,37 @@ func (cs *clientSession) markInLine(s *serverSession) {
 // database returns the database s must be in, "" for its DSN's.
 func (cs *clientSession) database(s *serverSession) string {
 	if s.shadow && cs.shadowState.database != "" {
-		return cs.shadowState.database
+		return cs.physicalDatabase(s, cs.shadowState.database)
 	}
-	return cs.state.database
+	return cs.physicalDatabase(s, cs.state.database)
+}
+
+// dsnDatabase returns the database the DSN of s's backend names, "" for none.
+func dsnDatabase(s *serverSession) string {
+	if s.backend.mysql == nil {
+		return ""
+	}
+	return s.backend.mysql.DBName
+}
+
+// physicalDatabase returns the database on s's backend that the client session's database db
+// stands for. The client session sees one database, the default backend's (DATABASE() names it
+// outside a transaction): each backend holds its tables of it in the database its own DSN
+// names, whatever that one is called, so db naming the default backend's DSN database is that
+// database on every backend, as USE of it puts one server's session where every table is. Any
+// other name is the database of that name on each backend's server.
+func (cs *clientSession) physicalDatabase(s *serverSession, db string) string {
+	if db == "" {
+		return ""
+	}
+	def := cs.c.backends[cs.c.cfg.Default]
+	if def == nil || def.mysql == nil || def.mysql.DBName == "" || db != def.mysql.DBName {
+		return db
+	}
+	if own := dsnDatabase(s); own != "" {
+		return own
+	}
+	return db
 }
 
 // wanted returns the assignments s must have, in their order: production's, and on a shadow
@@ -177,7 +205,7 @@ func (cs *clientSession) sync(ctx context.Context, s *serverSession) error {
 	if cs.inLine(s) {
 		return nil
 	}
-	if db := cs.database(s); db != "" && db != s.database {
+	if db := cs.database(s); db != "" && db != s.database && (s.database != "" || db != dsnDatabase(s)) {
 		use := "USE " + quoteIdent(db)
 		if _, err := s.exec(ctx, use, nil, false); err != nil {
 			return s.refusal(err, "database", "database "+db, use)
@@ -516,7 +544,7 @@ func (cs *clientSession) readAssigned(ctx context.Context) error {
 func (cs *clientSession) recordUse(s *serverSession, db string, shadow bool) {
 	stays := cs.inLine(s) && (shadow || !s.shadow || cs.shadowState.database == "")
 	cs.layer(shadow).use(db)
-	s.database = db
+	s.database = cs.physicalDatabase(s, db)
 	s.applied = slices.DeleteFunc(s.applied, func(v routing.SessionVar) bool { return v.Name == databaseCollation })
 	cs.forgetRefusals("database")
 	if stays {

@@ -304,7 +304,13 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		}
 		return true, true, nil
 	}
+	// On the default backend's server session, outside the client session's transaction (it
+	// reads no row of a table, and creates temporary tables only): that session is in the
+	// client session's database under its own name, so the answer names the database as the
+	// client sees it, in a transaction bound to another backend (whose database may have
+	// another name) as outside one.
 	p.single(UseRoutePolicy, ClassDefault, r.cfg.Settings.Default, st.SQL, in.Args)
+	p.OutsideTx = true
 	p.Catalog = &CatalogQuery{form: c, sql: st.SQL}
 	if in.Explain {
 		p.Prompts = append(p.Prompts, "Catalog statement: answered for the logical tables (routed tables from their backends, each time-sharded table under its logical name) on backend "+r.cfg.Settings.Default)
@@ -344,8 +350,9 @@ func (q *CatalogQuery) Database() string { return q.form.db }
 // Views, the logical rows of the current database in the temporary table temp[V]. db is that
 // session's current database; exclude are the databases of the other backends on the same
 // server, which one server holding every table would not have; lowerNames is the server's
-// lower_case_table_names != 0 (SHOW TABLES LIKE then compares names in any case).
-func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, lowerNames bool) string {
+// lower_case_table_names != 0 (SHOW TABLES LIKE then compares names in any case). It refuses a
+// statement whose lookups of tables by name obroute cannot tell (see lookupEdits).
+func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, lowerNames bool) (string, error) {
 	c := q.form
 	switch c.kind {
 	case catalogShowTables:
@@ -359,10 +366,10 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 			cols = quoteName(col)
 			inner = "select TABLE_NAME as " + quoteName(col) + " from " + temp["TABLES"]
 		}
-		return q.listing(cols, inner, quoteName(col), lowerNames)
+		return q.listing(cols, inner, quoteName(col), lowerNames), nil
 	case catalogTableStatus:
 		inner := "select " + tableStatusColumns + " from " + temp["TABLES"]
-		return q.listing("*", inner, "`Name`", lowerNames)
+		return q.listing("*", inner, "`Name`", lowerNames), nil
 	}
 	toks, _ := lex(q.sql)
 	var edits []catalogEdit
@@ -401,7 +408,11 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		edits = append(edits, catalogEdit{toks[i].pos, toks[i+2].end, b.String(), false})
 		i += 2
 	}
-	edits = append(edits, lookupEdits(toks)...)
+	lookups, err := lookupEdits(toks, lowerNames)
+	if err != nil {
+		return "", err
+	}
+	edits = append(edits, lookups...)
 	slices.SortStableFunc(edits, func(a, b catalogEdit) int {
 		if a.from != b.from {
 			return a.from - b.from
@@ -424,7 +435,7 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		last = e.to
 	}
 	b.WriteString(q.sql[last:])
-	return b.String()
+	return b.String(), nil
 }
 
 // lookupEdits makes the comparisons the server reads as the names of the tables to look up
@@ -434,7 +445,15 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 // or subquery), on either side, that the WHERE (or an inner join's ON) holds through ANDs only:
 // a condition under an OR or XOR, in an outer join's ON, in HAVING, or a comparison with another
 // column (a join of two catalog tables) compares in the collation, as there.
-func lookupEdits(toks []token) []catalogEdit {
+//
+// The parser makes lookups of some other forms, which are read too: NOT (TABLE_NAME <> c) (and
+// NOT TABLE_NAME <> c, !(…), with !=) is TABLE_NAME = c; an IN of string literals that are all
+// one name (in any case) is a lookup of its first. Where the names compare in their case
+// (anyCase false), the forms whose lookups obroute does not tell are refused: a NOT over a
+// condition holding AND, OR, XOR or another NOT and naming TABLE_NAME or TABLE_SCHEMA (the
+// parser distributes it), and an IN of several values that are not all plain ASCII string
+// literals (their equality in the column's collation decides).
+func lookupEdits(toks []token, anyCase bool) ([]catalogEdit, error) {
 	depth := make([]int, len(toks)+1)
 	match := make([]int, len(toks)) // the matching parenthesis of each, -1 for other tokens
 	var open []int
@@ -454,6 +473,7 @@ func lookupEdits(toks []token) []catalogEdit {
 	}
 	at := func(i int) int { return depth[i] } // the depth a token stands at (a parenthesis: outside it)
 	var out []catalogEdit
+	var refusal error
 	var walk func(from, to int)
 	walk = func(from, to int) {
 		for from < to && toks[from].kind == tokPunct && toks[from].text == "(" && match[from] == to-1 {
@@ -488,10 +508,21 @@ func lookupEdits(toks []token) []catalogEdit {
 				}
 			}
 			if k > start {
-				if toks[start].kind == tokPunct && toks[start].text == "(" && match[start] == k-1 {
+				switch {
+				case toks[start].kind == tokPunct && toks[start].text == "(" && match[start] == k-1:
 					walk(start, k)
-				} else if e, ok := lookupOf(toks, start, k, at); ok {
-					out = append(out, e)
+				case toks[start].is("not") || toks[start].kind == tokPunct && toks[start].text == "!":
+					e, err := negatedLookup(toks, start, k, at, match)
+					if err != nil && !anyCase && refusal == nil {
+						refusal = err
+					}
+					out = append(out, e...)
+				default:
+					e, err := lookupOf(toks, start, k, at, false)
+					if err != nil && !anyCase && refusal == nil {
+						refusal = err
+					}
+					out = append(out, e...)
 				}
 			}
 			start = k + 1
@@ -516,7 +547,43 @@ func lookupEdits(toks []token) []catalogEdit {
 		}
 		walk(i+1, end)
 	}
-	return out
+	return out, refusal
+}
+
+// negatedLookup returns the edits making the conjunct toks[from:to], a NOT (or !) of a
+// condition, compare in the names' case when the parser makes it a lookup: NOT of TABLE_NAME
+// <> c is TABLE_NAME = c. A NOT over a condition holding AND, OR, XOR or another NOT that names
+// TABLE_NAME or TABLE_SCHEMA is refused (the parser distributes the NOT, which may make
+// lookups); a NOT over a subquery leaves it to the subquery's own WHERE.
+func negatedLookup(toks []token, from, to int, at func(int) int, match []int) ([]catalogEdit, error) {
+	bang := toks[from].kind == tokPunct
+	from++
+	if bang && !(from < to && toks[from].kind == tokPunct && toks[from].text == "(" && match[from] == to-1) {
+		return nil, nil // !a <> b is (!a) <> b: a comparison of a number
+	}
+	for from < to && toks[from].kind == tokPunct && toks[from].text == "(" && match[from] == to-1 {
+		from, to = from+1, to-1
+	}
+	names, logic := false, false
+	for k := from; k < to; k++ {
+		t := toks[k]
+		switch {
+		case t.is("select") || t.is("with"):
+			return nil, nil
+		case isName(t, "table_name") || isName(t, "table_schema"):
+			names = true
+		case t.is("and") || t.is("or") || t.is("xor") || t.is("not") ||
+			t.kind == tokPunct && (t.text == "&&" || t.text == "||" || t.text == "!"):
+			logic = true
+		}
+	}
+	if !names {
+		return nil, nil
+	}
+	if logic {
+		return nil, errorf("%w: a NOT over a condition with AND, OR, XOR or NOT that compares TABLE_NAME or TABLE_SCHEMA: the server turns it into comparisons, some of which may look tables up by name in their case (lower_case_table_names=0), which obroute does not tell; write the condition without the NOT (NOT (a <> 'x' OR b) is a = 'x' AND NOT b)", ErrCatalog)
+	}
+	return lookupOf(toks, from, to, at, true)
 }
 
 // clauseEnds are the words that end a WHERE or ON condition at its own depth.
@@ -551,40 +618,90 @@ func outerJoinOn(toks []token, on int, at func(int) int) bool {
 	return false
 }
 
-// lookupOf returns the edit making the conjunct toks[from:to] compare in the names' case when it
-// is a lookup (see lookupEdits).
-func lookupOf(toks []token, from, to int, at func(int) int) (catalogEdit, bool) {
+// lookupOf returns the edits making the conjunct toks[from:to] compare in the names' case when
+// it is a lookup (see lookupEdits); negated: the conjunct is the condition of a NOT, which is a
+// lookup when it compares by <> or !=. An IN of several values that obroute cannot tell all one
+// name or not is refused.
+func lookupOf(toks []token, from, to int, at func(int) int, negated bool) ([]catalogEdit, error) {
 	op := -1
 	for k := from; k < to; k++ {
 		if at(k) != at(from) {
 			continue
 		}
 		t := toks[k]
-		if t.kind == tokPunct && (t.text == "=" || t.text == "<=>") || t.is("in") {
+		if negated && t.kind == tokPunct && (t.text == "<>" || t.text == "!=") ||
+			!negated && (t.kind == tokPunct && (t.text == "=" || t.text == "<=>") || t.is("in")) {
 			op = k
 			break
 		}
 	}
 	if op <= from || op == to-1 {
-		return catalogEdit{}, false
+		return nil, nil
 	}
+	binary := func(at int) []catalogEdit { return []catalogEdit{{toks[at].pos, toks[at].pos, "binary ", true}} }
 	if toks[op].is("in") {
-		// One value: IN (v), the column on the left.
-		if !(op+3 == to-1 && toks[op+1].kind == tokPunct && toks[op+1].text == "(" && toks[to-1].kind == tokPunct && toks[to-1].text == ")") {
-			return catalogEdit{}, false
+		// The column on the left, a list of values in parentheses.
+		if !lookupColumn(toks, from, op) || toks[op+1].kind != tokPunct || toks[op+1].text != "(" || toks[to-1].kind != tokPunct || toks[to-1].text != ")" {
+			return nil, nil
 		}
-		if lookupColumn(toks, from, op) {
-			return catalogEdit{toks[from].pos, toks[from].pos, "binary ", true}, true
+		if op+3 == to-1 {
+			return binary(from), nil // IN (v) is = v
 		}
-		return catalogEdit{}, false
+		return inLookup(toks, from, op, to, at)
 	}
 	switch {
 	case lookupColumn(toks, from, op) && !nameChain(toks, op+1, to):
-		return catalogEdit{toks[from].pos, toks[from].pos, "binary ", true}, true
+		return binary(from), nil
 	case lookupColumn(toks, op+1, to) && !nameChain(toks, from, op):
-		return catalogEdit{toks[op+1].pos, toks[op+1].pos, "binary ", true}, true
+		return binary(op + 1), nil
 	}
-	return catalogEdit{}, false
+	return nil, nil
+}
+
+// inLookup reads TABLE_NAME IN (v1, v2 …), toks[from:to] with the IN at toks[in]: the server
+// looks up the first value when all the values are one in the column's collation, and nothing
+// otherwise. Plain ASCII string literals (no trailing space) are one when they are equal in any
+// case: then the list becomes the first value, compared in its case; other values are refused.
+func inLookup(toks []token, from, in, to int, at func(int) int) ([]catalogEdit, error) {
+	if toks[in+2].is("select") || toks[in+2].is("with") {
+		return nil, nil // a subquery: no lookup
+	}
+	d := at(in + 1)
+	var vals []token
+	start := in + 2
+	for k := in + 2; k <= to-1; k++ {
+		if k < to-1 && !(at(k) == d+1 && toks[k].kind == tokPunct && toks[k].text == ",") {
+			continue
+		}
+		if k != start+1 || toks[start].kind != tokString || toks[start].national || !plainName(toks[start].val) {
+			return nil, errorf("%w: %s IN (…) with values other than plain ASCII string literals: the server looks the table up by name in its case (lower_case_table_names=0) when the values are all one name in the column's collation, which obroute does not tell for these; compare with = for one name, or write the names as plain literals", ErrCatalog, strings.ToUpper(nameOf(toks[in-1])))
+		}
+		vals = append(vals, toks[start])
+		start = k + 1
+	}
+	for _, v := range vals[1:] {
+		if !strings.EqualFold(v.val, vals[0].val) {
+			return nil, nil // several names: compared in the collation
+		}
+	}
+	return []catalogEdit{
+		{toks[from].pos, toks[from].pos, "binary ", true},
+		{toks[in+1].pos, toks[to-1].end, "(" + vals[0].text + ")", false},
+	}, nil
+}
+
+// plainName reports whether s is printable ASCII without a trailing space: two such names are
+// one in the catalog's collation (utf8mb3_general_ci) exactly when they are equal in any case.
+func plainName(s string) bool {
+	if s == "" || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // nameChain reports whether toks[from:to] is a column reference: names joined by dots.

@@ -108,6 +108,9 @@ type Router struct {
 	// shadowDBs are the databases of the shadow backends' DSNs, lower case (see
 	// otherDatabaseRefusal).
 	shadowDBs map[string]bool
+	// dsnDBs are the databases the backends' DSNs name, by backend ("" for none) (see
+	// qualifiedElsewhere).
+	dsnDBs map[string]string
 	// dsnQuotes is a sql_mode a backend DSN starts its server sessions with that reads a
 	// "double-quoted" text as a name, "" when none (see quotes.go).
 	dsnQuotes string
@@ -160,6 +163,12 @@ func New(cfg Config) (*Router, error) {
 		r.shadowDBs = shadowDatabases(cfg.Settings.Backends, r.shadowOf)
 	}
 	r.dsnQuotes = dsnQuoteMode(cfg.Settings.Backends)
+	r.dsnDBs = map[string]string{}
+	for _, b := range cfg.Settings.Backends {
+		if b.MySQL != nil {
+			r.dsnDBs[b.Name] = b.MySQL.DBName
+		}
+	}
 	for table := range cfg.Settings.Routes {
 		r.routed[strings.ToLower(table)] = "static route"
 	}
@@ -263,6 +272,9 @@ func (r *Router) route(in Input) (*Plan, error) {
 		return nil, err
 	}
 	if err := r.applySession(p, st, hints, rargs, sess, pinned); err != nil {
+		return nil, err
+	}
+	if err := r.qualifiedElsewhere(p, sess); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -499,4 +511,38 @@ func (p *Plan) single(t RouteInfoType, c Class, backend, sql string, args []driv
 	p.Type, p.Class = t, c
 	p.one[0] = Target{Backend: backend, SQL: sql, Args: args}
 	p.Targets = p.one[:]
+}
+
+// qualifiedElsewhere refuses a statement that qualifies a name by the client session's database
+// (the one the default backend's DSN names, which is the database the client sees) and runs on a
+// backend whose DSN names a database of another name: there the client session's tables are in
+// that database, and the name would reach another database of the backend's server (or none).
+// While the client session is in that database, DATABASE() and SCHEMA() there would answer the
+// backend's own name, not the one the client sees: refused too. A backend hint, a catalog
+// statement (answered on the default backend) and shadow traffic (refused by
+// shadowNamesProduction) are left alone. A word before a dot that is the database's name is
+// taken for it, even when it is an alias: refused alike.
+func (r *Router) qualifiedElsewhere(p *Plan, sess *SessionState) error {
+	def := r.dsnDBs[r.cfg.Settings.Default]
+	if def == "" || p.Hints.Backend != "" || p.Catalog != nil || p.Shadow {
+		return nil
+	}
+	inDef := sess.Databases[0] == "" || sess.Databases[0] == def
+	for _, t := range p.Targets {
+		own := r.dsnDBs[t.Backend]
+		if own == "" || own == def {
+			continue
+		}
+		toks := textTokens(t.SQL)
+		for i := 0; i+2 < len(toks); i++ {
+			switch {
+			case toks[i+1].kind == tokPunct && toks[i+1].text == "." && toks[i+2].kind != tokPunct && identText(toks[i]) == strings.ToLower(def):
+				return errorf("%w: the statement qualifies a name by %s, the client session's database, and runs on backend %s, whose tables are in its database %s, where %s names another database; name the tables without the database", ErrSessionState, def, t.Backend, own, def)
+			case inDef && toks[i].kind == tokWord && (toks[i].is("database") || toks[i].is("schema")) && toks[i+1].text == "(" && toks[i+2].text == ")" &&
+				(i == 0 || toks[i-1].text != "."):
+				return errorf("%w: the statement calls %s() and runs on backend %s, where it answers that backend's database %s, not the client session's %s; call it outside the transaction, or in a statement of its own outside it", ErrSessionState, strings.ToUpper(toks[i].text), t.Backend, own, def)
+			}
+		}
+	}
+	return nil
 }
