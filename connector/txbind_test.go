@@ -1,0 +1,81 @@
+package connector_test
+
+import (
+	"testing"
+)
+
+// A statement that uses no table, or a savepoint statement the server refuses, as the first of a
+// transaction does not bind it to a backend: one server would only run it, and the transaction's
+// first statement on a table decides where it runs.
+func TestTablelessFirstInTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		BEGIN
+		SELECT 1
+		INSERT INTO audit_log VALUES (1, 'after SELECT 1')
+		COMMIT
+		BEGIN
+		SET @x = 1
+		INSERT INTO audit_log VALUES (2, 'after SET')
+		ROLLBACK
+		BEGIN
+		ROLLBACK TO SAVEPOINT nosuch
+		INSERT INTO audit_log VALUES (3, 'after a failed ROLLBACK TO')
+		COMMIT
+		BEGIN
+		RELEASE SAVEPOINT nosuch
+		INSERT INTO audit_log VALUES (4, 'after a failed RELEASE')
+		ROLLBACK
+		BEGIN
+		SELECT @@in_transaction
+		INSERT INTO items VALUES (5, 'after reading in_transaction')
+		COMMIT
+		SET autocommit = 0
+		SELECT 2
+		RELEASE SAVEPOINT nosuch
+		INSERT INTO audit_log VALUES (6, 'implicit, after SELECT 2')
+		ROLLBACK
+		SET autocommit = 1
+		SELECT id FROM audit_log ORDER BY id`, refusals)
+	o.samePlacement(t)
+}
+
+// A one-shot SET TRANSACTION waits for the next transaction: a statement that uses no table
+// does not spend it, on one server as through obroute, wherever that transaction runs.
+func TestNextTransactionAfterTableless(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
+		SELECT 1
+		DO 2
+		BEGIN
+		SELECT COUNT(*) FROM audit_log
+		SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+		COMMIT
+		SET TRANSACTION READ ONLY
+		SELECT @@time_zone
+		INSERT INTO audit_log VALUES (1, 'read only')
+		INSERT INTO audit_log VALUES (2, 'spent')`, refusals)
+	o.samePlacement(t)
+}
+
+// DROP TEMPORARY TABLE of a table that is no temporary table drops nothing wherever it runs: in
+// a transaction bound to another backend it runs there, as one server answers it (a note with IF
+// EXISTS, error 1051 without).
+func TestDropTemporaryNoSuchInTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		BEGIN
+		INSERT INTO audit_log VALUES (1, 'cold')
+		DROP TEMPORARY TABLE IF EXISTS nosuch
+		SHOW COUNT(*) WARNINGS
+		DROP TEMPORARY TABLE nosuch
+		DROP TEMPORARY TABLE IF EXISTS items
+		INSERT INTO audit_log VALUES (2, 'cold')
+		COMMIT
+		SELECT id FROM audit_log ORDER BY id`, refusals)
+	o.samePlacement(t)
+}
