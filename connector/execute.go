@@ -548,6 +548,11 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	if err := cs.bindTx(ctx, s, plan); err != nil {
 		return nil, nil, err
 	}
+	if cs.awayFromDiag(plan, s) {
+		if err := cs.countBefore(ctx, s); err != nil {
+			return nil, nil, err
+		}
+	}
 	eff := cs.effective(plan)
 	switch {
 	case eff != nil && eff.Kind == routing.KindSet:
@@ -645,6 +650,6 @@ func spendsNextTx(st *routing.Statement) bool {
 // error), when the server answered it.
 func (cs *clientSession) ranOn(plan *routing.Plan, s *serverSession, res driver.Result, err error) {
 	if err == nil || reachedServer(err) {
-		cs.ran(plan, s.backend.name, res)
+		cs.ran(plan, s, res)
 	}
 }
