@@ -400,7 +400,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		}
 	}
 	if st.Kind == routing.KindXA {
-		cs.afterXA(st)
+		cs.afterXA(st, first, plan.Shadow)
 	}
 	return res, rows, nil
 }

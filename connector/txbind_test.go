@@ -1,6 +1,7 @@
 package connector_test
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -76,6 +77,34 @@ func TestDropTemporaryNoSuchInTransaction(t *testing.T) {
 		DROP TEMPORARY TABLE IF EXISTS items
 		INSERT INTO audit_log VALUES (2, 'cold')
 		COMMIT
+		SELECT id FROM audit_log ORDER BY id`, refusals)
+	o.samePlacement(t)
+}
+
+// XA START is answered as the server answers it: under table locks by the server holding them
+// (XAER_OUTSIDE), with an xid the server would not read by its syntax error; the client session
+// then goes on as one server's would.
+func TestXAStartAnsweredByServer(t *testing.T) {
+	o := newOneServer(t, true, "")
+	p := o.pair(t)
+	long := "'" + strings.Repeat("x", 65) + "'"
+	p.steps(`
+		LOCK TABLES audit_log WRITE
+		XA START 'x1'
+		INSERT INTO audit_log VALUES (1, 'under the lock')
+		UNLOCK TABLES
+		LOCK TABLES audit_log WRITE
+		XA START 'x1'
+		ROLLBACK
+		UNLOCK TABLES
+		XA START `+long+`
+		XA START 'x2', 'b', 'c'
+		XA START 'x2',
+		INSERT INTO audit_log VALUES (2, 'outside any transaction')
+		XA START 'x3'
+		INSERT INTO audit_log VALUES (3, 'xa')
+		XA END 'x3'
+		XA ROLLBACK 'x3'
 		SELECT id FROM audit_log ORDER BY id`, refusals)
 	o.samePlacement(t)
 }
