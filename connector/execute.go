@@ -22,6 +22,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if st.CommentErr != nil {
 		return nil, nil, st.CommentErr
 	}
+	if err := refuseSplitSavepoint(st.Control); err != nil {
+		return nil, nil, err // SAVEPOINT obroute_split, SET STATEMENT … FOR SAVEPOINT obroute_split
+	}
 	if cs.assigned.s != nil {
 		if err := cs.readAssigned(ctx); err != nil {
 			return nil, nil, err
@@ -88,9 +91,6 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
 	case routing.KindSavepoint:
-		if err := refuseSplitSavepoint(st.Control); err != nil {
-			return nil, nil, err
-		}
 		if cs.holdSavepoint(st.Control, cs.shadowByHints(st, hint.FromContext(ctx))) {
 			return cs.noRows(wantRows)
 		}

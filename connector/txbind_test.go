@@ -108,3 +108,25 @@ func TestXAStartAnsweredByServer(t *testing.T) {
 		SELECT id FROM audit_log ORDER BY id`, refusals)
 	o.samePlacement(t)
 }
+
+// The savepoint obroute sets around a split write is refused to the client in every statement
+// that names it, SET STATEMENT … FOR a savepoint statement too (the server runs that as the
+// savepoint statement alone).
+func TestSplitSavepointRefusedUnderSetStatement(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.steps(`
+		BEGIN
+		INSERT INTO audit_log VALUES (1, 'a')
+		!state SAVEPOINT obroute_split
+		!state SET STATEMENT max_statement_time = 10 FOR SAVEPOINT obroute_split
+		!state SET STATEMENT max_statement_time = 10 FOR SAVEPOINT OBROUTE_SPLIT
+		!state SET STATEMENT max_statement_time = 10 FOR RELEASE SAVEPOINT obroute_split
+		!state SET STATEMENT max_statement_time = 10 FOR ROLLBACK WORK TO SAVEPOINT obroute_split
+		SET STATEMENT max_statement_time = 10 FOR SAVEPOINT mine
+		INSERT INTO audit_log VALUES (2, 'b')
+		ROLLBACK TO SAVEPOINT mine
+		COMMIT
+		SELECT id FROM audit_log ORDER BY id`, refusals)
+	o.samePlacement(t)
+}

@@ -168,6 +168,24 @@ func (r *Router) classifyControl(st *Statement, toks []token, body string) bool 
 	return false
 }
 
+// setStatementSavepoint returns, for SET STATEMENT … FOR a savepoint statement, that statement's
+// Control (Savepoint and Name), which the server runs as it would run it alone; nil for any
+// other statement.
+func (r *Router) setStatementSavepoint(toks []token, body string) *Control {
+	if lowerWord(toks, 0) != "set" || lowerWord(toks, 1) != "statement" {
+		return nil
+	}
+	i := topLevelWord(toks, "for")
+	if i < 0 {
+		return nil
+	}
+	var inner Statement
+	if !r.classifyControl(&inner, toks[i+1:], body) || inner.Kind != KindSavepoint {
+		return nil
+	}
+	return inner.Control
+}
+
 // completion reads the clauses of COMMIT or ROLLBACK: [WORK] [AND [NO] CHAIN] [[NO] RELEASE].
 func completion(st *Statement, kind Kind, words []token) bool {
 	if len(words) > 0 && words[0].is("work") {
