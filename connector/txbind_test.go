@@ -1,8 +1,10 @@
 package connector_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A statement that uses no table, or a savepoint statement the server refuses, as the first of a
@@ -128,5 +130,32 @@ func TestSplitSavepointRefusedUnderSetStatement(t *testing.T) {
 		ROLLBACK TO SAVEPOINT mine
 		COMMIT
 		SELECT id FROM audit_log ORDER BY id`, refusals)
+	o.samePlacement(t)
+}
+
+// obroute follows temporary tables by name in the current database: one created in another
+// database, or a USE of another database while temporary tables exist, is refused, since a table
+// of that name in the current database would then be taken for the temporary table (before, the
+// INSERT into items after a temporary other.items made in a cold transaction went to cold).
+func TestTemporaryTableInAnotherDatabase(t *testing.T) {
+	o := newOneServer(t, false, "")
+	other := fmt.Sprintf("obroute_tmpdb_%d", time.Now().UnixNano()%1e9)
+	o.one.Exec(t, "CREATE DATABASE "+other)
+	t.Cleanup(func() { o.one.DB.Exec("DROP DATABASE IF EXISTS " + other) })
+	p := o.pair(t)
+	p.steps(`
+		BEGIN
+		INSERT INTO audit_log VALUES (1, 'cold')
+		!state CREATE TEMPORARY TABLE `+other+`.items (id INT PRIMARY KEY, note VARCHAR(64))
+		COMMIT
+		INSERT INTO items VALUES (2, 'the permanent table')
+		CREATE TEMPORARY TABLE scratch (a INT)
+		!state USE `+other+`
+		DROP TEMPORARY TABLE scratch
+		USE `+other+`
+		CREATE TEMPORARY TABLE t1 (a INT)
+		INSERT INTO t1 VALUES (1)
+		SELECT a FROM t1
+		DROP TEMPORARY TABLE t1`, refusals)
 	o.samePlacement(t)
 }
