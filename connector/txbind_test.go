@@ -45,7 +45,8 @@ func TestTablelessFirstInTransaction(t *testing.T) {
 }
 
 // A one-shot SET TRANSACTION waits for the next transaction: a statement that uses no table
-// does not spend it, on one server as through obroute, wherever that transaction runs.
+// does not spend it, on one server as through obroute, wherever that transaction runs; COMMIT,
+// ROLLBACK and a transaction that ran nothing do.
 func TestNextTransactionAfterTableless(t *testing.T) {
 	o := newOneServer(t, false, "")
 	p := o.pair(t)
@@ -59,8 +60,20 @@ func TestNextTransactionAfterTableless(t *testing.T) {
 		COMMIT
 		SET TRANSACTION READ ONLY
 		SELECT @@time_zone
+		BEGIN
 		INSERT INTO audit_log VALUES (1, 'read only')
-		INSERT INTO audit_log VALUES (2, 'spent')`, refusals)
+		ROLLBACK
+		INSERT INTO audit_log VALUES (2, 'spent')
+		SET TRANSACTION READ ONLY
+		COMMIT
+		INSERT INTO audit_log VALUES (3, 'spent by COMMIT')
+		SET TRANSACTION READ ONLY
+		ROLLBACK
+		INSERT INTO audit_log VALUES (4, 'spent by ROLLBACK')
+		SET TRANSACTION READ ONLY
+		BEGIN
+		COMMIT
+		INSERT INTO audit_log VALUES (5, 'spent by BEGIN')`, refusals)
 	o.samePlacement(t)
 }
 
