@@ -362,18 +362,34 @@ func (cs *clientSession) xaBackendUnknown(st *routing.Statement, hints hint.Set)
 }
 
 // runXA runs what obroute does itself of an XA statement st: XA START outside a transaction is
-// held until the transaction's first statement (as BEGIN is). It reports whether st is done.
+// held until the transaction's first statement (as BEGIN is), when the server would accept it
+// wherever that is (no table locks, an xid it reads: Control.XidPlain) and nothing pins the
+// client session. It reports whether st is done; the others go to the server, which answers them
+// at once (inside a transaction, under table locks: XAER_OUTSIDE; a malformed xid: a syntax
+// error).
 func (cs *clientSession) runXA(st *routing.Statement, hints hint.Set) bool {
 	if st.Control.XA != routing.XAStart || cs.tx.active {
-		return false // inside a transaction the server answers it (XAER_OUTSIDE)
+		return false
+	}
+	tr := traffic(hints.Shadow == hint.ShadowOn)
+	if !st.Control.XidPlain || cs.locks[tr].backend != "" || cs.pins[tr].backend != "" {
+		return false
 	}
 	cs.tx = txState{active: true, explicit: true, hints: hints, xa: st.Control.Name, xaStart: st.SQL}
 	return true
 }
 
-// afterXA follows an XA statement s answered with success.
-func (cs *clientSession) afterXA(st *routing.Statement) {
+// afterXA follows an XA statement that the server session of backend answered with success: an
+// XA START that obroute did not hold started the transaction there.
+func (cs *clientSession) afterXA(st *routing.Statement, backend string, shadow bool) {
 	switch st.Control.XA {
+	case routing.XAStart:
+		if !cs.tx.active {
+			cs.tx = txState{active: true, explicit: true, backend: backend, shadow: shadow, xa: st.Control.Name, xaStart: st.SQL}
+			if s := cs.serverOf(backend); s != nil {
+				s.inTx = true
+			}
+		}
 	case routing.XACommit, routing.XARollback:
 		if cs.tx.xa != "" {
 			cs.closeTx()

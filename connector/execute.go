@@ -22,6 +22,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	if st.CommentErr != nil {
 		return nil, nil, st.CommentErr
 	}
+	if err := refuseSplitSavepoint(st.Control); err != nil {
+		return nil, nil, err // SAVEPOINT obroute_split, SET STATEMENT … FOR SAVEPOINT obroute_split
+	}
 	if cs.assigned.s != nil {
 		if err := cs.readAssigned(ctx); err != nil {
 			return nil, nil, err
@@ -88,9 +91,6 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 		rows.Close()
 		return driver.RowsAffected(0), nil, nil
 	case routing.KindSavepoint:
-		if err := refuseSplitSavepoint(st.Control); err != nil {
-			return nil, nil, err
-		}
 		if cs.holdSavepoint(st.Control, cs.shadowByHints(st, hint.FromContext(ctx))) {
 			return cs.noRows(wantRows)
 		}
@@ -402,7 +402,7 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		}
 	}
 	if st.Kind == routing.KindXA {
-		cs.afterXA(st)
+		cs.afterXA(st, first, plan.Shadow)
 	}
 	return res, rows, nil
 }
@@ -454,7 +454,7 @@ func (cs *clientSession) runTarget(ctx context.Context, plan *routing.Plan, t ro
 		// transaction has no s.tx: whatever ran before is lost too), or when s broke on the
 		// transaction's first statement after something was sent (BEGIN is sent with it).
 		bound := cs.tx.backend == s.backend.name && s.inTx
-		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn)
+		first := cs.tx.explicit && cs.tx.backend == "" && !errors.Is(err, driver.ErrBadConn) && cs.bindsTx(plan)
 		lostInTx := cs.tx.active && (bound || first)
 		cs.dropBroken(s)
 		if s.broken && lostInTx {
@@ -550,6 +550,11 @@ func (cs *clientSession) runOn(ctx context.Context, s *serverSession, r targetRu
 	if err := cs.bindTx(ctx, s, plan); err != nil {
 		return nil, nil, err
 	}
+	if cs.awayFromDiag(plan, s) {
+		if err := cs.countBefore(ctx, s); err != nil {
+			return nil, nil, err
+		}
+	}
 	eff := cs.effective(plan)
 	switch {
 	case eff != nil && eff.Kind == routing.KindSet:
@@ -616,18 +621,43 @@ func (cs *clientSession) bindTx(ctx context.Context, s *serverSession, plan *rou
 		return errorf("%w: bound to %s, routed to %s", routing.ErrCrossBackendTx, cs.tx.backend, s.backend.name)
 	case cs.tx.active && !cs.tx.explicit && cs.tx.backend == "" && opensTx(cs.effective(plan)):
 		return cs.startTx(ctx, s, plan.Shadow)
-	case cs.tx.active && cs.tx.explicit && !s.inTx:
+	case cs.tx.active && cs.tx.explicit && !s.inTx && cs.bindsTx(plan):
 		return cs.startTx(ctx, s, plan.Shadow)
-	case cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse:
+	case cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse && cs.spendsNextTx(plan):
 		return cs.applyNextTx(ctx, s, plan.Shadow)
 	}
 	return nil
+}
+
+// bindsTx reports whether plan's statement binds a pending explicit transaction (BEGIN, BeginTx)
+// to its backend: one passing through (passthrough.go: it was not read), one that reads or writes a table (a SET reading one in a subquery too), whose
+// effect obroute cannot see (nil: a text it could not read), an XA statement, which the server
+// answers inside the transaction, or one reading whether a transaction is open
+// (@@in_transaction). The others (a statement that uses no table, SET, USE, a RELEASE or
+// ROLLBACK TO of a savepoint the server refuses …) mean the same outside it: they run where they
+// are routed, and the transaction binds at its first statement on a table, where one server's
+// transaction would first read or write.
+func (cs *clientSession) bindsTx(plan *routing.Plan) bool {
+	st := cs.effective(plan)
+	if st == nil || plan == &cs.pass.plan {
+		return true
+	}
+	return len(st.Tables) > 0 || st.Invisible || st.Kind == routing.KindXA || strings.Contains(strings.ToLower(st.SQL), "in_transaction")
+}
+
+// spendsNextTx reports whether plan's statement, outside a transaction, spends a one-shot SET
+// TRANSACTION on its server: one that runs in a transaction of its own there (a statement on a
+// table, under autocommit), or commits implicitly; one that uses no table (SELECT 1, DO …)
+// leaves it for the next transaction, as MariaDB does. A statement passing through spends it.
+func (cs *clientSession) spendsNextTx(plan *routing.Plan) bool {
+	st := cs.effective(plan)
+	return plan == &cs.pass.plan || opensTx(st) || st.CommitsTx
 }
 
 // ranOn records where the session functions are after plan's statement ran on s (err: its
 // error), when the server answered it.
 func (cs *clientSession) ranOn(plan *routing.Plan, s *serverSession, res driver.Result, err error) {
 	if err == nil || reachedServer(err) {
-		cs.ran(plan, s.backend.name, res)
+		cs.ran(plan, s, res)
 	}
 }

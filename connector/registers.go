@@ -39,6 +39,13 @@ type diagnostics struct {
 	backend string
 	parts   []*serverSession
 	why     string
+	// unless is the server session of a statement that used no table and ran after them on
+	// another backend: if it holds conditions, that statement gave them, and they replace
+	// these (one server clears its diagnostics for a statement that uses a table or gives
+	// conditions, and keeps them for any other). It is told when they are read (settleDiag),
+	// by its @@warning_count against before, what it was before the statement.
+	unless *serverSession
+	before int64
 }
 
 // sessionFuncs are the client session's session functions and diagnostics.
@@ -50,6 +57,10 @@ type sessionFuncs struct {
 	zeroedOn     string
 	zeroed       *serverSession
 	prevInsertID sessionValue
+	// countedOn is the server session whose @@warning_count was read, countedBefore, before a
+	// statement that uses no table ran there away from the diagnostics (see countBefore).
+	countedOn     *serverSession
+	countedBefore int64
 }
 
 func heldValue(v int64) sessionValue { return sessionValue{value: v, held: true} }
@@ -75,10 +86,10 @@ func changesFoundRows(st *routing.Statement) bool {
 	return true
 }
 
-// ran records where the session functions are after a statement of plan ran on the one backend
-// b, with res its result (nil for rows).
-func (cs *clientSession) ran(plan *routing.Plan, b string, res driver.Result) {
-	b = cs.c.productionOf(b)
+// ran records where the session functions are after a statement of plan ran on the one server
+// session s, with res its result (nil for rows).
+func (cs *clientSession) ran(plan *routing.Plan, s *serverSession, res driver.Result) {
+	b := cs.c.productionOf(s.backend.name)
 	f := &cs.funcs
 	eff := cs.effective(plan)
 	f.rowCount = sessionValue{backend: b}
@@ -103,13 +114,90 @@ func (cs *clientSession) ran(plan *routing.Plan, b string, res driver.Result) {
 	if eff != nil && eff.SetsInsertID {
 		f.insertID = sessionValue{backend: b} // LAST_INSERT_ID(expr) set it there
 	}
-	if f.diag.parts == nil && f.diag.why == "" || eff == nil || len(eff.Tables) > 0 {
-		f.diag = diagnostics{backend: b}
-	} else if f.diag.backend != b {
-		// It used no table: one server would still show the split statement's warnings,
-		// unless this statement gave its own.
-		f.diag = diagnostics{why: "a statement that uses no table ran after the statement split across tables; obroute cannot tell whether it replaced their warnings"}
+	counted := f.countedOn == s
+	f.countedOn = nil
+	switch d := &f.diag; {
+	case eff == nil || len(eff.Tables) > 0 || d.backend == "" && d.parts == nil && d.why == "":
+		*d = diagnostics{backend: b}
+	case d.why != "", d.unless == s, d.unless == nil && d.parts == nil && d.backend == b:
+		// It ran where the diagnostics are (or where they cannot be told): it changes nothing
+		// obroute can tell.
+	case d.unless == nil && d.parts == nil && counted:
+		// It used no table: the diagnostics stay those of the statements before it, unless it
+		// gave conditions of its own.
+		d.unless, d.before = s, f.countedBefore
+	default:
+		*d = diagnostics{why: "a statement that uses no table ran on another server session than the last statement that used a table, and obroute cannot tell whether it gave the last conditions"}
 	}
+}
+
+// awayFromDiag reports whether plan's statement, to run on s, uses no table and runs away from
+// the server session holding the diagnostics of the statements before it: whether it gives
+// conditions of its own is then told from s's @@warning_count, read before (countBefore) and
+// when the diagnostics are read (settleDiag).
+func (cs *clientSession) awayFromDiag(plan *routing.Plan, s *serverSession) bool {
+	d := &cs.funcs.diag
+	eff := cs.effective(plan)
+	return eff != nil && len(eff.Tables) == 0 && d.why == "" && d.parts == nil && d.unless == nil && d.backend != "" &&
+		d.backend != cs.c.productionOf(s.backend.name)
+}
+
+// countBefore reads s's @@warning_count before a statement that uses no table runs there away
+// from the diagnostics (awayFromDiag).
+func (cs *clientSession) countBefore(ctx context.Context, s *serverSession) error {
+	n, err := cs.warningCount(ctx, s)
+	if err != nil {
+		return err
+	}
+	cs.funcs.countedOn, cs.funcs.countedBefore = s, n
+	return nil
+}
+
+// warningCount reads s's @@warning_count. The SELECT that reads it changes FOUND_ROWS() and
+// ROW_COUNT() there: the values they had, which it reads too, are held when s answers them.
+func (cs *clientSession) warningCount(ctx context.Context, s *serverSession) (int64, error) {
+	lits, found, count, err := readLiterals(ctx, s, []string{"warning_count"})
+	if err != nil {
+		return 0, err
+	}
+	f := &cs.funcs
+	b := cs.c.productionOf(s.backend.name)
+	if f.foundRows.backend == b && !f.foundRows.held && f.foundRows.why == "" {
+		f.foundRows = heldValue(found)
+	}
+	if f.rowCount.backend == b && !f.rowCount.held && f.rowCount.why == "" {
+		f.rowCount = heldValue(count)
+	}
+	n, _ := strconv.ParseInt(lits[0].value, 10, 64)
+	return n, nil
+}
+
+// settleDiag tells where the diagnostics are when a statement that used no table ran on another
+// server session than theirs (diagnostics.unless): there if its @@warning_count changed since
+// before it (it gave conditions of its own), else where they were; when s held as many before
+// as after, which cannot be told, reading them is refused.
+func (cs *clientSession) settleDiag(ctx context.Context) error {
+	d := &cs.funcs.diag
+	s := d.unless
+	if s == nil {
+		return nil
+	}
+	d.unless = nil
+	if s.broken || cs.serverOf(s.backend.name) != s {
+		*d = diagnostics{why: "they may be those of a statement that ran on the server session of backend " + s.backend.name + ", which was lost"}
+		return nil
+	}
+	n, err := cs.warningCount(ctx, s)
+	switch {
+	case err != nil:
+		return err
+	case n != d.before:
+		// A statement that ran there gave conditions: one server shows the last one's.
+		*d = diagnostics{backend: cs.c.productionOf(s.backend.name)}
+	case n > 0:
+		*d = diagnostics{why: "a statement that uses no table ran on another server session than the last statement that used a table, which held conditions before it as many as after, and obroute cannot tell whether it gave them"}
+	}
+	return nil
 }
 
 // ranSplit records where the session functions are after a statement split across tables ran:
@@ -185,6 +273,9 @@ func (cs *clientSession) resolveSession(ctx context.Context, st *routing.Stateme
 	var vals routing.SessionValues
 	at := ""
 	if reads&routing.ReadsDiagnostics != 0 {
+		if err := cs.settleDiag(ctx); err != nil {
+			return nil, "", nil, err
+		}
 		switch d := f.diag; {
 		case d.why != "":
 			return nil, "", nil, errorf("%w: the statement reads diagnostics (SHOW WARNINGS, @@warning_count …), and %s", routing.ErrSessionState, d.why)

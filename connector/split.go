@@ -371,7 +371,7 @@ const splitSavepoint = "obroute_split"
 
 // refuseSplitSavepoint refuses a client's savepoint statement naming splitSavepoint.
 func refuseSplitSavepoint(c *routing.Control) error {
-	if c == nil || c.Name != splitSavepoint {
+	if c == nil || c.Savepoint == 0 || c.Name != splitSavepoint {
 		return nil
 	}
 	return errorf("%w: the savepoint %s is the one obroute sets and releases around each write split across physical tables inside a transaction, which would move or release the client's of that name; name the savepoint otherwise",

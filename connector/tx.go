@@ -98,10 +98,12 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 			_, err := s.exec(ctx, verb, nil, false)
 			cs.dropBroken(s)
 			if err == nil {
+				cs.layer(s.shadow).nextTx = "" // the server spends a one-shot SET TRANSACTION on it
 				cs.completed(s, done)
 			}
 			return err
 		}
+		cs.state.nextTx = ""
 		if done.release {
 			cs.release()
 		}
@@ -117,7 +119,9 @@ func (cs *clientSession) finishTx(ctx context.Context, rollback bool, verb strin
 	}
 	if cs.tx.backend == "" {
 		// Nothing ran: the transaction ends as it is, or goes on as the next one (AND CHAIN),
-		// without the savepoints of the one that ended.
+		// without the savepoints of the one that ended. It spent a one-shot SET TRANSACTION, as
+		// one server's BEGIN does.
+		cs.layer(cs.tx.hints.Shadow == hint.ShadowOn).nextTx = ""
 		switch {
 		case done.release:
 			cs.closeTx()

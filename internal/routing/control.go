@@ -23,6 +23,10 @@ type Control struct {
 	XA XAVerb
 	// OnePhase is XA COMMIT … ONE PHASE.
 	OnePhase bool
+	// XidPlain is set for XA START of an xid the server reads whatever its state (one to three
+	// parts: strings of at most 64 bytes, then a number), without JOIN or RESUME: the server
+	// accepts it outside a transaction and table locks, where the connector may hold it.
+	XidPlain bool
 	// Lock is what the statement does to the session's table locks.
 	Lock LockOp
 	// Name is the savepoint's name (KindSavepoint), the prepared statement's (KindPrepare,
@@ -164,6 +168,24 @@ func (r *Router) classifyControl(st *Statement, toks []token, body string) bool 
 	return false
 }
 
+// setStatementSavepoint returns, for SET STATEMENT … FOR a savepoint statement, that statement's
+// Control (Savepoint and Name), which the server runs as it would run it alone; nil for any
+// other statement.
+func (r *Router) setStatementSavepoint(toks []token, body string) *Control {
+	if lowerWord(toks, 0) != "set" || lowerWord(toks, 1) != "statement" {
+		return nil
+	}
+	i := topLevelWord(toks, "for")
+	if i < 0 {
+		return nil
+	}
+	var inner Statement
+	if !r.classifyControl(&inner, toks[i+1:], body) || inner.Kind != KindSavepoint {
+		return nil
+	}
+	return inner.Control
+}
+
 // completion reads the clauses of COMMIT or ROLLBACK: [WORK] [AND [NO] CHAIN] [[NO] RELEASE].
 func completion(st *Statement, kind Kind, words []token) bool {
 	if len(words) > 0 && words[0].is("work") {
@@ -245,9 +267,33 @@ func classifyXA(st *Statement, words []token, body string) bool {
 		if verb == XACommit && len(tail) == 2 && tail[0].is("one") && tail[1].is("phase") {
 			c.OnePhase = true
 		}
+		c.XidPlain = verb == XAStart && len(tail) == 0 && plainXid(words[:end])
 	}
 	st.Kind = KindXA
 	st.Control = c
+	return true
+}
+
+// plainXid reports whether words are an xid MariaDB reads: gtrid [, bqual [, formatID]], the
+// first two string literals of at most 64 bytes, the last a number.
+func plainXid(words []token) bool {
+	if len(words)%2 == 0 || len(words) > 5 {
+		return false
+	}
+	for i, t := range words {
+		switch {
+		case i%2 == 1:
+			if t.kind != tokPunct || t.text != "," {
+				return false
+			}
+		case i == 4:
+			if t.kind != tokNumber || strings.Trim(t.text, "0123456789") != "" {
+				return false
+			}
+		case t.kind != tokString || t.national || t.text[0] != '\'' || len(t.val) > 64:
+			return false
+		}
+	}
 	return true
 }
 

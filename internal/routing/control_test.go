@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -23,7 +24,10 @@ func TestControlStatementsRead(t *testing.T) {
 		{"ROLLBACK WORK TO `Sp 1`", KindSavepoint, Control{Savepoint: SavepointRollbackTo, Name: "sp 1"}},
 		{"SAVEPOINT SP0x1", KindSavepoint, Control{Savepoint: SavepointSet, Name: "sp0x1"}},
 		{"RELEASE SAVEPOINT a", KindSavepoint, Control{Savepoint: SavepointRelease, Name: "a"}},
-		{"XA START 'x'", KindXA, Control{XA: XAStart, Name: "'x'"}},
+		{"XA START 'x'", KindXA, Control{XA: XAStart, Name: "'x'", XidPlain: true}},
+		{"XA START 'x', 'b', 3", KindXA, Control{XA: XAStart, Name: "'x','b',3", XidPlain: true}},
+		{"XA START 'x', 'b', 'c'", KindXA, Control{XA: XAStart, Name: "'x','b','c'"}},
+		{"XA START '" + strings.Repeat("x", 65) + "'", KindXA, Control{XA: XAStart, Name: "'" + strings.Repeat("x", 65) + "'"}},
 		{"XA BEGIN 'x', 'b', 3 JOIN", KindXA, Control{XA: XAStart, Name: "'x','b',3"}},
 		{"xa end 'x' SUSPEND FOR MIGRATE", KindXA, Control{XA: XAEnd, Name: "'x'"}},
 		{"XA PREPARE X'41'", KindXA, Control{XA: XAPrepare, Name: "X'41'"}},

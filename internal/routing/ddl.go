@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -831,6 +832,16 @@ func keyColumns(toks []token, at int) []string {
 // table keeps its database (obroute tracks temporary tables by name in the current database).
 func (r *Router) tempTableDDL(st *Statement, sess *SessionState, in Input) error {
 	d := st.ddl
+	if d != nil && d.temporary && d.action == ddlCreateTable && len(d.acts) > 0 {
+		if ref := d.acts[0]; ref.db != "" && ref.db != r.currentDB(in) {
+			return errorf("%w: %s creates the temporary table %s in database %s, not the current one; obroute follows temporary tables by name in the current database, where a table %s would be taken for it: USE %s first, or create it there",
+				ErrSessionState, d.verb, ref.written, ref.db, ref.written, ref.db)
+		}
+	}
+	if st.Kind == KindUse && len(sess.TempTables) > 0 && st.Database != r.currentDB(in) {
+		return errorf("%w: USE %s while the client session has temporary tables (%s) in the current database; obroute follows temporary tables by name in the current database, and in %s a table of one of those names would be taken for it: drop the temporary tables first, or name the tables of %s qualified",
+			ErrSessionState, st.Database, strings.Join(slices.Sorted(maps.Keys(sess.TempTables)), ", "), st.Database, st.Database)
+	}
 	if d == nil || len(sess.TempTables) == 0 || d.action != ddlDropTable && d.action != ddlRename && !d.renames {
 		return nil
 	}

@@ -271,11 +271,12 @@ func (l *lexer) next() (t token, more, ok bool) {
 			l.i++
 		}
 		if q := l.at(0); q == '\'' || q == '"' || q == '`' {
+			at := s[start:l.i] // @ or @@: a quoted system variable keeps both
 			v, good := l.quoted(q)
 			if !good {
 				return t, false, false
 			}
-			t.val = strings.ToLower(s[start:start+1] + v)
+			t.val = strings.ToLower(at + v)
 		} else {
 			for l.i < len(s) && (isWordByte(s[l.i]) || s[l.i] == '.') {
 				l.i++

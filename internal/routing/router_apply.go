@@ -108,6 +108,9 @@ func (p *Plan) unroutedTable() string {
 	if !p.byDefault || st == nil || st.scanned || st.ParseErr != nil {
 		return ""
 	}
+	if d := st.ddl; d != nil && d.temporary && d.action == ddlDropTable {
+		return "" // it drops temporary tables only: it reaches no table of the backend
+	}
 	for _, t := range st.Tables {
 		if t != st.TempTableCreated && !slices.Contains(st.systemTables, t) {
 			return t

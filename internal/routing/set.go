@@ -219,7 +219,7 @@ func systemVariable(p []token) (name string, global bool, n int, ok bool) {
 		return "", false, 0, false
 	}
 	if q := sys[0]; q == '`' {
-		return strings.TrimPrefix(t.val, "@"), false, 1, true // t.val holds one @ before the name
+		return strings.TrimPrefix(t.val, "@@"), false, 1, true
 	} else if q == '\'' || q == '"' {
 		return "", false, 0, false // @@'name': the server's syntax error
 	}

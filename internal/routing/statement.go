@@ -307,6 +307,8 @@ func (r *Router) analyze(sql string, litSlots []int32) *Statement {
 	st.Invisible = invisible(toks)
 	if lock := readLocks(toks); lock != 0 {
 		st.Control = &Control{Lock: lock}
+	} else if c := r.setStatementSavepoint(toks, body); c != nil {
+		st.Control = c
 	}
 	if st.ParseErr != nil || st.scanned {
 		return st
