@@ -1,0 +1,92 @@
+package main
+
+import (
+	"testing"
+)
+
+// Attacks on obroute check (issue 25): workloads run on a MariaDB writing its general log, then
+// through obroute; check on the log must report, template by template, the classes the
+// connector gave the same statements.
+
+// attack25Compare runs sessions on a MariaDB writing its general and slow logs, as user app,
+// then through obroute, and compares, template by template, the classes check reports on the
+// general log with those the connector gave.
+func attack25Compare(t *testing.T, sessions [][]step) {
+	t.Helper()
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// TestAttack25EscapedQuoteInMultiLineString: a string holding an escaped quote (\', default
+// sql_mode) and, on a later line, a line that looks like a general log entry. The server reads
+// one statement; check's lexer is open only in its backslash reading, so it takes the line for
+// an entry: the SELECT is cut at the line end ("SELECT id FROM items WHERE name = 'it\'s",
+// default) and the rest becomes a statement of connection 13 — and its quote, left open,
+// swallows the next statement of the session (static to cold, missing from the report).
+func TestAttack25EscapedQuoteInMultiLineString(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT id FROM items WHERE name = 'it\\'s\n\t\t   13 Query\tDROP TABLE x'"),
+		q("SELECT note FROM audit_log WHERE id = 1"),
+	}})
+}
+
+// TestAttack25ExecutableCommentWithString: MariaDB runs the text of a /*! */ comment as SQL, so
+// a string inside it may hold "*/". check's lexer ends the comment there, opens a string at the
+// closing quote and reads the following entries of the log (the session's next statement, and
+// the lines of other connections) as the SELECT's text: both statements are missing from
+// the report, a template made of log lines counted instead.
+func TestAttack25ExecutableCommentWithString(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT name FROM items WHERE id = 1 /*! AND name <> '*/' */"),
+		q("SELECT note FROM audit_log WHERE id = 2"),
+	}})
+}
+
+// TestAttack25DashDashControlComment: "--" followed by a form feed (any space or control
+// character, for MariaDB) starts a comment to the line end; check's lexer takes only a space or
+// a tab, reads the comment's apostrophe as a string's start and swallows the log's next
+// entries into the statement.
+func TestAttack25DashDashControlComment(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT name FROM items WHERE id = 3 --\f it's"),
+		q("SELECT note FROM audit_log WHERE id = 3"),
+	}})
+}
+
+// TestAttack25FailedExecuteImmediateThenPrepare: an EXECUTE IMMEDIATE whose text the server
+// cannot prepare writes no Prepare line; check still expects one, takes the next
+// binary-protocol Prepare of the connection for it and then drops that statement's Execute as
+// "the Execute of an SQL EXECUTE". obroute routes the statement (static, cold): check
+// reports one of the two.
+func TestAttack25FailedExecuteImmediateThenPrepare(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("EXECUTE IMMEDIATE 'SELEC bad'"),
+		q("SELECT note FROM audit_log WHERE id = ?", 4),
+		q("SELECT note FROM audit_log WHERE id = ?", 5),
+	}})
+}
+
+// TestAttack25TrailingSemicolon: the server writes a statement without its trailing ";" (it
+// trims it before logging); obroute's parse cache sees the text with it, a template of its own.
+// check counts the statements under the template without ";", which obroute never saw.
+func TestAttack25TrailingSemicolon(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT note FROM audit_log WHERE id = 6;"),
+		q("SELECT id FROM orders WHERE order_time >= '2025-03-01' AND order_time < '2025-03-05';"),
+	}})
+}
+
+// TestAttack25BoolArguments: a prepared statement run with bool arguments; the general log's
+// Execute line writes them as 1 and 0, which check passes as integers and routes (hot_only),
+// where obroute, given the bools, refuses the statement (no_time_range).
+func TestAttack25BoolArguments(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
+	}})
+}
