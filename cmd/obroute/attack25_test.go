@@ -90,3 +90,17 @@ func TestAttack25BoolArguments(t *testing.T) {
 		q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
 	}})
 }
+
+// TestAttack25PrepareFromUserVariable: SET @q to a string literal, then PREPARE s FROM @q and
+// EXECUTE IMMEDIATE @q. obroute reads @q back from the server and routes the PREPARE by the
+// text it names (static, cold); in check's dry run the read-back gives NULL, so check reports
+// the PREPARE refused (other) — though the value is a literal of the log, and a route does
+// depend on it.
+func TestAttack25PrepareFromUserVariable(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SET @q = 'SELECT note FROM audit_log WHERE id = 1'"),
+		q("PREPARE s FROM @q"),
+		q("EXECUTE s"),
+		q("EXECUTE IMMEDIATE @q"),
+	}})
+}
