@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // Attacks on obroute check (issue 25): workloads run on a MariaDB writing its general log, then
@@ -103,4 +107,63 @@ func TestAttack25PrepareFromUserVariable(t *testing.T) {
 		q("EXECUTE s"),
 		q("EXECUTE IMMEDIATE @q"),
 	}})
+}
+
+// manyPrepared prepares 43 statements on one connection and keeps them (as an application
+// that prepares its statements once), runs the last 40, then the first three with NULL, time
+// and binary arguments.
+func manyPrepared(ctx context.Context, t *testing.T, conn *sql.Conn, seen func(string)) {
+	const o = "SELECT id FROM orders WHERE order_time >= ? AND order_time < ?"
+	var stmts []*sql.Stmt
+	texts := []string{o, "SELECT name FROM items WHERE id = ?", "SELECT id FROM items WHERE name = ?"}
+	for i := 0; i < 40; i++ {
+		texts = append(texts, fmt.Sprintf("SELECT name FROM items WHERE id = ? + %d", i))
+	}
+	for _, s := range texts {
+		st, err := conn.PrepareContext(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stmts = append(stmts, st)
+	}
+	run := func(i int, args ...any) {
+		if rows, err := stmts[i].QueryContext(ctx, args...); err == nil {
+			rows.Close()
+		}
+		seen(texts[i])
+	}
+	for i := 3; i < len(texts); i++ {
+		run(i, 1)
+	}
+	run(0, nil, day("2025-03-05 00:00:00"))
+	run(0, day("2025-03-01 00:00:00").Add(time.Millisecond), day("2025-03-05 00:00:00"))
+	run(1, nil)
+	run(2, []byte{'a', 0xff, '\\', 0})
+}
+
+// TestAttack25ManyPreparedStatements: a connection that keeps more than 32 binary-protocol
+// statements prepared. check follows only the last 32 Prepare lines of a connection, so the
+// Execute line of an earlier one is routed as its literal text: a NULL argument becomes the
+// template "... order_time >= NULL ..." (and "id = NULL"), which obroute, given nil, never
+// sees; its statements are missing from the template obroute counts them under.
+func TestAttack25ManyPreparedStatements(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	ctx := context.Background()
+	c, err := appDB(t, srv).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manyPrepared(ctx, t, c, func(string) {})
+	c.Close()
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	if c, err = db.Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]map[string]int64{}
+	manyPrepared(ctx, t, c, func(s string) { rec.take(live, s) })
+	c.Close()
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
 }
