@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -217,4 +218,69 @@ func TestAttack25ConnectionBeforeTheLog(t *testing.T) {
 		}
 	}
 	compareTemplates(t, live, got)
+}
+
+// attack25CompareSlow is attack25Compare on the slow log, written with log_slow_verbosity set
+// to verbosity, after the root ran setup: the workload's sessions, then a last one whose entry
+// says that the log holds the workload's.
+func attack25CompareSlow(t *testing.T, verbosity string, setup []string, sessions [][]step) {
+	t.Helper()
+	srv, _, slowLog := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	for _, s := range setup {
+		srv.Exec(t, s)
+	}
+	srv.Exec(t, "SET GLOBAL log_slow_verbosity = '"+verbosity+"'")
+	const end = "SELECT 'the end'"
+	app := appDB(t, srv)
+	runWorkload(t, app, sessions, func(int, step) {})
+	time.Sleep(200 * time.Millisecond) // the server writes an entry after its answer
+	runWorkload(t, app, [][]step{{q(end)}}, func(int, step) {})
+	var appLog []byte
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(appLog), end+";"); time.Sleep(50 * time.Millisecond) {
+		var err error
+		if appLog, err = os.ReadFile(slowLog); err != nil {
+			t.Fatal(err)
+		} else if time.Now().After(deadline) {
+			t.Fatal("the slow log has no entry of the last session")
+		}
+	}
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, append(sessions, []step{q(end)}), func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", writeFile(t, "slow.log", string(appLog)))
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// TestAttack25SlowLogWarningWithNewline: with log_slow_verbosity=warnings the slow log writes a
+// statement's warnings in its header, one "# Warning …" line each; a warning that quotes a
+// value holding a line end (a row of items whose name is "a\nSELECT 1 FROM x", compared with
+// a number) goes on on a line without "#". check takes that line for the statement's first,
+// and its quote, left open, makes the rest of the log the statement's text: the report holds
+// one statement of log lines where the workload ran three.
+func TestAttack25SlowLogWarningWithNewline(t *testing.T) {
+	attack25CompareSlow(t, "warnings", []string{"INSERT INTO items VALUES (9, 'a\\nSELECT 1 FROM x')"}, [][]step{{
+		q("SELECT id FROM items WHERE name = 0"),
+		q("SELECT note FROM audit_log WHERE id = 1"),
+	}})
+}
+
+// TestAttack25SlowLogEscapedQuote: TestAttack25EscapedQuoteInMultiLineString on the slow log:
+// a string with \' holding a line that looks like a slow log header ("# Time: …"); check ends
+// the entry there.
+func TestAttack25SlowLogEscapedQuote(t *testing.T) {
+	attack25CompareSlow(t, "", nil, [][]step{{
+		q("SELECT id FROM items WHERE name = 'it\\'s\n# Time: 261204 18:54:54\nx'"),
+		q("SELECT note FROM audit_log WHERE id = 1"),
+	}})
+}
+
+// TestAttack25SlowLogExecutableComment: TestAttack25ExecutableCommentWithString on the slow
+// log: the /*! */ comment's '*/' leaves check's lexer in a string, and every later entry of the
+// log is read as the SELECT's text.
+func TestAttack25SlowLogExecutableComment(t *testing.T) {
+	attack25CompareSlow(t, "", nil, [][]step{{
+		q("SELECT name FROM items WHERE id = 1 /*! AND name <> '*/' */"),
+		q("SELECT note FROM audit_log WHERE id = 2"),
+	}})
 }
