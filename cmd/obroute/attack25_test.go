@@ -284,3 +284,36 @@ func TestAttack25SlowLogExecutableComment(t *testing.T) {
 		q("SELECT note FROM audit_log WHERE id = 2"),
 	}})
 }
+
+// TestAttack25ExecuteUsingTimeValue: EXECUTE IMMEDIATE … USING a time value (NOW(), a DATE
+// literal): the general log's Execute line writes it as TIMESTAMP'…' or DATE'…', which check
+// does not read as a literal in the place of the ?, so it does not take the line for the
+// EXECUTE IMMEDIATE's and routes it as a second statement, one obroute never ran (a default
+// SELECT of its own template, and a hot_only one counted twice).
+func TestAttack25ExecuteUsingTimeValue(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("EXECUTE IMMEDIATE 'SELECT name FROM items WHERE id = ?' USING NOW()"),
+		q("EXECUTE IMMEDIATE 'SELECT id FROM orders WHERE order_time >= ? AND order_time < ?' USING DATE'2025-03-01', DATE'2025-03-05'"),
+	}})
+}
+
+// TestAttack25ExecuteUsingDefault: an SQL prepared INSERT run with DEFAULT for a value
+// (EXECUTE s USING 5, DEFAULT): the Execute line writes "VALUES (5, DEFAULT)", not a literal
+// check reads, and check routes it as an INSERT of its own besides the EXECUTE.
+func TestAttack25ExecuteUsingDefault(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("PREPARE s FROM 'INSERT INTO items (id, name) VALUES (?, ?)'"),
+		q("EXECUTE s USING 5, DEFAULT"),
+	}})
+}
+
+// TestAttack25NonUTF8Template: a statement whose template keeps bytes that are not UTF-8 (a
+// latin1 string after an introducer, a comment): check -json writes each such byte as U+FFFD,
+// so the template it reports is not the one obroute's parse cache holds (and two templates
+// that differ only in those bytes read the same).
+func TestAttack25NonUTF8Template(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT name FROM items /* caf\xe9 */ WHERE id = 1"),
+		q("SELECT name FROM items /* caf\xe8 */ WHERE id = 1"),
+	}})
+}
