@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Attacks on obroute check (issue 25): workloads run on a MariaDB writing its general log, then
@@ -316,4 +318,35 @@ func TestAttack25NonUTF8Template(t *testing.T) {
 		q("SELECT name FROM items /* caf\xe9 */ WHERE id = 1"),
 		q("SELECT name FROM items /* caf\xe8 */ WHERE id = 1"),
 	}})
+}
+
+// TestAttack25UserNameWithAt: the workload's user is 'jane@corp' (a name with "@", as PAM and
+// LDAP users have). The general log's Connect line reads "jane@corp@127.0.0.1 on test …";
+// check takes the user up to the first "@", "jane", so -user jane@corp leaves out every
+// statement of the workload (the slow log, "# User@Host: jane@corp[jane@corp]", is read
+// right): check reports nothing where obroute routed three statements.
+func TestAttack25UserNameWithAt(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	srv.Exec(t, "CREATE USER 'jane@corp'@'%' IDENTIFIED BY 'pw'")
+	srv.Exec(t, "GRANT ALL ON *.* TO 'jane@corp'@'%'")
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "jane@corp", "pw", "tcp", srv.Addr, "test"
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := sql.OpenDB(conn)
+	defer app.Close()
+	sessions := [][]step{{
+		q("SELECT note FROM audit_log WHERE id = 1"),
+		q("SELECT name FROM items WHERE id = 1"),
+		q("SELECT id FROM orders WHERE order_time >= '2025-03-01' AND order_time < '2025-03-05'"),
+	}}
+	runWorkload(t, app, sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "jane@corp", generalLog)
+	compareTemplates(t, live, reportLabels(r))
 }
