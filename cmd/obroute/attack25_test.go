@@ -350,3 +350,44 @@ func TestAttack25UserNameWithAt(t *testing.T) {
 	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "jane@corp", generalLog)
 	compareTemplates(t, live, reportLabels(r))
 }
+
+// TestAttack25InterpolateParams: an application whose go-sql-driver DSN has
+// interpolateParams=true (one round trip per statement) sends its arguments as literals, and
+// the general log holds those texts; obroute receives the same calls with ? and arguments.
+// A nil argument is "= NULL" in the log, a []byte one _binary'…': templates of their own,
+// which obroute's parse cache never holds; bools are 1 and 0, routed hot_only where obroute,
+// given the bools, refuses the statement (no_time_range).
+func TestAttack25InterpolateParams(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
+	mc.ParseTime, mc.Loc, mc.InterpolateParams = true, time.UTC, true
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := sql.OpenDB(conn)
+	defer app.Close()
+	sessions := [][]step{{
+		q("SELECT name FROM items WHERE id = ?", nil),
+		q("SELECT name FROM items WHERE name = ?", []byte{1, 'x'}),
+		q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
+	}}
+	runWorkload(t, app, sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// TestAttack25PlaceholderInExecutableComment: a binary-protocol statement whose ? is inside a
+// /*! */ comment, which the server runs as SQL and binds. check reads the ? as a comment's
+// text, cannot match the Execute line to the Prepare line, and routes the Execute line's text,
+// its value a literal: a template ("/*! AND id = 1 */") obroute never sees.
+func TestAttack25PlaceholderInExecutableComment(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q("SELECT name FROM items WHERE id = 1 /*! AND id = ? */", 1),
+	}})
+}
