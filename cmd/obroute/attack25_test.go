@@ -391,3 +391,29 @@ func TestAttack25PlaceholderInExecutableComment(t *testing.T) {
 		q("SELECT name FROM items WHERE id = 1 /*! AND id = ? */", 1),
 	}})
 }
+
+// obrienSessions: one client session sends a statement with an unescaped apostrophe, the
+// classic bug of a value pasted into SQL (the server answers a syntax error; obroute routes it,
+// default); the string it leaves open is closed by no later line of the workload. Two other
+// client sessions go on.
+func obrienSessions() [][]step {
+	return [][]step{
+		{q("SELECT id FROM items WHERE name = 'O'Brien'"), q("SELECT name FROM items WHERE id = 1")},
+		{q("SELECT note FROM audit_log WHERE id = 1"), q("SELECT note FROM audit_log WHERE id = 2")},
+		{q("SELECT id FROM orders WHERE order_time >= '2025-03-01' AND order_time < '2025-03-05'")},
+	}
+}
+
+// TestAttack25UnbalancedQuoteGeneralLog: after the statement whose string is left open, check
+// reads every later line of the general log, of every connection, as that statement's text:
+// the other sessions' statements are missing from the report, and nothing says so (the
+// 64 MiB bound that would stop it is never reached by a log of this size).
+func TestAttack25UnbalancedQuoteGeneralLog(t *testing.T) {
+	attack25Compare(t, obrienSessions())
+}
+
+// TestAttack25UnbalancedQuoteSlowLog: TestAttack25UnbalancedQuoteGeneralLog on the slow log:
+// no header line after the open string ends its entry.
+func TestAttack25UnbalancedQuoteSlowLog(t *testing.T) {
+	attack25CompareSlow(t, "", nil, obrienSessions())
+}
