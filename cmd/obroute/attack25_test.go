@@ -237,7 +237,7 @@ func attack25CompareSlow(t *testing.T, verbosity string, setup []string, session
 	app := appDB(t, srv)
 	runWorkload(t, app, sessions, func(int, step) {})
 	time.Sleep(200 * time.Millisecond) // the server writes an entry after its answer
-	runWorkload(t, app, [][]step{{q(end)}}, func(int, step) {})
+	runWorkload(t, appDB(t, srv), [][]step{{q(end)}}, func(int, step) {}) // a connection of its own
 	var appLog []byte
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(appLog), end+";"); time.Sleep(50 * time.Millisecond) {
 		var err error
