@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/config"
 )
 
 // Attacks on obroute check (issue 25): workloads run on a MariaDB writing its general log, then
@@ -236,7 +238,7 @@ func attack25CompareSlow(t *testing.T, verbosity string, setup []string, session
 	const end = "SELECT 'the end'"
 	app := appDB(t, srv)
 	runWorkload(t, app, sessions, func(int, step) {})
-	time.Sleep(200 * time.Millisecond) // the server writes an entry after its answer
+	time.Sleep(200 * time.Millisecond)                                    // the server writes an entry after its answer
 	runWorkload(t, appDB(t, srv), [][]step{{q(end)}}, func(int, step) {}) // a connection of its own
 	var appLog []byte
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(appLog), end+";"); time.Sleep(50 * time.Millisecond) {
@@ -416,4 +418,53 @@ func TestAttack25UnbalancedQuoteGeneralLog(t *testing.T) {
 // no header line after the open string ends its entry.
 func TestAttack25UnbalancedQuoteSlowLog(t *testing.T) {
 	attack25CompareSlow(t, "", nil, obrienSessions())
+}
+
+// attack25Shadow is attack25Compare with a shadow rule that reads column values: orders_log's
+// rows whose user_id is 0 are shadow rows (value_match, for INSERT and SELECT), read from the
+// table's definition on the backend as a live connector reads it (check runs without -metadata).
+func attack25Shadow(t *testing.T, sessions [][]step) {
+	t.Helper()
+	srv, generalLog, _ := checkServer(t)
+	srv.Exec(t, "CREATE TABLE orders_log (id INT AUTO_INCREMENT PRIMARY KEY, user_id INT, note VARCHAR(20))")
+	dsn := fmt.Sprintf("ob:ob-pw@tcp(%s)/test?parseTime=true&loc=UTC", srv.Addr)
+	cfgPath := writeFile(t, "obroute.yaml", fmt.Sprintf(`backends:
+  - {name: hot, role: hot, dsn: %[1]q}
+  - {name: cold, role: cold, dsn: %[1]q}
+  - {name: shadow_hot, role: shadow, dsn: %[1]q}
+default: hot
+shadow:
+  mappings:
+    - {production: hot, shadow: shadow_hot}
+  algorithms:
+    - {name: by-hint, kind: hint}
+    - {name: test-users, kind: value_match, operation: insert, column: user_id, values: ["0"]}
+    - {name: test-readers, kind: value_match, operation: select, column: user_id, values: ["0"]}
+  default_algorithm: by-hint
+  tables:
+    - {name: orders_log, algorithms: [test-users, test-readers, by-hint]}
+`, dsn))
+	cfg, err := config.LoadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// TestAttack25FloatArgumentOnShadowColumn: float64 arguments for the INT column of a
+// value_match rule. obroute refuses each statement (unreadable: a DOUBLE bound to an INT column,
+// as its README says); the general log's Execute line writes the values as 0.4 and 0.5, which
+// check passes as strings and routes — the INSERT of 0.4 to the shadow backend, those of 0.5 to
+// production (default): a route where obroute refuses.
+func TestAttack25FloatArgumentOnShadowColumn(t *testing.T) {
+	attack25Shadow(t, [][]step{{
+		w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.4, "x"),
+		w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.5, "x"),
+		q("SELECT note FROM orders_log WHERE user_id = ?", 0.5),
+	}})
 }
