@@ -468,3 +468,42 @@ func TestAttack25FloatArgumentOnShadowColumn(t *testing.T) {
 		q("SELECT note FROM orders_log WHERE user_id = ?", 0.5),
 	}})
 }
+
+// TestAttack25DriverSessionParams: the application's go-sql-driver DSN sets a session variable
+// (time_zone='+08:00'), which the driver sends as SET at each connection; moved to obroute, the
+// parameter is in the backends' DSNs and obroute's client sessions never see a SET. The general
+// log holds the driver's SET as a statement of each connection: check counts a forced statement
+// per connection that obroute never routes (Stats().Routes["forced"] stays 0).
+func TestAttack25DriverSessionParams(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	path, _ := checkConfig(t, srv)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeFile(t, "obroute.yaml", strings.ReplaceAll(string(text), "loc=UTC", "loc=UTC&time_zone=%27%2B08%3A00%27"))
+	cfg, err := config.LoadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
+	mc.ParseTime, mc.Loc = true, time.UTC
+	mc.Params = map[string]string{"time_zone": "'+08:00'"}
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := sql.OpenDB(conn)
+	defer app.Close()
+	sessions := [][]step{
+		{q("SELECT COUNT(*) FROM orders WHERE order_time >= NOW() - INTERVAL 14 DAY")},
+		{q("SELECT note FROM audit_log WHERE id = 1")},
+	}
+	runWorkload(t, app, sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
