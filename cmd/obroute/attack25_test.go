@@ -507,3 +507,23 @@ func TestAttack25DriverSessionParams(t *testing.T) {
 	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
 	compareTemplates(t, live, reportLabels(r))
 }
+
+// TestAttack25LeadingBlank: the server writes a statement without its leading blanks (it trims
+// them before logging, as the trailing ";"); obroute's parse cache keys the text the
+// application sent, blank included: check's template is not obroute's.
+func TestAttack25LeadingBlank(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		q(" SELECT note FROM audit_log WHERE id = 1"),
+		q("\n(SELECT id FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15')"),
+	}})
+}
+
+// TestAttack25SplitSelectByExec: the application runs a SELECT whose range spans hot and cold
+// with Exec (as database/sql allows). obroute refuses it (cross_backend: it merges the rows of
+// a Query only); check, which takes every SELECT for a Query (the README says so), reports it
+// split — a route where obroute refuses, and no word in the report that it is a guess.
+func TestAttack25SplitSelectByExec(t *testing.T) {
+	attack25Compare(t, [][]step{{
+		w("SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15'"),
+	}})
+}
