@@ -527,3 +527,21 @@ func TestAttack25SplitSelectByExec(t *testing.T) {
 		w("SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15'"),
 	}})
 }
+
+// TestAttack25BytesIntervalArgument: NOW() - INTERVAL ? DAY bound to []byte("2"). obroute
+// refuses it (no_time_range: it does not read a binary value as the interval); the general
+// log's Execute line writes '2', which check passes as the string "2" and routes split (the
+// clock is 2025-01-02: two days back reach December, on cold) — a route where obroute
+// refuses.
+func TestAttack25BytesIntervalArgument(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	const now = "2025-01-02 00:00:00"
+	sessions := [][]step{{q("SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL ? DAY", []byte("2"))}}
+	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
+	db, _, rec := liveDB(t, cfg, day(now))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", now, "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
