@@ -545,3 +545,51 @@ func TestAttack25BytesIntervalArgument(t *testing.T) {
 	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", now, "-user", "app", generalLog)
 	compareTemplates(t, live, reportLabels(r))
 }
+
+// failedExecuteSteps: a statement prepared with the binary protocol and kept; an SQL PREPARE
+// of the same text, an EXECUTE of it that the server refuses (no USING for its ?: no Execute
+// line); then the kept statement is run.
+func failedExecuteSteps(ctx context.Context, t *testing.T, conn *sql.Conn, seen func(string)) {
+	t.Helper()
+	const text = "SELECT note FROM audit_log WHERE id = ?"
+	stmt, err := conn.PrepareContext(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	for _, s := range []string{"PREPARE s FROM 'SELECT note FROM audit_log WHERE id = ?'", "EXECUTE s"} {
+		if rows, err := conn.QueryContext(ctx, s); err == nil {
+			rows.Close()
+		}
+		seen(s)
+	}
+	if rows, err := stmt.QueryContext(ctx, 1); err == nil {
+		rows.Close()
+	}
+	seen(text)
+}
+
+// TestAttack25FailedExecuteThenKeptStatement: after an SQL EXECUTE the server refused (it
+// writes no Execute line), check still expects its Execute line, takes the kept binary
+// statement's Execute for it and drops it: obroute routes that statement (static), check
+// does not report it.
+func TestAttack25FailedExecuteThenKeptStatement(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	ctx := context.Background()
+	c, err := appDB(t, srv).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedExecuteSteps(ctx, t, c, func(string) {})
+	c.Close()
+	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	if c, err = db.Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]map[string]int64{}
+	failedExecuteSteps(ctx, t, c, func(s string) { rec.take(live, s) })
+	c.Close()
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
