@@ -12,11 +12,68 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/sqltest"
 )
 
 // Attacks on obroute check (issue 25): workloads run on a MariaDB writing its general log, then
 // through obroute; check on the log must report, template by template, the classes the
 // connector gave the same statements.
+
+// attack25Now is the clock of obroute and of check in the attacks.
+const attack25Now = "2025-03-15 12:00:00"
+
+// attack25Against runs sessions through obroute (cfg, at the clock now) and compares, template
+// by template, the classes it gave with those check reports on log (-config cfgPath, -user
+// user).
+func attack25Against(t *testing.T, cfgPath string, cfg *config.Config, now, user, log string, sessions [][]step) {
+	t.Helper()
+	db, _, rec := liveDB(t, cfg, day(now))
+	live := map[string]map[string]int64{}
+	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", now, "-user", user, log)
+	compareTemplates(t, live, reportLabels(r))
+}
+
+// attack25App opens srv's database test as user (password pw), the go-sql-driver
+// configuration changed by tune.
+func attack25App(t *testing.T, srv *sqltest.Backend, user, pw string, tune func(*mysql.Config)) *sql.DB {
+	t.Helper()
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = user, pw, "tcp", srv.Addr, "test"
+	mc.ParseTime, mc.Loc = true, time.UTC
+	tune(mc)
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// attack25Conn runs steps on one connection of the application, then on one client session of
+// obroute, and compares the classes as attack25Against does on the general log.
+func attack25Conn(t *testing.T, steps func(ctx context.Context, t *testing.T, conn *sql.Conn, seen func(string))) {
+	t.Helper()
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, cfg := checkConfig(t, srv)
+	ctx := context.Background()
+	c, err := appDB(t, srv).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps(ctx, t, c, func(string) {})
+	c.Close()
+	db, _, rec := liveDB(t, cfg, day(attack25Now))
+	if c, err = db.Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]map[string]int64{}
+	steps(ctx, t, c, func(s string) { rec.take(live, s) })
+	c.Close()
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", attack25Now, "-user", "app", generalLog)
+	compareTemplates(t, live, reportLabels(r))
+}
 
 // attack25Compare runs sessions on a MariaDB writing its general and slow logs, as user app,
 // then through obroute, and compares, template by template, the classes check reports on the
@@ -26,11 +83,7 @@ func attack25Compare(t *testing.T, sessions [][]step) {
 	srv, generalLog, _ := checkServer(t)
 	cfgPath, cfg := checkConfig(t, srv)
 	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "app", generalLog, sessions)
 }
 
 // TestAttack25EscapedQuoteInMultiLineString: a string holding an escaped quote (\', default
@@ -154,24 +207,7 @@ func manyPrepared(ctx context.Context, t *testing.T, conn *sql.Conn, seen func(s
 // template "... order_time >= NULL ..." (and "id = NULL"), which obroute, given nil, never
 // sees; its statements are missing from the template obroute counts them under.
 func TestAttack25ManyPreparedStatements(t *testing.T) {
-	srv, generalLog, _ := checkServer(t)
-	cfgPath, cfg := checkConfig(t, srv)
-	ctx := context.Background()
-	c, err := appDB(t, srv).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manyPrepared(ctx, t, c, func(string) {})
-	c.Close()
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	if c, err = db.Conn(ctx); err != nil {
-		t.Fatal(err)
-	}
-	live := map[string]map[string]int64{}
-	manyPrepared(ctx, t, c, func(s string) { rec.take(live, s) })
-	c.Close()
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Conn(t, manyPrepared)
 }
 
 // TestAttack25ConnectionBeforeTheLog: a connection opened while the general log was off opens
@@ -204,7 +240,7 @@ func TestAttack25ConnectionBeforeTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
+	db, _, rec := liveDB(t, cfg, day(attack25Now))
 	live := map[string]map[string]int64{}
 	after := false
 	runWorkload(t, db, sessions, func(_ int, s step) {
@@ -214,7 +250,7 @@ func TestAttack25ConnectionBeforeTheLog(t *testing.T) {
 		rec.events = rec.events[:0]
 		after = after || s.sql == logOn
 	})
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", writeFile(t, "general.log", string(appLog)))
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", attack25Now, writeFile(t, "general.log", string(appLog)))
 	got := reportLabels(r)
 	for tmpl := range got {
 		if _, ok := live[tmpl]; !ok {
@@ -249,11 +285,7 @@ func attack25CompareSlow(t *testing.T, verbosity string, setup []string, session
 			t.Fatal("the slow log has no entry of the last session")
 		}
 	}
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, append(sessions, []step{q(end)}), func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", writeFile(t, "slow.log", string(appLog)))
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "app", writeFile(t, "slow.log", string(appLog)), append(sessions, []step{q(end)}))
 }
 
 // TestAttack25SlowLogWarningWithNewline: with log_slow_verbosity=warnings the slow log writes a
@@ -332,25 +364,14 @@ func TestAttack25UserNameWithAt(t *testing.T) {
 	cfgPath, cfg := checkConfig(t, srv)
 	srv.Exec(t, "CREATE USER 'jane@corp'@'%' IDENTIFIED BY 'pw'")
 	srv.Exec(t, "GRANT ALL ON *.* TO 'jane@corp'@'%'")
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "jane@corp", "pw", "tcp", srv.Addr, "test"
-	conn, err := mysql.NewConnector(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := sql.OpenDB(conn)
-	defer app.Close()
+	app := attack25App(t, srv, "jane@corp", "pw", func(*mysql.Config) {})
 	sessions := [][]step{{
 		q("SELECT note FROM audit_log WHERE id = 1"),
 		q("SELECT name FROM items WHERE id = 1"),
 		q("SELECT id FROM orders WHERE order_time >= '2025-03-01' AND order_time < '2025-03-05'"),
 	}}
 	runWorkload(t, app, sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "jane@corp", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "jane@corp", generalLog, sessions)
 }
 
 // TestAttack25InterpolateParams: an application whose go-sql-driver DSN has
@@ -362,26 +383,16 @@ func TestAttack25UserNameWithAt(t *testing.T) {
 func TestAttack25InterpolateParams(t *testing.T) {
 	srv, generalLog, _ := checkServer(t)
 	cfgPath, cfg := checkConfig(t, srv)
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
-	mc.ParseTime, mc.Loc, mc.InterpolateParams = true, time.UTC, true
-	conn, err := mysql.NewConnector(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := sql.OpenDB(conn)
-	defer app.Close()
+	app := attack25App(t, srv, "app", "app-pw", func(mc *mysql.Config) {
+		mc.InterpolateParams = true
+	})
 	sessions := [][]step{{
 		q("SELECT name FROM items WHERE id = ?", nil),
 		q("SELECT name FROM items WHERE name = ?", []byte{1, 'x'}),
 		q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
 	}}
 	runWorkload(t, app, sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "app", generalLog, sessions)
 }
 
 // TestAttack25PlaceholderInExecutableComment: a binary-protocol statement whose ? is inside a
@@ -449,11 +460,7 @@ shadow:
 		t.Fatal(err)
 	}
 	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "app", generalLog, sessions)
 }
 
 // TestAttack25FloatArgumentOnShadowColumn: float64 arguments for the INT column of a
@@ -486,26 +493,15 @@ func TestAttack25DriverSessionParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = "app", "app-pw", "tcp", srv.Addr, "test"
-	mc.ParseTime, mc.Loc = true, time.UTC
-	mc.Params = map[string]string{"time_zone": "'+08:00'"}
-	conn, err := mysql.NewConnector(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := sql.OpenDB(conn)
-	defer app.Close()
+	app := attack25App(t, srv, "app", "app-pw", func(mc *mysql.Config) {
+		mc.Params = map[string]string{"time_zone": "'+08:00'"}
+	})
 	sessions := [][]step{
 		{q("SELECT COUNT(*) FROM orders WHERE order_time >= NOW() - INTERVAL 14 DAY")},
 		{q("SELECT note FROM audit_log WHERE id = 1")},
 	}
 	runWorkload(t, app, sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, attack25Now, "app", generalLog, sessions)
 }
 
 // TestAttack25LeadingBlank: the server writes a statement without its leading blanks (it trims
@@ -539,11 +535,7 @@ func TestAttack25BytesIntervalArgument(t *testing.T) {
 	const now = "2025-01-02 00:00:00"
 	sessions := [][]step{{q("SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL ? DAY", []byte("2"))}}
 	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
-	db, _, rec := liveDB(t, cfg, day(now))
-	live := map[string]map[string]int64{}
-	runWorkload(t, db, sessions, func(_ int, s step) { rec.take(live, s.sql) })
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", now, "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Against(t, cfgPath, cfg, now, "app", generalLog, sessions)
 }
 
 // failedExecuteSteps: a statement prepared with the binary protocol and kept; an SQL PREPARE
@@ -574,22 +566,5 @@ func failedExecuteSteps(ctx context.Context, t *testing.T, conn *sql.Conn, seen 
 // statement's Execute for it and drops it: obroute routes that statement (static), check
 // does not report it.
 func TestAttack25FailedExecuteThenKeptStatement(t *testing.T) {
-	srv, generalLog, _ := checkServer(t)
-	cfgPath, cfg := checkConfig(t, srv)
-	ctx := context.Background()
-	c, err := appDB(t, srv).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failedExecuteSteps(ctx, t, c, func(string) {})
-	c.Close()
-	db, _, rec := liveDB(t, cfg, day("2025-03-15 12:00:00"))
-	if c, err = db.Conn(ctx); err != nil {
-		t.Fatal(err)
-	}
-	live := map[string]map[string]int64{}
-	failedExecuteSteps(ctx, t, c, func(s string) { rec.take(live, s) })
-	c.Close()
-	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", "2025-03-15 12:00:00", "-user", "app", generalLog)
-	compareTemplates(t, live, reportLabels(r))
+	attack25Conn(t, failedExecuteSteps)
 }
