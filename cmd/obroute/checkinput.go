@@ -233,11 +233,17 @@ func isLogTime(s []byte) bool {
 // connectUser reads the user of a Connect or Change user argument ("app@10.0.0.5 on shop using
 // TCP/IP"); "" when the line says something else (Access denied …).
 func connectUser(arg []byte) string {
-	at := bytes.IndexByte(arg, '@')
-	if at <= 0 || bytes.IndexByte(arg[:at], ' ') >= 0 {
+	// The user name may hold "@" (jane@corp, as PAM and LDAP users have); the host does not:
+	// the user ends at the last "@" of the first word.
+	word := arg
+	if sp := bytes.IndexByte(arg, ' '); sp >= 0 {
+		word = arg[:sp]
+	}
+	at := bytes.LastIndexByte(word, '@')
+	if at <= 0 {
 		return ""
 	}
-	return string(arg[:at])
+	return string(word[:at])
 }
 
 // readGeneralLog reads a general query log: each connection's Connect, Query, Execute (the
@@ -519,6 +525,8 @@ type lexState struct {
 type lexMode struct {
 	quote      byte // the quote of the string or identifier the text is in, 0 outside
 	block      bool // in a /* */ comment
+	blockN     int  // bytes of the comment read
+	exec       bool // in a /*! */ or /*M! */ comment, whose text the server runs as SQL
 	line       bool // in a comment to the line's end
 	esc        bool // after a backslash in a string
 	backslash  bool // backslashes escape in strings
@@ -549,9 +557,15 @@ func (m *lexMode) feed(b []byte) {
 				m.quote = 0 // a doubled quote opens it again at once
 			}
 		case m.block:
-			if m.prev == '*' && c == '/' {
+			m.blockN++
+			switch {
+			case m.prev == '*' && c == '/':
 				m.block = false
 				c = 0 // "*/*" does not open another
+			case c == '!' && (m.blockN == 1 || m.blockN == 2 && m.prev == 'M'):
+				// /*! and /*M!: the server reads the comment's text as SQL, strings
+				// included (a string in it may hold "*/").
+				m.block, m.exec = false, true
 			}
 		case m.line:
 			if c == '\n' {
@@ -559,12 +573,17 @@ func (m *lexMode) feed(b []byte) {
 			}
 		case c == '\'' || c == '"' || c == '`':
 			m.quote = c
+		case m.exec && m.prev == '*' && c == '/':
+			m.exec = false
+			c = 0
 		case c == '*' && m.prev == '/':
-			m.block = true
+			m.block, m.blockN = true, 0
 			c = 0
 		case c == '#':
 			m.line = true
-		case (c == ' ' || c == '\t') && m.prev == '-' && m.prv2 == '-':
+		case c <= ' ' && c != '\n' && m.prev == '-' && m.prv2 == '-':
+			// "--" then a space or a control character (MariaDB's my_isspace and
+			// my_iscntrl): a comment to the line's end.
 			m.line = true
 		}
 		m.prv2, m.prev = m.prev, c
@@ -577,7 +596,7 @@ func (m *lexMode) feed(b []byte) {
 // next entry line.)
 func (l *lexState) open() bool {
 	for _, m := range l.modes {
-		if m.quote == 0 && !m.block {
+		if m.quote == 0 && !m.block && !m.exec {
 			return false
 		}
 	}
