@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // checkReport is what `obroute check` prints: as text, or as JSON with -json.
@@ -55,6 +57,44 @@ type templateRow struct {
 	Template string       `json:"template"`
 	Count    int64        `json:"count"`
 	Outcomes []outcomeRow `json:"outcomes"`
+}
+
+// templateJSON is a templateRow as JSON: a template that is not UTF-8 (a latin1 string or
+// comment) also as base64 in template_base64, its exact bytes, since a JSON string writes
+// each byte that is not UTF-8 as U+FFFD.
+type templateJSON struct {
+	Template       string       `json:"template"`
+	TemplateBase64 []byte       `json:"template_base64,omitempty"`
+	Count          int64        `json:"count"`
+	Outcomes       []outcomeRow `json:"outcomes"`
+}
+
+// MarshalJSON writes the row, its template's bytes in template_base64 when it is not UTF-8.
+func (t templateRow) MarshalJSON() ([]byte, error) {
+	j := templateJSON{Template: t.Template, Count: t.Count, Outcomes: t.Outcomes}
+	if !utf8.ValidString(t.Template) {
+		j.TemplateBase64 = []byte(t.Template)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as writeJSON: a template's < and & as they are
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// UnmarshalJSON reads a row MarshalJSON wrote.
+func (t *templateRow) UnmarshalJSON(b []byte) error {
+	var j templateJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = templateRow{Template: j.Template, Count: j.Count, Outcomes: j.Outcomes}
+	if j.TemplateBase64 != nil {
+		t.Template = string(j.TemplateBase64)
+	}
+	return nil
 }
 
 // outcomeRow is the statements of a template with one outcome.
