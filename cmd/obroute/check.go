@@ -171,7 +171,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer tuneGC()()
-	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone}
+	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone, connects: in.Format == "general_log"}
 	if in.Format == "statements" {
 		*workers = 1 // one client session
 	}

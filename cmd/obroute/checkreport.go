@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,12 @@ type checkInput struct {
 	Templates      int    `json:"templates"`
 	// OtherUsers counts the statements of client sessions left out by -user.
 	OtherUsers int64 `json:"other_users_statements,omitempty"`
+	// SessionsBeforeLog counts the connections of a general log whose Connect line is not in
+	// it: they began before the log, and what they did then (a transaction open, SET, a
+	// temporary table, a PREPARE) is not known; their statements are routed as those of a
+	// new client session. SessionsBeforeLogIDs are the first 20 of their connection ids.
+	SessionsBeforeLog    int64    `json:"sessions_before_log,omitempty"`
+	SessionsBeforeLogIDs []uint64 `json:"sessions_before_log_ids,omitempty"`
 	// ClosedIdle counts client sessions closed to stay within -max-sessions.
 	ClosedIdle int64 `json:"closed_idle_sessions,omitempty"`
 	// Ignored counts a general log's commands that are not statements, by command.
@@ -143,6 +150,8 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		in.OtherUsers += w.skipped
 		in.ClosedIdle += w.evicted
 		in.ClientSessions += w.clients
+		in.SessionsBeforeLog += w.beforeLog
+		in.SessionsBeforeLogIDs = append(in.SessionsBeforeLogIDs, w.beforeLogIDs...)
 		for key, t := range w.templates {
 			m := merged[key]
 			if m == nil {
@@ -154,6 +163,8 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 			}
 		}
 	}
+	slices.Sort(in.SessionsBeforeLogIDs)
+	in.SessionsBeforeLogIDs = in.SessionsBeforeLogIDs[:min(len(in.SessionsBeforeLogIDs), maxListedSessions)]
 	r := checkReport{Input: in}
 	classes := map[string]*classCount{}
 	reasons := map[string]*classCount{}
@@ -296,6 +307,10 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	if in.OtherUsers > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) left out by -user (of other users, or of client sessions whose Connect is not in the log)\n", group(in.OtherUsers))
 	}
+	if in.SessionsBeforeLog > 0 {
+		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
+			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
+	}
 	if len(in.Ignored) > 0 {
 		names := make([]string, 0, len(in.Ignored))
 		var n int64
@@ -361,6 +376,19 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// idList writes connection ids, "…" after them when they are the first of n.
+func idList(ids []uint64, n int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatUint(id, 10)
+	}
+	s := strings.Join(parts, ", ")
+	if int64(len(ids)) < n {
+		s += ", …"
+	}
+	return s
 }
 
 // oneLine writes a template on one line, shortened to 100 characters unless wide.

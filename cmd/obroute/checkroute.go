@@ -112,6 +112,10 @@ type checkSession struct {
 	conn  driver.Conn // opened at its first statement
 	user  string
 	known bool // user is known (a Connect line, or the slow log's header)
+	// connected is set when the session's Connect line was read (a general log).
+	connected bool
+	// flagged is set once the session is counted as begun before the log.
+	flagged bool
 	last  uint64
 	// unknown is the error of the statement after which the session's state is unknown
 	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
@@ -125,7 +129,11 @@ type checkOptions struct {
 	maxSessions int    // open client sessions per worker, at most
 	maxTemplate int    // distinct templates kept in the table, at most
 	timeZone    string // -time-zone: each client session starts with SET time_zone to it
+	connects    bool   // the input writes each connection's start (a general log's Connect)
 }
+
+// maxListedSessions bounds the connection ids the report lists.
+const maxListedSessions = 20
 
 // worker routes the statements of its client sessions.
 type worker struct {
@@ -144,6 +152,10 @@ type worker struct {
 	skipped    int64        // statements of other users' sessions (-user)
 	evicted    int64        // client sessions closed to stay within maxSessions
 	clients    int64        // client sessions opened
+	// beforeLog counts the client sessions whose Connect is not in the log (the first
+	// maxListedSessions ids in beforeLogIDs).
+	beforeLog    int64
+	beforeLogIDs []uint64
 	err        error        // the error that stopped the worker
 	failed     atomic.Bool  // err is set
 }
@@ -181,7 +193,7 @@ func (w *worker) process(e *entry) error {
 	switch e.kind {
 	case entryConnect:
 		w.close(e.session)
-		w.sessions[e.session] = &checkSession{user: e.user, known: true, last: e.seq}
+		w.sessions[e.session] = &checkSession{user: e.user, known: true, connected: true, last: e.seq}
 		w.bound()
 		return nil
 	case entryQuit:
@@ -201,6 +213,15 @@ func (w *worker) process(e *entry) error {
 	if w.opts.user != "" && (!s.known || s.user != w.opts.user) {
 		w.skipped += e.count
 		return nil
+	}
+	if w.opts.connects && !s.connected && !s.flagged {
+		// A connection whose Connect line is not in the log began before it: what it did
+		// then (a transaction, SET, a temporary table) is not known.
+		s.flagged = true
+		w.beforeLog++
+		if len(w.beforeLogIDs) < maxListedSessions {
+			w.beforeLogIDs = append(w.beforeLogIDs, e.session)
+		}
 	}
 	if e.errno != 0 {
 		w.count(e.text, outcome{class: classServerError, reason: "errno_" + strconv.FormatUint(e.errno, 10)}, e, "")
