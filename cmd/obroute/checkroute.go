@@ -116,7 +116,7 @@ type checkSession struct {
 	connected bool
 	// flagged is set once the session is counted as begun before the log.
 	flagged bool
-	last  uint64
+	last    uint64
 	// unknown is the error of the statement after which the session's state is unknown
 	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
 	unknown string
@@ -156,8 +156,8 @@ type worker struct {
 	// maxListedSessions ids in beforeLogIDs).
 	beforeLog    int64
 	beforeLogIDs []uint64
-	err        error        // the error that stopped the worker
-	failed     atomic.Bool  // err is set
+	err          error       // the error that stopped the worker
+	failed       atomic.Bool // err is set
 }
 
 func newWorker(ctx context.Context, c *connector.Connector, opts checkOptions) *worker {
