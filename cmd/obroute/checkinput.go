@@ -55,6 +55,11 @@ type entry struct {
 	// args are the values of a prepared statement's placeholders (text holds the ?), read from
 	// a general log's Execute line.
 	args []driver.NamedValue
+	// unclear says why the log does not fix where the statement's text ends, "" when it
+	// does: a string or comment left open in it (an unbalanced quote) would have made the
+	// log's next entries its text, or a sql_mode check does not know would have made its
+	// text go on past the entry line that ended it.
+	unclear string
 }
 
 // inputStats are what a reader saw besides its entries.
@@ -262,6 +267,7 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		seq     uint64
 		conns   = map[uint64]*preparedConn{}
 		lex     lexState // of text
+		entries int      // lines of text that look like entries
 	)
 	conn := func(id uint64) *preparedConn {
 		p := conns[id]
@@ -277,6 +283,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		}
 		have = false
 		pending.text = strings.TrimSpace(string(text))
+		if entries > 0 {
+			pending.unclear = fmt.Sprintf("its text holds %d line(s) that look like log entries, read as its text because a string or comment is open before them: if the application left a quote unbalanced, they are other statements", entries)
+		}
 		p := conn(pending.session)
 		switch cmd {
 		case "Prepare":
@@ -294,6 +303,12 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 		default:
 			p.query(text)
+			if m := setSQLMode.FindSubmatch(text); m != nil {
+				p.backslash = 1
+				if bytes.Contains(bytes.ToUpper(m[1]), []byte("NO_BACKSLASH_ESCAPES")) {
+					p.backslash = 2
+				}
+			}
 		}
 		if pending.text == "" {
 			return nil
@@ -328,6 +343,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			// server writes the next entry after the whole text, which ends outside strings
 			// and comments.
 			if have {
+				if ok {
+					entries++
+				}
 				text = append(append(text, '\n'), line...)
 				lex.feed([]byte{'\n'})
 				lex.feed(line)
@@ -337,6 +355,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 			continue
 		}
+		if have && lex.openIn() != "" {
+			pending.unclear = "it ends at an entry line while a string or comment is open in it when read " + lex.openIn() + ": if its session ran so (sql_mode), the line is its text"
+		}
 		if err := flush(); err != nil {
 			return err
 		}
@@ -344,8 +365,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		case "Query", "Execute", "Prepare":
 			seq++
 			pending, cmd = entry{kind: entryStatement, session: id, count: 1, seq: seq}, command
-			text, have = append(text[:0], arg...), true
-			lex = newLexState()
+			text, have, entries = append(text[:0], arg...), true, 0
+			lex = newLexStateFor(conn(id).backslash)
 			lex.feed(arg)
 		case "Init DB":
 			conn(id).other()
@@ -390,6 +411,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		needText bool // the server's lines are read: the next line is the statement's
 		seq      uint64
 		lex      lexState // of body
+		entries  int      // lines of body that look like headers
 	)
 	flush := func() error {
 		if !have {
@@ -412,6 +434,9 @@ func readSlowLog(r io.Reader, out sink) error {
 		if onlyComments([]byte(text)) {
 			return nil
 		}
+		if entries > 0 {
+			pending.unclear = fmt.Sprintf("its text holds %d line(s) that look like slow log headers, read as its text because a string or comment is open before them: if the application left a quote unbalanced, they are other statements", entries)
+		}
 		pending.text = text
 		return out(pending)
 	}
@@ -422,6 +447,9 @@ func readSlowLog(r io.Reader, out sink) error {
 		}
 		if err != nil {
 			return err
+		}
+		if have && !inHeader && !needText && len(starts) > 0 && isSlowHeader(line) && !lex.open() && lex.openIn() != "" {
+			pending.unclear = "it ends at a header line while a string or comment is open in it when read " + lex.openIn() + ": if its session ran so (sql_mode), the line is its text"
 		}
 		switch {
 		case header:
@@ -434,6 +462,9 @@ func readSlowLog(r io.Reader, out sink) error {
 			// A line of the statement's text (its first, or inside one of its strings or
 			// comments) that looks like a header. (MySQL writes a command that is not a
 			// statement where the statement would be.)
+			if !needText {
+				entries++
+			}
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -449,7 +480,7 @@ func readSlowLog(r io.Reader, out sink) error {
 			if i := bytes.Index(line, []byte(" Id:")); i >= 0 {
 				pending.session = leadingNumber(line[i+4:])
 			}
-			body, starts, have, inHeader, needText = body[:0], starts[:0], true, true, false
+			body, starts, have, inHeader, needText, entries = body[:0], starts[:0], true, true, false, 0
 			lex = newLexState()
 			continue
 		case have && isAdminCommand(line):
@@ -590,18 +621,51 @@ func (m *lexMode) feed(b []byte) {
 	}
 }
 
+// newLexStateFor is newLexState for a session whose sql_mode is known: backslash 1, strings
+// with backslash escapes; 2, under NO_BACKSLASH_ESCAPES; 0, not known (both readings).
+func newLexStateFor(backslash int8) lexState {
+	l := newLexState()
+	switch backslash {
+	case 1:
+		l.modes[1] = l.modes[0]
+	case 2:
+		l.modes[0] = l.modes[1]
+	}
+	return l
+}
+
+// openIn names the reading in which the text so far ends inside a string, quoted identifier
+// or comment when only one does ("with backslash escapes", "under NO_BACKSLASH_ESCAPES"); ""
+// when both or neither.
+func (l *lexState) openIn() string {
+	a, b := l.modes[0].open(), l.modes[1].open()
+	switch {
+	case a && !b:
+		return "with backslash escapes"
+	case b && !a:
+		return "under NO_BACKSLASH_ESCAPES"
+	}
+	return ""
+}
+
+func (m *lexMode) open() bool { return m.quote != 0 || m.block || m.exec }
+
 // open reports whether the text so far ends inside a string, quoted identifier or comment in
 // both readings: then the server has not logged the whole statement yet, and a line after it
 // that looks like a log entry is still its text. (Open in one reading only, it ends at the
 // next entry line.)
 func (l *lexState) open() bool {
 	for _, m := range l.modes {
-		if m.quote == 0 && !m.block && !m.exec {
+		if !m.open() {
 			return false
 		}
 	}
 	return true
 }
+
+// setSQLMode matches a SET of the session's sql_mode to a literal (SET sql_mode = '…', SET
+// SESSION sql_mode = …, SET @@sql_mode = …), as its only assignment.
+var setSQLMode = regexp.MustCompile(`(?i)^\s*SET\s+(?:SESSION\s+|@@(?:SESSION\.)?|LOCAL\s+|@@LOCAL\.)?sql_mode\s*=\s*'([^'\\]*)'\s*$`)
 
 // slowLine returns line i of a slow log entry's body, without its line end.
 func slowLine(body []byte, starts []int, i int) []byte {

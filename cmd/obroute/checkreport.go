@@ -41,6 +41,12 @@ type checkInput struct {
 	// new client session. SessionsBeforeLogIDs are the first 20 of their connection ids.
 	SessionsBeforeLog    int64    `json:"sessions_before_log,omitempty"`
 	SessionsBeforeLogIDs []uint64 `json:"sessions_before_log_ids,omitempty"`
+	// Unclear counts the statements of a log whose text's end the log does not fix (a string
+	// or comment left open in it: an unbalanced quote, or a sql_mode check does not know);
+	// UnclearStatements are the first 20, in input order. Such a statement may hold other
+	// statements of the log (then missing from the report), or be cut short.
+	Unclear           int64        `json:"unclear_statements,omitempty"`
+	UnclearStatements []unclearRow `json:"unclear,omitempty"`
 	// ClosedIdle counts client sessions closed to stay within -max-sessions.
 	ClosedIdle int64 `json:"closed_idle_sessions,omitempty"`
 	// Ignored counts a general log's commands that are not statements, by command.
@@ -50,6 +56,17 @@ type checkInput struct {
 	OtherTemplates int64   `json:"other_templates_statements,omitempty"`
 	Seconds        float64 `json:"seconds"`
 }
+
+// unclearRow is a statement whose text's end the log does not fix.
+type unclearRow struct {
+	Seq        uint64 `json:"seq"` // its position among the log's statements and connections
+	Connection uint64 `json:"connection"`
+	Statement  string `json:"statement"` // its first 100 characters, on one line
+	Why        string `json:"why"`
+}
+
+// shortText is a statement's first 100 characters, on one line.
+func shortText(s string) string { return oneLine(s, false) }
 
 // classCount is one line of the summary.
 type classCount struct {
@@ -152,6 +169,8 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		in.ClientSessions += w.clients
 		in.SessionsBeforeLog += w.beforeLog
 		in.SessionsBeforeLogIDs = append(in.SessionsBeforeLogIDs, w.beforeLogIDs...)
+		in.Unclear += w.unclear
+		in.UnclearStatements = append(in.UnclearStatements, w.unclearRows...)
 		for key, t := range w.templates {
 			m := merged[key]
 			if m == nil {
@@ -165,6 +184,8 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 	}
 	slices.Sort(in.SessionsBeforeLogIDs)
 	in.SessionsBeforeLogIDs = in.SessionsBeforeLogIDs[:min(len(in.SessionsBeforeLogIDs), maxListedSessions)]
+	slices.SortFunc(in.UnclearStatements, func(a, b unclearRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	in.UnclearStatements = in.UnclearStatements[:min(len(in.UnclearStatements), maxListedSessions)]
 	r := checkReport{Input: in}
 	classes := map[string]*classCount{}
 	reasons := map[string]*classCount{}
@@ -267,7 +288,8 @@ func (r *checkReport) undecided() (statements int64, templates int) {
 }
 
 // verdict is the sentence that ends a report whose exit status is 1: the statements that would
-// be refused and those whose route check cannot tell; "" when there are none.
+// be refused, those whose route check cannot tell, and those whose end the log does not fix;
+// "" when there are none.
 func (r *checkReport) verdict() string {
 	var parts []string
 	if n, k := r.refused(); n > 0 {
@@ -275,6 +297,9 @@ func (r *checkReport) verdict() string {
 	}
 	if n, k := r.undecided(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, truncated)", group(n), group(int64(k))))
+	}
+	if n := r.Input.Unclear; n > 0 {
+		parts = append(parts, fmt.Sprintf("%s statement(s) of the log have an end the log does not fix (listed above): the statements they may hold are not checked", group(n)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -310,6 +335,15 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	if in.SessionsBeforeLog > 0 {
 		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
 			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
+	}
+	if in.Unclear > 0 {
+		fmt.Fprintf(&b, "  %s statement(s) whose end the log does not fix: each may hold other statements of the log (then missing here) or be cut short\n", group(in.Unclear))
+		for _, u := range in.UnclearStatements {
+			fmt.Fprintf(&b, "    statement %d of connection %d: %s\n      %s\n", u.Seq, u.Connection, u.Statement, u.Why)
+		}
+		if int64(len(in.UnclearStatements)) < in.Unclear {
+			b.WriteString("    … (the first 20 listed)\n")
+		}
 	}
 	if len(in.Ignored) > 0 {
 		names := make([]string, 0, len(in.Ignored))

@@ -156,6 +156,10 @@ type worker struct {
 	// maxListedSessions ids in beforeLogIDs).
 	beforeLog    int64
 	beforeLogIDs []uint64
+	// unclear counts the statements whose end the log does not fix (entry.unclear), the
+	// first maxListedSessions in unclearRows.
+	unclear     int64
+	unclearRows []unclearRow
 	err          error       // the error that stopped the worker
 	failed       atomic.Bool // err is set
 }
@@ -199,6 +203,13 @@ func (w *worker) process(e *entry) error {
 	case entryQuit:
 		w.close(e.session)
 		return nil
+	}
+	if e.unclear != "" {
+		// Whatever its user: the statements it may hold are any user's.
+		w.unclear++
+		if len(w.unclearRows) < maxListedSessions {
+			w.unclearRows = append(w.unclearRows, unclearRow{Seq: e.seq, Connection: e.session, Statement: shortText(e.text), Why: e.unclear})
+		}
 	}
 	s := w.sessions[e.session]
 	if s == nil {
