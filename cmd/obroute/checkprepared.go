@@ -33,7 +33,7 @@ const (
 
 // preparedConn is what one connection of a general log prepared.
 type preparedConn struct {
-	fromStart bool              // its Connect line was read: it prepared nothing before the log
+	fromStart bool // its Connect line was read: it prepared nothing before the log
 	// backslash is how its strings are read, as the last SET sql_mode of the log set it: 1
 	// with backslash escapes, 2 under NO_BACKSLASH_ESCAPES, 0 not known (newLexStateFor).
 	backslash int8

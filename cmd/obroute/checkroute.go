@@ -160,8 +160,8 @@ type worker struct {
 	// first maxListedSessions in unclearRows.
 	unclear     int64
 	unclearRows []unclearRow
-	err          error       // the error that stopped the worker
-	failed       atomic.Bool // err is set
+	err         error       // the error that stopped the worker
+	failed      atomic.Bool // err is set
 }
 
 func newWorker(ctx context.Context, c *connector.Connector, opts checkOptions) *worker {
