@@ -412,6 +412,7 @@ func readSlowLog(r io.Reader, out sink) error {
 		seq      uint64
 		lex      lexState // of body
 		entries  int      // lines of body that look like headers
+		warnings bool     // in the header's warnings (log_slow_verbosity=warnings)
 	)
 	flush := func() error {
 		if !have {
@@ -480,7 +481,7 @@ func readSlowLog(r io.Reader, out sink) error {
 			if i := bytes.Index(line, []byte(" Id:")); i >= 0 {
 				pending.session = leadingNumber(line[i+4:])
 			}
-			body, starts, have, inHeader, needText, entries = body[:0], starts[:0], true, true, false, 0
+			body, starts, have, inHeader, needText, entries, warnings = body[:0], starts[:0], true, true, false, 0, false
 			lex = newLexState()
 			continue
 		case have && isAdminCommand(line):
@@ -492,7 +493,15 @@ func readSlowLog(r io.Reader, out sink) error {
 				}
 			}
 			continue
+		case inHeader && warnings && !bytes.HasPrefix(line, []byte("#")) && !isSlowUse(trimCR(line)) && !isSetTimestamp(trimCR(line)):
+			// A warning's text goes on past a line end it quotes ("# Warning 1292 Truncated
+			// incorrect DECIMAL value: 'a" then "SELECT 1 FROM x'"): the server writes the
+			// statement after "SET timestamp=…;", which always comes first.
+			continue
 		case inHeader && bytes.HasPrefix(line, []byte("#")):
+			if bytes.Equal(trimCR(line), []byte("# Warnings")) {
+				warnings = true
+			}
 			// The header's lines: "# Thread_id:", "# Query_time:" …, and with
 			// log_slow_verbosity=query_plan,explain the plan's lines and a lone "#".
 			if v, ok := bytes.CutPrefix(line, []byte("# Thread_id:")); ok {
