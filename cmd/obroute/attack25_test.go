@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -185,13 +186,41 @@ func TestAttack25TrailingSemicolon(t *testing.T) {
 	}})
 }
 
-// TestAttack25BoolArguments: a prepared statement run with bool arguments; the general log's
-// Execute line writes them as 1 and 0, which check passes as integers and routes (hot_only),
-// where obroute, given the bools, refuses the statement (no_time_range).
-func TestAttack25BoolArguments(t *testing.T) {
-	attack25Compare(t, [][]step{{
-		q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
-	}})
+// reportsArgTypes runs attack and checks that check reports each template of want as
+// arg_types, want[template] statements, and exits 1: the route depends on argument types the
+// log does not keep (a limit of the input), where obroute refused them.
+func reportsArgTypes(t *testing.T, want map[string]map[string]int64, attack func()) {
+	t.Helper()
+	ran := false
+	attack25Report = func(r checkReport, code int) {
+		ran = true
+		got := reportLabels(r)
+		for tmpl, labels := range want {
+			if !maps.Equal(got[tmpl], labels) {
+				t.Errorf("template %q: check says %v, want %v", tmpl, got[tmpl], labels)
+			}
+		}
+		if code != 1 {
+			t.Errorf("check exits %d, want 1", code)
+		}
+	}
+	defer func() { attack25Report = nil }()
+	attack()
+	if !ran {
+		t.Error("check was not run")
+	}
+}
+
+// TestCheckBoolArgumentsDependOnTypes: a prepared statement run with bool arguments; the
+// general log's Execute line writes them as 1 and 0, as it writes integers. obroute, given the
+// bools, refuses the statement (no_time_range); given 1 and 0 it routes it: check, which cannot
+// tell (a limit of the input), reports arg_types, not a route.
+func TestCheckBoolArgumentsDependOnTypes(t *testing.T) {
+	reportsArgTypes(t, map[string]map[string]int64{"SELECT id FROM orders WHERE order_time >= ? AND order_time < ?": {classArgTypes: 1}}, func() {
+		attack25Compare(t, [][]step{{
+			q("SELECT id FROM orders WHERE order_time >= ? AND order_time < ?", true, false),
+		}})
+	})
 }
 
 // TestAttack25PrepareFromUserVariable: SET @q to a string literal, then PREPARE s FROM @q and
@@ -505,17 +534,21 @@ shadow:
 	attack25Against(t, cfgPath, cfg, attack25Now, "app", generalLog, sessions)
 }
 
-// TestAttack25FloatArgumentOnShadowColumn: float64 arguments for the INT column of a
-// value_match rule. obroute refuses each statement (unreadable: a DOUBLE bound to an INT column,
-// as its README says); the general log's Execute line writes the values as 0.4 and 0.5, which
-// check passes as strings and routes — the INSERT of 0.4 to the shadow backend, those of 0.5 to
-// production (default): a route where obroute refuses.
-func TestAttack25FloatArgumentOnShadowColumn(t *testing.T) {
-	attack25Shadow(t, [][]step{{
-		w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.4, "x"),
-		w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.5, "x"),
-		q("SELECT note FROM orders_log WHERE user_id = ?", 0.5),
-	}})
+// TestCheckFloatArgumentOnShadowColumnDependsOnTypes: float64 arguments for the INT column
+// of a value_match rule. obroute refuses each statement (unreadable: a DOUBLE bound to an INT
+// column, as its README says); the general log's Execute line writes the values as 0.4 and
+// 0.5, as it writes a DECIMAL string: check reports arg_types, not a route.
+func TestCheckFloatArgumentOnShadowColumnDependsOnTypes(t *testing.T) {
+	reportsArgTypes(t, map[string]map[string]int64{
+		"INSERT INTO orders_log (user_id, note) VALUES (?, ?)": {classArgTypes: 2},
+		"SELECT note FROM orders_log WHERE user_id = ?":        {classArgTypes: 1},
+	}, func() {
+		attack25Shadow(t, [][]step{{
+			w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.4, "x"),
+			w("INSERT INTO orders_log (user_id, note) VALUES (?, ?)", 0.5, "x"),
+			q("SELECT note FROM orders_log WHERE user_id = ?", 0.5),
+		}})
+	})
 }
 
 // TestAttack25DriverSessionParams: the application's go-sql-driver DSN sets a session variable
@@ -566,18 +599,20 @@ func TestAttack25SplitSelectByExec(t *testing.T) {
 	}})
 }
 
-// TestAttack25BytesIntervalArgument: NOW() - INTERVAL ? DAY bound to []byte("2"). obroute
-// refuses it (no_time_range: it does not read a binary value as the interval); the general
-// log's Execute line writes '2', which check passes as the string "2" and routes split (the
-// clock is 2025-01-02: two days back reach December, on cold) — a route where obroute
-// refuses.
-func TestAttack25BytesIntervalArgument(t *testing.T) {
+// TestCheckBytesIntervalArgumentDependsOnTypes: NOW() - INTERVAL ? DAY bound to
+// []byte("2"). obroute refuses it (no_time_range: it does not read a binary value as the
+// interval); the general log's Execute line writes '2', as it writes the string "2", which
+// obroute routes split (the clock is 2025-01-02: two days back reach December, on cold):
+// check reports arg_types, not a route.
+func TestCheckBytesIntervalArgumentDependsOnTypes(t *testing.T) {
 	srv, generalLog, _ := checkServer(t)
 	cfgPath, cfg := checkConfig(t, srv)
 	const now = "2025-01-02 00:00:00"
 	sessions := [][]step{{q("SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL ? DAY", []byte("2"))}}
 	runWorkload(t, appDB(t, srv), sessions, func(int, step) {})
-	attack25Against(t, cfgPath, cfg, now, "app", generalLog, sessions)
+	reportsArgTypes(t, map[string]map[string]int64{"SELECT id FROM orders WHERE order_time >= NOW() - INTERVAL ? DAY": {classArgTypes: 1}}, func() {
+		attack25Against(t, cfgPath, cfg, now, "app", generalLog, sessions)
+	})
 }
 
 // failedExecuteSteps: a statement prepared with the binary protocol and kept; an SQL PREPARE

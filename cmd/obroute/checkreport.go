@@ -140,7 +140,7 @@ type outcomeRow struct {
 
 // classOrder is the order of the summary's classes.
 var classOrder = []string{"default", classStatic, "forced", "cached", "hot_only", "split", "cold_only", "shadow",
-	classSession, classServerError, classUnknown, classNeedsValues, classTruncated, classRefused}
+	classSession, classServerError, classUnknown, classNeedsValues, classArgTypes, classTruncated, classRefused}
 
 // classNotes explain the classes in the text summary.
 var classNotes = map[string]string{
@@ -157,6 +157,7 @@ var classNotes = map[string]string{
 	classUnknown:     "after a SET of a value only a server computes: the session's state is unknown",
 	classNeedsValues: "the route depends on the values the digest replaced by ?",
 	classTruncated:   "digest text cut short by performance_schema_max_digest_length",
+	classArgTypes:    "the route depends on argument types the log's Execute line does not keep",
 	classRefused:     "refused by obroute",
 }
 
@@ -274,10 +275,10 @@ func (r *checkReport) refused() (statements int64, templates int) {
 }
 
 // undecidedClasses are the classes of statements whose route check cannot tell.
-var undecidedClasses = map[string]bool{classUnknown: true, classNeedsValues: true, classTruncated: true}
+var undecidedClasses = map[string]bool{classUnknown: true, classNeedsValues: true, classTruncated: true, classArgTypes: true}
 
 // undecided returns the statements and templates whose route check cannot tell: unknown,
-// needs_values, truncated.
+// needs_values, truncated, arg_types.
 func (r *checkReport) undecided() (statements int64, templates int) {
 	for _, c := range r.Classes {
 		if undecidedClasses[c.Class] {
@@ -296,7 +297,7 @@ func (r *checkReport) verdict() string {
 		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) would be refused", group(n), group(int64(k))))
 	}
 	if n, k := r.undecided(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, truncated)", group(n), group(int64(k))))
+		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, arg_types, truncated)", group(n), group(int64(k))))
 	}
 	if n := r.Input.Unclear; n > 0 {
 		parts = append(parts, fmt.Sprintf("%s statement(s) of the log have an end the log does not fix (listed above): the statements they may hold are not checked", group(n)))

@@ -32,7 +32,9 @@ import (
 // unknown (a statement of a client session whose state
 // depends on a value only a server computes: connector.ErrDryRunUnknown), and for digests,
 // needs_values (the route depends on the values performance_schema replaced by ?) and
-// truncated (a digest text cut short).
+// truncated (a digest text cut short); arg_types (a prepared statement of a general log
+// whose route depends on its arguments' types, which the log's Execute line does not keep:
+// a bool is written 1, a float 0.5, a []byte as a string).
 const (
 	classStatic      = "static"
 	classSession     = "session"
@@ -41,6 +43,7 @@ const (
 	classTruncated   = "truncated"
 	classUnknown     = "unknown"
 	classServerError = "server_error"
+	classArgTypes    = "arg_types"
 )
 
 // errDeadlock is InnoDB's ER_LOCK_DEADLOCK, with which the server rolls back the whole
@@ -272,6 +275,7 @@ func (w *worker) process(e *entry) error {
 
 // route runs e's statement on s's client session and counts its outcome under its template.
 func (w *worker) route(s *checkSession, e *entry) error {
+	typed := len(e.args) > 0 && w.typesMatter(e)
 	w.rec.got = false
 	var err error
 	if returnsNoRows(e.text) {
@@ -314,6 +318,9 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	default:
 		o.class = classSession
 	}
+	if typed && o.class != classUnknown {
+		o, msg = outcome{class: classArgTypes}, "the route depends on the types of the arguments, which the log's Execute line does not keep (a bool is written 1 or 0, a float64 0.5, a []byte '…'): obroute may route it otherwise or refuse it"
+	}
 	if w.opts.digests {
 		switch {
 		case e.truncated:
@@ -324,6 +331,50 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	w.count(text, o, e, msg)
 	return nil
+}
+
+// typesMatter reports whether the route of e's prepared statement (as a new client session
+// would route it: connector.Explain) changes when its arguments have the other types the
+// log writes the same way: a 1 or 0 a bool, an integer a float64, a number that is not an
+// integer a float64, a string a []byte.
+func (w *worker) typesMatter(e *entry) bool {
+	explain := func(args []any) string {
+		plan, err := w.c.Explain(w.ctx, e.text, args...)
+		if err != nil {
+			return "refused:" + routing.RefusalReason(err)
+		}
+		return plan.Class + "|" + strings.Join(plan.Backends, ",") + "|" + strconv.FormatBool(plan.Static)
+	}
+	base := make([]any, len(e.args))
+	for i, a := range e.args {
+		base[i] = a.Value
+	}
+	want := explain(base)
+	for alt := range 3 {
+		args, changed := make([]any, len(base)), false
+		for i, v := range base {
+			args[i] = v
+			switch v := v.(type) {
+			case int64:
+				switch {
+				case alt == 0 && (v == 0 || v == 1):
+					args[i], changed = v == 1, true
+				case alt == 1:
+					args[i], changed = float64(v), true
+				}
+			case string:
+				if f, err := strconv.ParseFloat(v, 64); alt == 1 && err == nil && strings.ContainsAny(v, ".eE") {
+					args[i], changed = f, true
+				} else if alt == 2 {
+					args[i], changed = []byte(v), true
+				}
+			}
+		}
+		if changed && explain(args) != want {
+			return true
+		}
+	}
+	return false
 }
 
 // count counts e's statement, of text, under its template with outcome o (msg: its error).
