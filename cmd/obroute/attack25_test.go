@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/internal/routing"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -589,14 +590,24 @@ func TestAttack25LeadingBlank(t *testing.T) {
 	}})
 }
 
-// TestAttack25SplitSelectByExec: the application runs a SELECT whose range spans hot and cold
-// with Exec (as database/sql allows). obroute refuses it (cross_backend: it merges the rows of
-// a Query only); check, which takes every SELECT for a Query (the README says so), reports it
-// split — a route where obroute refuses, and no word in the report that it is a guess.
-func TestAttack25SplitSelectByExec(t *testing.T) {
-	attack25Compare(t, [][]step{{
-		w("SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15'"),
-	}})
+// TestCheckReportsSplitSelectByExec: the application runs a SELECT whose range spans hot and
+// cold with Exec (as database/sql allows). obroute refuses it (cross_backend: it merges the
+// rows of a Query only); the log does not say whether the application ran it with Query or
+// Exec (a limit of the input): check reports it split and says, in -json and in the text
+// report, that a split statement that returns rows is refused when run with Exec.
+func TestCheckReportsSplitSelectByExec(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, _ := checkConfig(t, srv)
+	const split = "SELECT COUNT(*) FROM orders WHERE order_time >= '2024-12-15' AND order_time < '2025-01-15'"
+	runWorkload(t, appDB(t, srv), [][]step{{w(split)}}, func(int, step) {})
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", attack25Now, "-user", "app", generalLog)
+	if got := reportLabels(r)[string(routing.AppendTemplate(nil, split))]; !maps.Equal(got, map[string]int64{"split": 1}) || r.Input.SplitSelects != 1 {
+		t.Errorf("check says %v, %d split statement(s) that return rows; want split 1, 1", got, r.Input.SplitSelects)
+	}
+	_, out, _ := cli(t, "check", "-quiet", "-config", cfgPath, "-now", attack25Now, "-user", "app", generalLog)
+	if want := "1 split statement(s) that return rows are routed as a Query (rows merged): run with Exec, obroute refuses them (cross_backend)"; !strings.Contains(out, want) {
+		t.Errorf("the text report does not say %q:\n%s", want, out)
+	}
 }
 
 // TestCheckBytesIntervalArgumentDependsOnTypes: NOW() - INTERVAL ? DAY bound to

@@ -47,6 +47,10 @@ type checkInput struct {
 	// statements of the log (then missing from the report), or be cut short.
 	Unclear           int64        `json:"unclear_statements,omitempty"`
 	UnclearStatements []unclearRow `json:"unclear,omitempty"`
+	// SplitSelects counts the split statements that return rows (a SELECT …): routed as a
+	// Query, whose rows obroute merges; run with Exec (database/sql allows it), obroute
+	// refuses them (cross_backend), and the log does not say which the application used.
+	SplitSelects int64 `json:"split_select_statements,omitempty"`
 	// ClosedIdle counts client sessions closed to stay within -max-sessions.
 	ClosedIdle int64 `json:"closed_idle_sessions,omitempty"`
 	// Ignored counts a general log's commands that are not statements, by command.
@@ -225,6 +229,9 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		}
 		row := templateRow{Template: key, Count: t.count}
 		for _, o := range t.outcomes {
+			if o.class == "split" && !returnsNoRows(key) {
+				r.Input.SplitSelects += o.count
+			}
 			or := outcomeRow{Class: o.class, Count: o.count, Rule: o.rule, Level: o.level, Reason: o.reason, RoutedClass: o.routed}
 			if o.backends != "" {
 				or.Backends = strings.Split(o.backends, ",")
@@ -336,6 +343,9 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	if in.SessionsBeforeLog > 0 {
 		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
 			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
+	}
+	if in.SplitSelects > 0 {
+		fmt.Fprintf(&b, "  %s split statement(s) that return rows are routed as a Query (rows merged): run with Exec, obroute refuses them (cross_backend); the log does not say which the application used\n", group(in.SplitSelects))
 	}
 	if in.Unclear > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) whose end the log does not fix: each may hold other statements of the log (then missing here) or be cut short\n", group(in.Unclear))
