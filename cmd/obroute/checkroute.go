@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -120,6 +121,9 @@ type checkSession struct {
 	// flagged is set once the session is counted as begun before the log.
 	flagged bool
 	last    uint64
+	// userVars are the user variables the session set to a string literal (SET @q = '…'), by
+	// lower-case name: the literal as written. A later statement naming one forgets it.
+	userVars map[string]string
 	// unknown is the error of the statement after which the session's state is unknown
 	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
 	unknown string
@@ -276,13 +280,14 @@ func (w *worker) process(e *entry) error {
 // route runs e's statement on s's client session and counts its outcome under its template.
 func (w *worker) route(s *checkSession, e *entry) error {
 	typed := len(e.args) > 0 && w.typesMatter(e)
+	run := s.withUserVars(e.text)
 	w.rec.got = false
 	var err error
-	if returnsNoRows(e.text) {
-		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, e.text, e.args)
+	if returnsNoRows(run) {
+		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, run, e.args)
 	} else {
 		var rows driver.Rows
-		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, e.text, e.args); err == nil {
+		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, run, e.args); err == nil {
 			rows.Close()
 		}
 	}
@@ -318,6 +323,11 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	default:
 		o.class = classSession
 	}
+	if run != e.text && text == run {
+		// The statement as the application sent it, as obroute sees it (an EXECUTE
+		// IMMEDIATE's route is that of the statement it runs, named in the event).
+		text = e.text
+	}
 	if typed && o.class != classUnknown {
 		o, msg = outcome{class: classArgTypes}, "the route depends on the types of the arguments, which the log's Execute line does not keep (a bool is written 1 or 0, a float64 0.5, a []byte '…'): obroute may route it otherwise or refuse it"
 	}
@@ -331,6 +341,43 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	w.count(text, o, e, msg)
 	return nil
+}
+
+var (
+	// setUserVar matches SET @name = 'a string literal', the only assignment.
+	setUserVar = regexp.MustCompile(`(?is)^\s*SET\s+@([a-z0-9_$.]+)\s*:?=\s*('(?:[^'\\]|\\.|'')*')\s*$`)
+	// prepareFromVar matches PREPARE name FROM @name and EXECUTE IMMEDIATE @name [USING …].
+	prepareFromVar = regexp.MustCompile(`(?is)^(\s*(?:PREPARE\s+\S+\s+FROM|EXECUTE\s+IMMEDIATE)\s+)@([a-z0-9_$.]+)(\s+USING\b.*)?\s*$`)
+)
+
+// withUserVars follows the user variables the session sets to a string literal and returns
+// the text to route for text: a PREPARE … FROM @q or EXECUTE IMMEDIATE @q with the literal @q
+// holds in its place (obroute reads @q back from the server; a dry run's server has no
+// value), else text. Any other statement naming a variable makes the session forget it.
+func (s *checkSession) withUserVars(text string) string {
+	if m := setUserVar.FindStringSubmatch(text); m != nil {
+		if s.userVars == nil {
+			s.userVars = map[string]string{}
+		}
+		s.userVars[strings.ToLower(m[1])] = m[2]
+		return text
+	}
+	if len(s.userVars) == 0 || !strings.Contains(text, "@") {
+		return text
+	}
+	if m := prepareFromVar.FindStringSubmatch(text); m != nil {
+		if lit, ok := s.userVars[strings.ToLower(m[2])]; ok {
+			return m[1] + lit + m[3]
+		}
+		return text
+	}
+	lower := strings.ToLower(text)
+	for name := range s.userVars {
+		if strings.Contains(lower, "@"+name) {
+			delete(s.userVars, name)
+		}
+	}
+	return text
 }
 
 // typesMatter reports whether the route of e's prepared statement (as a new client session
