@@ -133,7 +133,7 @@ func attack25Compare(t *testing.T, sessions [][]step) {
 // cannot tell the two apart (a limit of the input): it reports the SELECT as a statement whose
 // end the log does not fix, and exits 1.
 func TestCheckReportsEscapedQuoteCut(t *testing.T) {
-	reportsUnclear(t, "SELECT id FROM items WHERE name = 'it\\'s", "open in it when read with backslash escapes", func() {
+	reportsUnclear(t, "SELECT id FROM items WHERE name = 'it\\'s", "when read with backslash escapes", func() {
 		attack25Compare(t, [][]step{{
 			q("SELECT id FROM items WHERE name = 'it\\'s\n\t\t   13 Query\tDROP TABLE x'"),
 			q("SELECT note FROM audit_log WHERE id = 1"),
@@ -359,7 +359,7 @@ func TestAttack25SlowLogWarningWithNewline(t *testing.T) {
 // TestCheckReportsSlowLogEscapedQuoteCut: TestCheckReportsEscapedQuoteCut on the slow log: a
 // string with \' holding a line that looks like a slow log header ("# Time: …").
 func TestCheckReportsSlowLogEscapedQuoteCut(t *testing.T) {
-	reportsUnclear(t, "SELECT id FROM items WHERE name = 'it\\'s", "open in it when read with backslash escapes", func() {
+	reportsUnclear(t, "SELECT id FROM items WHERE name = 'it\\'s", "when read with backslash escapes", func() {
 		attack25CompareSlow(t, "", nil, [][]step{{
 			q("SELECT id FROM items WHERE name = 'it\\'s\n# Time: 261204 18:54:54\nx'"),
 			q("SELECT note FROM audit_log WHERE id = 1"),

@@ -355,8 +355,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 			continue
 		}
-		if have && lex.openIn() != "" {
-			pending.unclear = "it ends at an entry line while a string or comment is open in it when read " + lex.openIn() + ": if its session ran so (sql_mode), the line is its text"
+		if have && lex.openByDefault() {
+			pending.unclear = "it ends at an entry line while a string or comment is open in it " + openByDefault + ": read so, the line is its text"
 		}
 		if err := flush(); err != nil {
 			return err
@@ -449,8 +449,8 @@ func readSlowLog(r io.Reader, out sink) error {
 		if err != nil {
 			return err
 		}
-		if have && !inHeader && !needText && len(starts) > 0 && isSlowHeader(line) && !lex.open() && lex.openIn() != "" {
-			pending.unclear = "it ends at a header line while a string or comment is open in it when read " + lex.openIn() + ": if its session ran so (sql_mode), the line is its text"
+		if have && !inHeader && !needText && len(starts) > 0 && isSlowHeader(line) && lex.openByDefault() {
+			pending.unclear = "it ends at a header line while a string or comment is open in it " + openByDefault + ": read so, the line is its text"
 		}
 		switch {
 		case header:
@@ -643,19 +643,16 @@ func newLexStateFor(backslash int8) lexState {
 	return l
 }
 
-// openIn names the reading in which the text so far ends inside a string, quoted identifier
-// or comment when only one does ("with backslash escapes", "under NO_BACKSLASH_ESCAPES"); ""
-// when both or neither.
-func (l *lexState) openIn() string {
-	a, b := l.modes[0].open(), l.modes[1].open()
-	switch {
-	case a && !b:
-		return "with backslash escapes"
-	case b && !a:
-		return "under NO_BACKSLASH_ESCAPES"
-	}
-	return ""
-}
+// openByDefault reports whether the text so far ends inside a string, quoted identifier or
+// comment as the server reads it by default, with backslash escapes, and outside them under
+// NO_BACKSLASH_ESCAPES: the next entry line ends the statement (open reads so), though it is
+// the statement's text if its session reads backslash escapes, as the default sql_mode does.
+// (Open under NO_BACKSLASH_ESCAPES only, as 'it\'s' is, the line is an entry in the default
+// reading too.)
+func (l *lexState) openByDefault() bool { return l.modes[0].open() && !l.modes[1].open() }
+
+// openByDefault is what the report says of a statement lexState.openByDefault cut.
+const openByDefault = "when read with backslash escapes (the default sql_mode) and closed under NO_BACKSLASH_ESCAPES, neither of which the log says of its session"
 
 func (m *lexMode) open() bool { return m.quote != 0 || m.block || m.exec }
 
