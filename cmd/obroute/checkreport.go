@@ -344,9 +344,6 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
 			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
 	}
-	if in.SplitSelects > 0 {
-		fmt.Fprintf(&b, "  %s split statement(s) that return rows are routed as a Query (rows merged): run with Exec, obroute refuses them (cross_backend); the log does not say which the application used\n", group(in.SplitSelects))
-	}
 	if in.Unclear > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) whose end the log does not fix: each may hold other statements of the log (then missing here) or be cut short\n", group(in.Unclear))
 		for _, u := range in.UnclearStatements {
