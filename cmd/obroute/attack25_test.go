@@ -520,6 +520,36 @@ func TestCheckFloatArgumentOnShadowColumnDependsOnTypes(t *testing.T) {
 	})
 }
 
+// TestCheckReportsDriverSessionParams: the application's go-sql-driver DSN sets a session
+// variable (time_zone='+08:00'), which the driver sends as SET at each connection; moved to
+// obroute, the parameter is in the backends' DSNs and obroute's client sessions never see a
+// SET. The general log holds the driver's SET as a statement of each connection, which nothing
+// tells apart from the application's own (a limit of the input): check counts it (forced) and
+// says, in -json and in the text report, that those SETs may be a driver's.
+func TestCheckReportsDriverSessionParams(t *testing.T) {
+	srv, generalLog, _ := checkServer(t)
+	cfgPath, _ := checkConfig(t, srv)
+	app := attack25App(t, srv, "app", "app-pw", func(mc *mysql.Config) {
+		mc.Params = map[string]string{"time_zone": "'+08:00'"}
+	})
+	c, err := app.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(context.Background(), "SELECT note FROM audit_log WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	r, _ := runCheckJSON(t, "-config", cfgPath, "-now", attack25Now, "-user", "app", generalLog)
+	if got := reportLabels(r)["SET time_zone = '+08:00'"]; r.Input.DriverSets != 1 || !maps.Equal(got, map[string]int64{"forced": 1}) {
+		t.Errorf("check counts %d driver SET statement(s), the SET %v; want 1, forced 1", r.Input.DriverSets, got)
+	}
+	_, out, _ := cli(t, "check", "-quiet", "-config", cfgPath, "-now", attack25Now, "-user", "app", generalLog)
+	if want := "1 SET statement(s) open their client sessions, as a driver sends its DSN's session parameters"; !strings.Contains(out, want) {
+		t.Errorf("the text report does not say %q:\n%s", want, out)
+	}
+}
+
 // TestCheckReportsSplitSelectByExec: the application runs a SELECT whose range spans hot and
 // cold with Exec (as database/sql allows). obroute refuses it (cross_backend: it merges the
 // rows of a Query only); the log does not say whether the application ran it with Query or

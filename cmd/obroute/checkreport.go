@@ -51,6 +51,12 @@ type checkInput struct {
 	// Query, whose rows obroute merges; run with Exec (database/sql allows it), obroute
 	// refuses them (cross_backend), and the log does not say which the application used.
 	SplitSelects int64 `json:"split_select_statements,omitempty"`
+	// DriverSets counts the SET statements of session variables that open a general log's
+	// client sessions, as a driver sends its DSN's session parameters (go-sql-driver: SET
+	// time_zone = '+08:00'): if the
+	// application's driver sent them, obroute sends them from its backends' DSNs instead and
+	// routes no such statement; check counts them (forced), as the log holds them.
+	DriverSets int64 `json:"driver_set_statements,omitempty"`
 	// ClosedIdle counts client sessions closed to stay within -max-sessions.
 	ClosedIdle int64 `json:"closed_idle_sessions,omitempty"`
 	// Ignored counts a general log's commands that are not statements, by command.
@@ -175,6 +181,7 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		in.SessionsBeforeLog += w.beforeLog
 		in.SessionsBeforeLogIDs = append(in.SessionsBeforeLogIDs, w.beforeLogIDs...)
 		in.Unclear += w.unclear
+		in.DriverSets += w.driverSets
 		in.UnclearStatements = append(in.UnclearStatements, w.unclearRows...)
 		for key, t := range w.templates {
 			m := merged[key]
@@ -343,6 +350,9 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	if in.SessionsBeforeLog > 0 {
 		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
 			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
+	}
+	if in.DriverSets > 0 {
+		fmt.Fprintf(&b, "  %s SET statement(s) open their client sessions, as a driver sends its DSN's session parameters: if the application's driver sent them, obroute sends them from its backends' DSNs and routes no such statement\n", group(in.DriverSets))
 	}
 	if in.Unclear > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) whose end the log does not fix: each may hold other statements of the log (then missing here) or be cut short\n", group(in.Unclear))

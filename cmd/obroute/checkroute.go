@@ -120,6 +120,9 @@ type checkSession struct {
 	connected bool
 	// flagged is set once the session is counted as begun before the log.
 	flagged bool
+	// started is set at its first statement that is not written as a driver's session
+	// parameter (driverSet).
+	started bool
 	last    uint64
 	// userVars are the user variables the session set to a string literal (SET @q = '…'), by
 	// lower-case name: the literal as written. A later statement naming one forgets it.
@@ -167,6 +170,7 @@ type worker struct {
 	// first maxListedSessions in unclearRows.
 	unclear     int64
 	unclearRows []unclearRow
+	driverSets  int64       // statements counted in checkInput.DriverSets
 	err         error       // the error that stopped the worker
 	failed      atomic.Bool // err is set
 }
@@ -239,6 +243,13 @@ func (w *worker) process(e *entry) error {
 		w.beforeLog++
 		if len(w.beforeLogIDs) < maxListedSessions {
 			w.beforeLogIDs = append(w.beforeLogIDs, e.session)
+		}
+	}
+	if !s.started {
+		if s.connected && driverSet.MatchString(e.text) {
+			w.driverSets += e.count
+		} else {
+			s.started = true
 		}
 	}
 	if e.errno != 0 {
@@ -349,6 +360,11 @@ var (
 	// prepareFromVar matches PREPARE name FROM @name and EXECUTE IMMEDIATE @name [USING …].
 	prepareFromVar = regexp.MustCompile(`(?is)^(\s*(?:PREPARE\s+\S+\s+FROM|EXECUTE\s+IMMEDIATE)\s+)@([a-z0-9_$.]+)(\s+USING\b.*)?\s*$`)
 )
+
+// driverSet matches a SET of session variables, as a driver sends its DSN's session
+// parameters at each connection before anything else (go-sql-driver: "SET time_zone =
+// '+08:00', …", SET NAMES for its charset); not SET TRANSACTION nor a user variable's.
+var driverSet = regexp.MustCompile(`(?i)^SET\s+(?:SESSION\s+|@@SESSION\.|@@)?(?:[a-z_][a-z0-9_]*\s*=|NAMES\s)`)
 
 // withUserVars follows the user variables the session sets to a string literal and returns
 // the text to route for text: a PREPARE … FROM @q or EXECUTE IMMEDIATE @q with the literal @q
