@@ -29,7 +29,9 @@ differ only in literal values, as obroute's parse cache groups them), the most f
 each with its count, class, backends and query level, and for a refusal its reason and how to
 rewrite the statement. Only the shard metadata is read from its backend, unless -metadata
 gives it. Exit status 1 when any statement would be refused or its route cannot be decided
-without a server (unknown, needs_values, truncated): a CI gate; or on an error.
+without a server (unknown, needs_values, truncated), or when the log does not fix where a
+statement ends (a quote left unbalanced, a sql_mode it does not say: listed): a CI gate; or on
+an error.
 
 Inputs:
   LOG              a general query log (general_log=1, log_output=FILE), a slow query log
@@ -171,7 +173,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer tuneGC()()
-	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone}
+	copts := checkOptions{user: *user, digests: *digests != "", maxSessions: *maxSessions, maxTemplate: *maxTemplates, timeZone: *timeZone, connects: in.Format == "general_log"}
 	if in.Format == "statements" {
 		*workers = 1 // one client session
 	}

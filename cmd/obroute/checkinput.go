@@ -55,6 +55,11 @@ type entry struct {
 	// args are the values of a prepared statement's placeholders (text holds the ?), read from
 	// a general log's Execute line.
 	args []driver.NamedValue
+	// unclear says why the log does not fix where the statement's text ends, "" when it
+	// does: a string or comment left open in it (an unbalanced quote) would have made the
+	// log's next entries its text, or a sql_mode check does not know would have made its
+	// text go on past the entry line that ended it.
+	unclear string
 }
 
 // inputStats are what a reader saw besides its entries.
@@ -233,11 +238,17 @@ func isLogTime(s []byte) bool {
 // connectUser reads the user of a Connect or Change user argument ("app@10.0.0.5 on shop using
 // TCP/IP"); "" when the line says something else (Access denied …).
 func connectUser(arg []byte) string {
-	at := bytes.IndexByte(arg, '@')
-	if at <= 0 || bytes.IndexByte(arg[:at], ' ') >= 0 {
+	// The user name may hold "@" (jane@corp, as PAM and LDAP users have); the host does not:
+	// the user ends at the last "@" of the first word.
+	word := arg
+	if sp := bytes.IndexByte(arg, ' '); sp >= 0 {
+		word = arg[:sp]
+	}
+	at := bytes.LastIndexByte(word, '@')
+	if at <= 0 {
 		return ""
 	}
-	return string(arg[:at])
+	return string(word[:at])
 }
 
 // readGeneralLog reads a general query log: each connection's Connect, Query, Execute (the
@@ -256,6 +267,7 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		seq     uint64
 		conns   = map[uint64]*preparedConn{}
 		lex     lexState // of text
+		entries int      // lines of text that look like entries
 	)
 	conn := func(id uint64) *preparedConn {
 		p := conns[id]
@@ -271,6 +283,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		}
 		have = false
 		pending.text = strings.TrimSpace(string(text))
+		if entries > 0 {
+			pending.unclear = fmt.Sprintf("its text holds %d line(s) that look like log entries, read as its text because a string or comment is open before them: if the application left a quote unbalanced, they are other statements", entries)
+		}
 		p := conn(pending.session)
 		switch cmd {
 		case "Prepare":
@@ -288,6 +303,12 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 		default:
 			p.query(text)
+			if m := setSQLMode.FindSubmatch(text); m != nil {
+				p.backslash = 1
+				if bytes.Contains(bytes.ToUpper(m[1]), []byte("NO_BACKSLASH_ESCAPES")) {
+					p.backslash = 2
+				}
+			}
 		}
 		if pending.text == "" {
 			return nil
@@ -322,6 +343,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			// server writes the next entry after the whole text, which ends outside strings
 			// and comments.
 			if have {
+				if ok {
+					entries++
+				}
 				text = append(append(text, '\n'), line...)
 				lex.feed([]byte{'\n'})
 				lex.feed(line)
@@ -331,6 +355,9 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 			}
 			continue
 		}
+		if have && lex.openByDefault() {
+			pending.unclear = "it ends at an entry line while a string or comment is open in it " + openByDefault + ": read so, the line is its text"
+		}
 		if err := flush(); err != nil {
 			return err
 		}
@@ -338,8 +365,8 @@ func readGeneralLog(r io.Reader, st *inputStats, out sink) error {
 		case "Query", "Execute", "Prepare":
 			seq++
 			pending, cmd = entry{kind: entryStatement, session: id, count: 1, seq: seq}, command
-			text, have = append(text[:0], arg...), true
-			lex = newLexState()
+			text, have, entries = append(text[:0], arg...), true, 0
+			lex = newLexStateFor(conn(id).backslash)
 			lex.feed(arg)
 		case "Init DB":
 			conn(id).other()
@@ -384,6 +411,8 @@ func readSlowLog(r io.Reader, out sink) error {
 		needText bool // the server's lines are read: the next line is the statement's
 		seq      uint64
 		lex      lexState // of body
+		entries  int      // lines of body that look like headers
+		warnings bool     // in the header's warnings (log_slow_verbosity=warnings)
 	)
 	flush := func() error {
 		if !have {
@@ -406,6 +435,9 @@ func readSlowLog(r io.Reader, out sink) error {
 		if onlyComments([]byte(text)) {
 			return nil
 		}
+		if entries > 0 {
+			pending.unclear = fmt.Sprintf("its text holds %d line(s) that look like slow log headers, read as its text because a string or comment is open before them: if the application left a quote unbalanced, they are other statements", entries)
+		}
 		pending.text = text
 		return out(pending)
 	}
@@ -416,6 +448,9 @@ func readSlowLog(r io.Reader, out sink) error {
 		}
 		if err != nil {
 			return err
+		}
+		if have && !inHeader && !needText && len(starts) > 0 && isSlowHeader(line) && lex.openByDefault() {
+			pending.unclear = "it ends at a header line while a string or comment is open in it " + openByDefault + ": read so, the line is its text"
 		}
 		switch {
 		case header:
@@ -428,6 +463,9 @@ func readSlowLog(r io.Reader, out sink) error {
 			// A line of the statement's text (its first, or inside one of its strings or
 			// comments) that looks like a header. (MySQL writes a command that is not a
 			// statement where the statement would be.)
+			if !needText {
+				entries++
+			}
 		case bytes.HasPrefix(line, []byte("# Time:")):
 			if err := flush(); err != nil {
 				return err
@@ -443,7 +481,7 @@ func readSlowLog(r io.Reader, out sink) error {
 			if i := bytes.Index(line, []byte(" Id:")); i >= 0 {
 				pending.session = leadingNumber(line[i+4:])
 			}
-			body, starts, have, inHeader, needText = body[:0], starts[:0], true, true, false
+			body, starts, have, inHeader, needText, entries, warnings = body[:0], starts[:0], true, true, false, 0, false
 			lex = newLexState()
 			continue
 		case have && isAdminCommand(line):
@@ -455,7 +493,15 @@ func readSlowLog(r io.Reader, out sink) error {
 				}
 			}
 			continue
+		case inHeader && warnings && !bytes.HasPrefix(line, []byte("#")) && !isSlowUse(trimCR(line)) && !isSetTimestamp(trimCR(line)):
+			// A warning's text goes on past a line end it quotes ("# Warning 1292 Truncated
+			// incorrect DECIMAL value: 'a" then "SELECT 1 FROM x'"): the server writes the
+			// statement after "SET timestamp=…;", which always comes first.
+			continue
 		case inHeader && bytes.HasPrefix(line, []byte("#")):
+			if bytes.Equal(trimCR(line), []byte("# Warnings")) {
+				warnings = true
+			}
 			// The header's lines: "# Thread_id:", "# Query_time:" …, and with
 			// log_slow_verbosity=query_plan,explain the plan's lines and a lone "#".
 			if v, ok := bytes.CutPrefix(line, []byte("# Thread_id:")); ok {
@@ -519,6 +565,8 @@ type lexState struct {
 type lexMode struct {
 	quote      byte // the quote of the string or identifier the text is in, 0 outside
 	block      bool // in a /* */ comment
+	blockN     int  // bytes of the comment read
+	exec       bool // in a /*! */ or /*M! */ comment, whose text the server runs as SQL
 	line       bool // in a comment to the line's end
 	esc        bool // after a backslash in a string
 	backslash  bool // backslashes escape in strings
@@ -549,9 +597,15 @@ func (m *lexMode) feed(b []byte) {
 				m.quote = 0 // a doubled quote opens it again at once
 			}
 		case m.block:
-			if m.prev == '*' && c == '/' {
+			m.blockN++
+			switch {
+			case m.prev == '*' && c == '/':
 				m.block = false
 				c = 0 // "*/*" does not open another
+			case c == '!' && (m.blockN == 1 || m.blockN == 2 && m.prev == 'M'):
+				// /*! and /*M!: the server reads the comment's text as SQL, strings
+				// included (a string in it may hold "*/").
+				m.block, m.exec = false, true
 			}
 		case m.line:
 			if c == '\n' {
@@ -559,17 +613,48 @@ func (m *lexMode) feed(b []byte) {
 			}
 		case c == '\'' || c == '"' || c == '`':
 			m.quote = c
+		case m.exec && m.prev == '*' && c == '/':
+			m.exec = false
+			c = 0
 		case c == '*' && m.prev == '/':
-			m.block = true
+			m.block, m.blockN = true, 0
 			c = 0
 		case c == '#':
 			m.line = true
-		case (c == ' ' || c == '\t') && m.prev == '-' && m.prv2 == '-':
+		case c <= ' ' && c != '\n' && m.prev == '-' && m.prv2 == '-':
+			// "--" then a space or a control character (MariaDB's my_isspace and
+			// my_iscntrl): a comment to the line's end.
 			m.line = true
 		}
 		m.prv2, m.prev = m.prev, c
 	}
 }
+
+// newLexStateFor is newLexState for a session whose sql_mode is known: backslash 1, strings
+// with backslash escapes; 2, under NO_BACKSLASH_ESCAPES; 0, not known (both readings).
+func newLexStateFor(backslash int8) lexState {
+	l := newLexState()
+	switch backslash {
+	case 1:
+		l.modes[1] = l.modes[0]
+	case 2:
+		l.modes[0] = l.modes[1]
+	}
+	return l
+}
+
+// openByDefault reports whether the text so far ends inside a string, quoted identifier or
+// comment as the server reads it by default, with backslash escapes, and outside them under
+// NO_BACKSLASH_ESCAPES: the next entry line ends the statement (open reads so), though it is
+// the statement's text if its session reads backslash escapes, as the default sql_mode does.
+// (Open under NO_BACKSLASH_ESCAPES only, as 'it\'s' is, the line is an entry in the default
+// reading too.)
+func (l *lexState) openByDefault() bool { return l.modes[0].open() && !l.modes[1].open() }
+
+// openByDefault is what the report says of a statement lexState.openByDefault cut.
+const openByDefault = "when read with backslash escapes (the default sql_mode) and closed under NO_BACKSLASH_ESCAPES, neither of which the log says of its session"
+
+func (m *lexMode) open() bool { return m.quote != 0 || m.block || m.exec }
 
 // open reports whether the text so far ends inside a string, quoted identifier or comment in
 // both readings: then the server has not logged the whole statement yet, and a line after it
@@ -577,12 +662,16 @@ func (m *lexMode) feed(b []byte) {
 // next entry line.)
 func (l *lexState) open() bool {
 	for _, m := range l.modes {
-		if m.quote == 0 && !m.block {
+		if !m.open() {
 			return false
 		}
 	}
 	return true
 }
+
+// setSQLMode matches a SET of the session's sql_mode to a literal (SET sql_mode = '…', SET
+// SESSION sql_mode = …, SET @@sql_mode = …), as its only assignment.
+var setSQLMode = regexp.MustCompile(`(?i)^\s*SET\s+(?:SESSION\s+|@@(?:SESSION\.)?|LOCAL\s+|@@LOCAL\.)?sql_mode\s*=\s*'([^'\\]*)'\s*$`)
 
 // slowLine returns line i of a slow log entry's body, without its line end.
 func slowLine(body []byte, starts []int, i int) []byte {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"database/sql/driver"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +19,7 @@ import (
 
 // maxPrepared bounds the binary-protocol statements followed per connection: the log does not
 // say which statement a Close stmt line closes.
-const maxPrepared = 32
+const maxPrepared = 256
 
 // expectation is what the Query line before a Prepare or Execute line announced.
 type expectation uint8
@@ -31,12 +33,20 @@ const (
 
 // preparedConn is what one connection of a general log prepared.
 type preparedConn struct {
-	fromStart bool              // its Connect line was read: it prepared nothing before the log
+	fromStart bool // its Connect line was read: it prepared nothing before the log
+	// backslash is how its strings are read, as the last SET sql_mode of the log set it: 1
+	// with backslash escapes, 2 under NO_BACKSLASH_ESCAPES, 0 not known (newLexStateFor).
+	backslash int8
 	named     map[string]string // SQL PREPAREd statements by lower-case name: their text
 	binary    []string          // texts of the binary-protocol statements, the latest last
 	expect    expectation
 	name      string // for expectPrepare: the name PREPARE gives ("" for EXECUTE IMMEDIATE)
 	text      string // for expectExecute: the text the Execute line runs
+	// from are, for expectPrepare, the texts the Prepare line may hold when the statement
+	// gives a string literal (its value read with backslash escapes, and without); nil when
+	// it gives something else (@q, CONCAT(…)). A Prepare line of another text is a
+	// binary-protocol statement's: the server prepared nothing, it wrote no Prepare line.
+	from []string
 }
 
 // query reads a Query line of the connection (an SQL statement it sent).
@@ -50,12 +60,16 @@ func (p *preparedConn) query(text []byte) {
 	case verb == "prepare":
 		// A statement of that name is deallocated first, even when the new one fails.
 		delete(p.named, name)
-		p.expect, p.name = expectPrepare, name
+		p.expect, p.name, p.from = expectPrepare, name, preparedFrom(text)
 	case verb == "execute" && strings.EqualFold(words[1], "immediate"): // `immediate` is a name
-		p.expect, p.name = expectPrepare, ""
+		p.expect, p.name, p.from = expectPrepare, "", preparedFrom(text)
 	case verb == "execute":
 		if t, ok := p.named[name]; ok {
 			p.expect, p.text = expectExecute, t
+			if placeholders(t) > 0 && !usingClause.Match(text) {
+				// The server refuses an EXECUTE without values for the ?: no Execute line.
+				p.expect = expectNothing
+			}
 		} else if !p.fromStart {
 			p.expect = expectAnyExecute
 		} // else the EXECUTE fails (an unknown prepared statement): no Execute line
@@ -67,6 +81,9 @@ func (p *preparedConn) query(text []byte) {
 // prepare reads a Prepare line: of an SQL PREPARE or EXECUTE IMMEDIATE after their Query
 // line, else of a binary-protocol statement.
 func (p *preparedConn) prepare(text string) {
+	if p.expect == expectPrepare && p.from != nil && !slices.Contains(p.from, text) {
+		p.expect = expectNothing // the SQL statement failed: this is a binary-protocol one
+	}
 	if p.expect == expectPrepare {
 		if p.name == "" {
 			p.expect, p.text = expectExecute, text
@@ -107,11 +124,52 @@ func (p *preparedConn) execute(ran string) (sqlExecute bool, prepared string, ar
 		}
 	}
 	for i := len(p.binary) - 1; i >= 0; i-- {
-		if args, ok := bindExecute(p.binary[i], ran); ok {
+		if args, ok := bindExecute(p.binary[i], ran); ok && !slices.ContainsFunc(args, isLogDefault) {
 			return false, p.binary[i], args
 		}
 	}
 	return false, "", nil
+}
+
+// preparedStatement matches the start of PREPARE name FROM and EXECUTE IMMEDIATE, up to the
+// text they prepare.
+var preparedStatement = regexp.MustCompile(`(?is)^(?:prepare\s+(?:` + "`[^`]*`" + `|\S+)\s+from|execute\s+immediate)\s*`)
+
+// usingClause matches the USING of an EXECUTE.
+var usingClause = regexp.MustCompile(`(?i)\busing\b`)
+
+// preparedFrom returns the texts a PREPARE or EXECUTE IMMEDIATE prepares when it gives them
+// as a string literal (read with backslash escapes, and without), else nil.
+func preparedFrom(text []byte) []string {
+	s := string(text)
+	s = s[hint.StatementStart(s):]
+	m := preparedStatement.FindStringIndex(s)
+	if m == nil {
+		return nil
+	}
+	s = s[m[1]:]
+	var from []string
+	for _, backslash := range []bool{true, false} {
+		if v, _, ok := readLogLiteral(s, backslash); ok {
+			if t, ok := v.(string); ok && s[0] == '\'' {
+				from = append(from, strings.TrimSpace(t))
+			}
+		}
+	}
+	return from
+}
+
+// placeholders counts the ? of a prepared statement's text, outside strings and comments.
+func placeholders(text string) int {
+	m := lexMode{backslash: true}
+	n := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '?' && m.quote == 0 && !m.block && !m.line {
+			n++
+		}
+		m.feed([]byte{text[i]})
+	}
+	return n
 }
 
 // other reads any other line of the connection.
@@ -177,6 +235,14 @@ func readLogLiteral(s string, backslash bool) (v driver.Value, n int, ok bool) {
 	switch {
 	case strings.HasPrefix(s, "NULL"):
 		return nil, 4, true
+	case strings.HasPrefix(s, "DEFAULT"):
+		// EXECUTE … USING DEFAULT: the column's default (an SQL EXECUTE's line only).
+		return logDefault{}, len("DEFAULT"), true
+	case strings.HasPrefix(s, "TIMESTAMP'"), strings.HasPrefix(s, "DATE'"), strings.HasPrefix(s, "TIME'"):
+		// A time value of an SQL EXECUTE … USING (NOW(), DATE'…'), written as a typed literal.
+		q := strings.IndexByte(s, '\'')
+		v, n, ok := readLogLiteral(s[q:], backslash)
+		return v, q + n, ok
 	case s != "" && s[0] == '\'':
 		var b strings.Builder
 		for i := 1; i < len(s); i++ {
@@ -229,6 +295,11 @@ func readLogLiteral(s string, backslash bool) (v driver.Value, n int, ok bool) {
 	}
 	return s[:i], i, true
 }
+
+// logDefault is the value DEFAULT of an Execute line.
+type logDefault struct{}
+
+func isLogDefault(v driver.NamedValue) bool { _, ok := v.Value.(logDefault); return ok }
 
 // unescape is the byte a backslash escape stands for in a MariaDB string.
 func unescape(c byte) byte {

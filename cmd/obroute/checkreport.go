@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // checkReport is what `obroute check` prints: as text, or as JSON with -json.
@@ -32,6 +35,28 @@ type checkInput struct {
 	Templates      int    `json:"templates"`
 	// OtherUsers counts the statements of client sessions left out by -user.
 	OtherUsers int64 `json:"other_users_statements,omitempty"`
+	// SessionsBeforeLog counts the connections of a general log whose Connect line is not in
+	// it: they began before the log, and what they did then (a transaction open, SET, a
+	// temporary table, a PREPARE) is not known; their statements are routed as those of a
+	// new client session. SessionsBeforeLogIDs are the first 20 of their connection ids.
+	SessionsBeforeLog    int64    `json:"sessions_before_log,omitempty"`
+	SessionsBeforeLogIDs []uint64 `json:"sessions_before_log_ids,omitempty"`
+	// Unclear counts the statements of a log whose text's end the log does not fix (a string
+	// or comment left open in it: an unbalanced quote, or a sql_mode check does not know);
+	// UnclearStatements are the first 20, in input order. Such a statement may hold other
+	// statements of the log (then missing from the report), or be cut short.
+	Unclear           int64        `json:"unclear_statements,omitempty"`
+	UnclearStatements []unclearRow `json:"unclear,omitempty"`
+	// SplitSelects counts the split statements that return rows (a SELECT …): routed as a
+	// Query, whose rows obroute merges; run with Exec (database/sql allows it), obroute
+	// refuses them (cross_backend), and the log does not say which the application used.
+	SplitSelects int64 `json:"split_select_statements,omitempty"`
+	// DriverSets counts the SET statements of session variables that open a general log's
+	// client sessions, as a driver sends its DSN's session parameters (go-sql-driver: SET
+	// time_zone = '+08:00'): if the
+	// application's driver sent them, obroute sends them from its backends' DSNs instead and
+	// routes no such statement; check counts them (forced), as the log holds them.
+	DriverSets int64 `json:"driver_set_statements,omitempty"`
 	// ClosedIdle counts client sessions closed to stay within -max-sessions.
 	ClosedIdle int64 `json:"closed_idle_sessions,omitempty"`
 	// Ignored counts a general log's commands that are not statements, by command.
@@ -41,6 +66,17 @@ type checkInput struct {
 	OtherTemplates int64   `json:"other_templates_statements,omitempty"`
 	Seconds        float64 `json:"seconds"`
 }
+
+// unclearRow is a statement whose text's end the log does not fix.
+type unclearRow struct {
+	Seq        uint64 `json:"seq"` // its position among the log's statements and connections
+	Connection uint64 `json:"connection"`
+	Statement  string `json:"statement"` // its first 100 characters, on one line
+	Why        string `json:"why"`
+}
+
+// shortText is a statement's first 100 characters, on one line.
+func shortText(s string) string { return oneLine(s, false) }
 
 // classCount is one line of the summary.
 type classCount struct {
@@ -55,6 +91,44 @@ type templateRow struct {
 	Template string       `json:"template"`
 	Count    int64        `json:"count"`
 	Outcomes []outcomeRow `json:"outcomes"`
+}
+
+// templateJSON is a templateRow as JSON: a template that is not UTF-8 (a latin1 string or
+// comment) also as base64 in template_base64, its exact bytes, since a JSON string writes
+// each byte that is not UTF-8 as U+FFFD.
+type templateJSON struct {
+	Template       string       `json:"template"`
+	TemplateBase64 []byte       `json:"template_base64,omitempty"`
+	Count          int64        `json:"count"`
+	Outcomes       []outcomeRow `json:"outcomes"`
+}
+
+// MarshalJSON writes the row, its template's bytes in template_base64 when it is not UTF-8.
+func (t templateRow) MarshalJSON() ([]byte, error) {
+	j := templateJSON{Template: t.Template, Count: t.Count, Outcomes: t.Outcomes}
+	if !utf8.ValidString(t.Template) {
+		j.TemplateBase64 = []byte(t.Template)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as writeJSON: a template's < and & as they are
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// UnmarshalJSON reads a row MarshalJSON wrote.
+func (t *templateRow) UnmarshalJSON(b []byte) error {
+	var j templateJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = templateRow{Template: j.Template, Count: j.Count, Outcomes: j.Outcomes}
+	if j.TemplateBase64 != nil {
+		t.Template = string(j.TemplateBase64)
+	}
+	return nil
 }
 
 // outcomeRow is the statements of a template with one outcome.
@@ -76,7 +150,7 @@ type outcomeRow struct {
 
 // classOrder is the order of the summary's classes.
 var classOrder = []string{"default", classStatic, "forced", "cached", "hot_only", "split", "cold_only", "shadow",
-	classSession, classServerError, classUnknown, classNeedsValues, classTruncated, classRefused}
+	classSession, classServerError, classUnknown, classNeedsValues, classArgTypes, classTruncated, classRefused}
 
 // classNotes explain the classes in the text summary.
 var classNotes = map[string]string{
@@ -93,6 +167,7 @@ var classNotes = map[string]string{
 	classUnknown:     "after a SET of a value only a server computes: the session's state is unknown",
 	classNeedsValues: "the route depends on the values the digest replaced by ?",
 	classTruncated:   "digest text cut short by performance_schema_max_digest_length",
+	classArgTypes:    "the route depends on argument types the log's Execute line does not keep",
 	classRefused:     "refused by obroute",
 }
 
@@ -103,6 +178,11 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		in.OtherUsers += w.skipped
 		in.ClosedIdle += w.evicted
 		in.ClientSessions += w.clients
+		in.SessionsBeforeLog += w.beforeLog
+		in.SessionsBeforeLogIDs = append(in.SessionsBeforeLogIDs, w.beforeLogIDs...)
+		in.Unclear += w.unclear
+		in.DriverSets += w.driverSets
+		in.UnclearStatements = append(in.UnclearStatements, w.unclearRows...)
 		for key, t := range w.templates {
 			m := merged[key]
 			if m == nil {
@@ -114,6 +194,10 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 			}
 		}
 	}
+	slices.Sort(in.SessionsBeforeLogIDs)
+	in.SessionsBeforeLogIDs = in.SessionsBeforeLogIDs[:min(len(in.SessionsBeforeLogIDs), maxListedSessions)]
+	slices.SortFunc(in.UnclearStatements, func(a, b unclearRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	in.UnclearStatements = in.UnclearStatements[:min(len(in.UnclearStatements), maxListedSessions)]
 	r := checkReport{Input: in}
 	classes := map[string]*classCount{}
 	reasons := map[string]*classCount{}
@@ -152,6 +236,9 @@ func buildReport(in checkInput, workers []*worker, elapsed time.Duration) checkR
 		}
 		row := templateRow{Template: key, Count: t.count}
 		for _, o := range t.outcomes {
+			if o.class == "split" && !returnsNoRows(key) {
+				r.Input.SplitSelects += o.count
+			}
 			or := outcomeRow{Class: o.class, Count: o.count, Rule: o.rule, Level: o.level, Reason: o.reason, RoutedClass: o.routed}
 			if o.backends != "" {
 				or.Backends = strings.Split(o.backends, ",")
@@ -202,10 +289,10 @@ func (r *checkReport) refused() (statements int64, templates int) {
 }
 
 // undecidedClasses are the classes of statements whose route check cannot tell.
-var undecidedClasses = map[string]bool{classUnknown: true, classNeedsValues: true, classTruncated: true}
+var undecidedClasses = map[string]bool{classUnknown: true, classNeedsValues: true, classTruncated: true, classArgTypes: true}
 
 // undecided returns the statements and templates whose route check cannot tell: unknown,
-// needs_values, truncated.
+// needs_values, truncated, arg_types.
 func (r *checkReport) undecided() (statements int64, templates int) {
 	for _, c := range r.Classes {
 		if undecidedClasses[c.Class] {
@@ -216,14 +303,18 @@ func (r *checkReport) undecided() (statements int64, templates int) {
 }
 
 // verdict is the sentence that ends a report whose exit status is 1: the statements that would
-// be refused and those whose route check cannot tell; "" when there are none.
+// be refused, those whose route check cannot tell, and those whose end the log does not fix;
+// "" when there are none.
 func (r *checkReport) verdict() string {
 	var parts []string
 	if n, k := r.refused(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) would be refused", group(n), group(int64(k))))
 	}
 	if n, k := r.undecided(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, truncated)", group(n), group(int64(k))))
+		parts = append(parts, fmt.Sprintf("%s statement(s) of %s template(s) cannot be decided without a server (unknown, needs_values, arg_types, truncated)", group(n), group(int64(k))))
+	}
+	if n := r.Input.Unclear; n > 0 {
+		parts = append(parts, fmt.Sprintf("%s statement(s) of the log have an end the log does not fix (listed above): the statements they may hold are not checked", group(n)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -255,6 +346,22 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	}
 	if in.OtherUsers > 0 {
 		fmt.Fprintf(&b, "  %s statement(s) left out by -user (of other users, or of client sessions whose Connect is not in the log)\n", group(in.OtherUsers))
+	}
+	if in.SessionsBeforeLog > 0 {
+		fmt.Fprintf(&b, "  %s client session(s) began before the log (no Connect line: connection %s): what they did before it (a transaction, SET, a temporary table, PREPARE) is not known; their statements are routed as a new client session's and may route otherwise\n",
+			group(in.SessionsBeforeLog), idList(in.SessionsBeforeLogIDs, in.SessionsBeforeLog))
+	}
+	if in.DriverSets > 0 {
+		fmt.Fprintf(&b, "  %s SET statement(s) open their client sessions, as a driver sends its DSN's session parameters: if the application's driver sent them, obroute sends them from its backends' DSNs and routes no such statement\n", group(in.DriverSets))
+	}
+	if in.Unclear > 0 {
+		fmt.Fprintf(&b, "  %s statement(s) whose end the log does not fix: each may hold other statements of the log (then missing here) or be cut short\n", group(in.Unclear))
+		for _, u := range in.UnclearStatements {
+			fmt.Fprintf(&b, "    statement %d of connection %d: %s\n      %s\n", u.Seq, u.Connection, u.Statement, u.Why)
+		}
+		if int64(len(in.UnclearStatements)) < in.Unclear {
+			b.WriteString("    … (the first 20 listed)\n")
+		}
 	}
 	if len(in.Ignored) > 0 {
 		names := make([]string, 0, len(in.Ignored))
@@ -321,6 +428,19 @@ func (r *checkReport) writeText(w io.Writer, top int, wide bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// idList writes connection ids, "…" after them when they are the first of n.
+func idList(ids []uint64, n int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatUint(id, 10)
+	}
+	s := strings.Join(parts, ", ")
+	if int64(len(ids)) < n {
+		s += ", …"
+	}
+	return s
 }
 
 // oneLine writes a template on one line, shortened to 100 characters unless wide.

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -32,7 +33,9 @@ import (
 // unknown (a statement of a client session whose state
 // depends on a value only a server computes: connector.ErrDryRunUnknown), and for digests,
 // needs_values (the route depends on the values performance_schema replaced by ?) and
-// truncated (a digest text cut short).
+// truncated (a digest text cut short); arg_types (a prepared statement of a general log
+// whose route depends on its arguments' types, which the log's Execute line does not keep:
+// a bool is written 1, a float 0.5, a []byte as a string).
 const (
 	classStatic      = "static"
 	classSession     = "session"
@@ -41,6 +44,7 @@ const (
 	classTruncated   = "truncated"
 	classUnknown     = "unknown"
 	classServerError = "server_error"
+	classArgTypes    = "arg_types"
 )
 
 // errDeadlock is InnoDB's ER_LOCK_DEADLOCK, with which the server rolls back the whole
@@ -112,7 +116,17 @@ type checkSession struct {
 	conn  driver.Conn // opened at its first statement
 	user  string
 	known bool // user is known (a Connect line, or the slow log's header)
-	last  uint64
+	// connected is set when the session's Connect line was read (a general log).
+	connected bool
+	// flagged is set once the session is counted as begun before the log.
+	flagged bool
+	// started is set at its first statement that is not written as a driver's session
+	// parameter (driverSet).
+	started bool
+	last    uint64
+	// userVars are the user variables the session set to a string literal (SET @q = '…'), by
+	// lower-case name: the literal as written. A later statement naming one forgets it.
+	userVars map[string]string
 	// unknown is the error of the statement after which the session's state is unknown
 	// (connector.ErrDryRunUnknown): its statements are not routed from then on.
 	unknown string
@@ -125,7 +139,11 @@ type checkOptions struct {
 	maxSessions int    // open client sessions per worker, at most
 	maxTemplate int    // distinct templates kept in the table, at most
 	timeZone    string // -time-zone: each client session starts with SET time_zone to it
+	connects    bool   // the input writes each connection's start (a general log's Connect)
 }
+
+// maxListedSessions bounds the connection ids the report lists.
+const maxListedSessions = 20
 
 // worker routes the statements of its client sessions.
 type worker struct {
@@ -144,8 +162,17 @@ type worker struct {
 	skipped    int64        // statements of other users' sessions (-user)
 	evicted    int64        // client sessions closed to stay within maxSessions
 	clients    int64        // client sessions opened
-	err        error        // the error that stopped the worker
-	failed     atomic.Bool  // err is set
+	// beforeLog counts the client sessions whose Connect is not in the log (the first
+	// maxListedSessions ids in beforeLogIDs).
+	beforeLog    int64
+	beforeLogIDs []uint64
+	// unclear counts the statements whose end the log does not fix (entry.unclear), the
+	// first maxListedSessions in unclearRows.
+	unclear     int64
+	unclearRows []unclearRow
+	driverSets  int64       // statements counted in checkInput.DriverSets
+	err         error       // the error that stopped the worker
+	failed      atomic.Bool // err is set
 }
 
 func newWorker(ctx context.Context, c *connector.Connector, opts checkOptions) *worker {
@@ -181,12 +208,19 @@ func (w *worker) process(e *entry) error {
 	switch e.kind {
 	case entryConnect:
 		w.close(e.session)
-		w.sessions[e.session] = &checkSession{user: e.user, known: true, last: e.seq}
+		w.sessions[e.session] = &checkSession{user: e.user, known: true, connected: true, last: e.seq}
 		w.bound()
 		return nil
 	case entryQuit:
 		w.close(e.session)
 		return nil
+	}
+	if e.unclear != "" {
+		// Whatever its user: the statements it may hold are any user's.
+		w.unclear++
+		if len(w.unclearRows) < maxListedSessions {
+			w.unclearRows = append(w.unclearRows, unclearRow{Seq: e.seq, Connection: e.session, Statement: shortText(e.text), Why: e.unclear})
+		}
 	}
 	s := w.sessions[e.session]
 	if s == nil {
@@ -201,6 +235,22 @@ func (w *worker) process(e *entry) error {
 	if w.opts.user != "" && (!s.known || s.user != w.opts.user) {
 		w.skipped += e.count
 		return nil
+	}
+	if w.opts.connects && !s.connected && !s.flagged {
+		// A connection whose Connect line is not in the log began before it: what it did
+		// then (a transaction, SET, a temporary table) is not known.
+		s.flagged = true
+		w.beforeLog++
+		if len(w.beforeLogIDs) < maxListedSessions {
+			w.beforeLogIDs = append(w.beforeLogIDs, e.session)
+		}
+	}
+	if !s.started {
+		if s.connected && driverSet.MatchString(e.text) {
+			w.driverSets += e.count
+		} else {
+			s.started = true
+		}
 	}
 	if e.errno != 0 {
 		w.count(e.text, outcome{class: classServerError, reason: "errno_" + strconv.FormatUint(e.errno, 10)}, e, "")
@@ -240,13 +290,15 @@ func (w *worker) process(e *entry) error {
 
 // route runs e's statement on s's client session and counts its outcome under its template.
 func (w *worker) route(s *checkSession, e *entry) error {
+	typed := len(e.args) > 0 && w.typesMatter(e)
+	run := s.withUserVars(e.text)
 	w.rec.got = false
 	var err error
-	if returnsNoRows(e.text) {
-		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, e.text, e.args)
+	if returnsNoRows(run) {
+		_, err = s.conn.(driver.ExecerContext).ExecContext(w.ctx, run, e.args)
 	} else {
 		var rows driver.Rows
-		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, e.text, e.args); err == nil {
+		if rows, err = s.conn.(driver.QueryerContext).QueryContext(w.ctx, run, e.args); err == nil {
 			rows.Close()
 		}
 	}
@@ -282,6 +334,14 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	default:
 		o.class = classSession
 	}
+	if run != e.text && text == run {
+		// The statement as the application sent it, as obroute sees it (an EXECUTE
+		// IMMEDIATE's route is that of the statement it runs, named in the event).
+		text = e.text
+	}
+	if typed && o.class != classUnknown {
+		o, msg = outcome{class: classArgTypes}, "the route depends on the types of the arguments, which the log's Execute line does not keep (a bool is written 1 or 0, a float64 0.5, a []byte '…'): obroute may route it otherwise or refuse it"
+	}
 	if w.opts.digests {
 		switch {
 		case e.truncated:
@@ -292,6 +352,92 @@ func (w *worker) route(s *checkSession, e *entry) error {
 	}
 	w.count(text, o, e, msg)
 	return nil
+}
+
+var (
+	// setUserVar matches SET @name = 'a string literal', the only assignment.
+	setUserVar = regexp.MustCompile(`(?is)^\s*SET\s+@([a-z0-9_$.]+)\s*:?=\s*('(?:[^'\\]|\\.|'')*')\s*$`)
+	// prepareFromVar matches PREPARE name FROM @name and EXECUTE IMMEDIATE @name [USING …].
+	prepareFromVar = regexp.MustCompile(`(?is)^(\s*(?:PREPARE\s+\S+\s+FROM|EXECUTE\s+IMMEDIATE)\s+)@([a-z0-9_$.]+)(\s+USING\b.*)?\s*$`)
+)
+
+// driverSet matches a SET of session variables, as a driver sends its DSN's session
+// parameters at each connection before anything else (go-sql-driver: "SET time_zone =
+// '+08:00', …", SET NAMES for its charset); not SET TRANSACTION nor a user variable's.
+var driverSet = regexp.MustCompile(`(?i)^SET\s+(?:SESSION\s+|@@SESSION\.|@@)?(?:[a-z_][a-z0-9_]*\s*=|NAMES\s)`)
+
+// withUserVars follows the user variables the session sets to a string literal and returns
+// the text to route for text: a PREPARE … FROM @q or EXECUTE IMMEDIATE @q with the literal @q
+// holds in its place (obroute reads @q back from the server; a dry run's server has no
+// value), else text. Any other statement naming a variable makes the session forget it.
+func (s *checkSession) withUserVars(text string) string {
+	if m := setUserVar.FindStringSubmatch(text); m != nil {
+		if s.userVars == nil {
+			s.userVars = map[string]string{}
+		}
+		s.userVars[strings.ToLower(m[1])] = m[2]
+		return text
+	}
+	if len(s.userVars) == 0 || !strings.Contains(text, "@") {
+		return text
+	}
+	if m := prepareFromVar.FindStringSubmatch(text); m != nil {
+		if lit, ok := s.userVars[strings.ToLower(m[2])]; ok {
+			return m[1] + lit + m[3]
+		}
+		return text
+	}
+	lower := strings.ToLower(text)
+	for name := range s.userVars {
+		if strings.Contains(lower, "@"+name) {
+			delete(s.userVars, name)
+		}
+	}
+	return text
+}
+
+// typesMatter reports whether the route of e's prepared statement (as a new client session
+// would route it: connector.Explain) changes when its arguments have the other types the
+// log writes the same way: a 1 or 0 a bool, an integer a float64, a number that is not an
+// integer a float64, a string a []byte.
+func (w *worker) typesMatter(e *entry) bool {
+	explain := func(args []any) string {
+		plan, err := w.c.Explain(w.ctx, e.text, args...)
+		if err != nil {
+			return "refused:" + routing.RefusalReason(err)
+		}
+		return plan.Class + "|" + strings.Join(plan.Backends, ",") + "|" + strconv.FormatBool(plan.Static)
+	}
+	base := make([]any, len(e.args))
+	for i, a := range e.args {
+		base[i] = a.Value
+	}
+	want := explain(base)
+	for alt := range 3 {
+		args, changed := make([]any, len(base)), false
+		for i, v := range base {
+			args[i] = v
+			switch v := v.(type) {
+			case int64:
+				switch {
+				case alt == 0 && (v == 0 || v == 1):
+					args[i], changed = v == 1, true
+				case alt == 1:
+					args[i], changed = float64(v), true
+				}
+			case string:
+				if f, err := strconv.ParseFloat(v, 64); alt == 1 && err == nil && strings.ContainsAny(v, ".eE") {
+					args[i], changed = f, true
+				} else if alt == 2 {
+					args[i], changed = []byte(v), true
+				}
+			}
+		}
+		if changed && explain(args) != want {
+			return true
+		}
+	}
+	return false
 }
 
 // count counts e's statement, of text, under its template with outcome o (msg: its error).
