@@ -133,3 +133,19 @@ func TestAttack22bClockTypes(t *testing.T) {
 		conn.Close()
 	}
 }
+
+// TestAttack22bHavingIntegerBeyondBigint: HAVING compares a merged aggregate with an integer
+// beyond BIGINT (BIT_AND's all ones, 18446744073709551615, the value of a group whose x is all
+// NULL; a bound past the signed range) as one server does, but =, <, > … read only integers of
+// int64 and refuse the statement with "HAVING literal 18446744073709551615 cannot be compared
+// after merging; write it as a decimal number": it is one, the README's table names no such
+// refusal, and the same number is accepted in IN and BETWEEN (numberBound).
+func TestAttack22bHavingIntegerBeyondBigint(t *testing.T) {
+	c := newGroupedCluster(t, testSeed(t), 1500)
+	c.runGrouped(t, []groupedCase{
+		{"SELECT user_id, BIT_AND(IF(qty IS NULL, NULL, 1)) AS b" + groupedWhere + " GROUP BY user_id HAVING b = 18446744073709551615", true},
+		{"SELECT k, BIT_OR(qty - 5) AS b" + groupedWhere + " GROUP BY k HAVING b >= 18446744073709551615", true},
+		{"SELECT qty, COUNT(*)" + groupedWhere + " GROUP BY qty HAVING COUNT(*) < 9223372036854775808", true},
+		{"SELECT qty, SUM(amount)" + groupedWhere + " GROUP BY qty HAVING SUM(amount) > -99999999999999999999", true},
+	})
+}
