@@ -27,8 +27,8 @@ func TestAttack22HavingBetweenDoubleBound(t *testing.T) {
 		fmt.Sprintf("SELECT qty, COUNT(*)%s GROUP BY qty HAVING COUNT(*) BETWEEN %d.0000000000000000001 AND 1e9", groupedWhere, n),
 		fmt.Sprintf("SELECT qty, COUNT(*)%s GROUP BY qty HAVING COUNT(*) NOT BETWEEN %d.0000000000000000001 AND 1e9", groupedWhere, n),
 		fmt.Sprintf("SELECT qty, COUNT(*) AS c%s GROUP BY qty HAVING c BETWEEN 1e0 AND %d.9999999999999999999", groupedWhere, n-1),
-		// AVG(qty) and BIT_OR(qty) of a qty group are qty: the group qty = 3 is kept by one server.
-		"SELECT qty, AVG(qty)" + groupedWhere + " GROUP BY qty HAVING AVG(qty) BETWEEN 3.0000000000000000001 AND 1e9",
+		// BIT_OR(qty) of a qty group is qty: the group qty = 3 is kept by one server. (AVG here is
+		// refused: TestAttack22bHavingAvgHiddenDigits.)
 		"SELECT qty, BIT_OR(qty)" + groupedWhere + " GROUP BY qty HAVING BIT_OR(qty) BETWEEN 3.0000000000000000001 AND 1e9",
 	}
 	var gc []groupedCase
@@ -45,7 +45,7 @@ func TestAttack22HavingNegativeBounds(t *testing.T) {
 	c := newGroupedCluster(t, testSeed(t), 1500)
 	c.runGrouped(t, []groupedCase{
 		{"SELECT qty, SUM(amount)" + groupedWhere + " GROUP BY qty HAVING SUM(amount) BETWEEN -1e4 AND 1e9", true},
-		{"SELECT qty, AVG(amount)" + groupedWhere + " GROUP BY qty HAVING AVG(amount) NOT BETWEEN -0.5 AND 420.5", true},
+		{"SELECT qty, SUM(amount)" + groupedWhere + " GROUP BY qty HAVING SUM(amount) NOT BETWEEN -0.5 AND 420.5", true},
 		{"SELECT qty, COUNT(*)" + groupedWhere + " GROUP BY qty HAVING COUNT(*) BETWEEN -(1) AND 1e9", true},
 		{"SELECT qty, SUM(amount)" + groupedWhere + " GROUP BY qty HAVING SUM(amount) NOT IN (-0.5, -1e1)", true},
 	})

@@ -99,6 +99,21 @@ func (p *mergePlanner) groupByDistinct() {
 	p.spec.EmptyGroup = len(p.sel.GroupBy) == 0
 }
 
+// constantOverNoRows refuses a select item reading no column next to a DISTINCT aggregate
+// without GROUP BY: over no rows the merge makes the one row of aggregates itself, and has no
+// value for the item.
+func (p *mergePlanner) constantOverNoRows() error {
+	if p.distinctCols == nil || len(p.sel.GroupBy) > 0 {
+		return nil
+	}
+	for _, se := range p.sel.SelectExprs {
+		if ae, ok := se.(*sqlparser.AliasedExpr); ok && !containsAggregate(ae.Expr) && isConstant(ae.Expr) {
+			return notMergeable("the select item %s next to a DISTINCT aggregate without GROUP BY: over no rows the merge makes the row of aggregates and has no value for it; select it in the application, or narrow the range to one table", nodeText(ae.Expr))
+		}
+	}
+	return nil
+}
+
 // checkDistinctLists returns the arguments of the statement's COUNT, SUM or AVG (DISTINCT …),
 // and refuses DISTINCT aggregates of several lists of them, the shard key's included: grouping
 // the sub-queries by one list would make the others' partial counts overlap.

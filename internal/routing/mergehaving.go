@@ -47,6 +47,9 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 		if !ok {
 			return nil, notMergeable("HAVING %s: only =, <>, <, <=, >, >=, <=> comparisons of COUNT, SUM or AVG can be applied after merging; select the aggregate and filter in the application", nodeText(x))
 		}
+		if (isDouble(x.Left) && p.innerDigits(x.Right)) || (isDouble(x.Right) && p.innerDigits(x.Left)) {
+			return nil, p.innerDigitsRefusal(x)
+		}
 		a, err := p.operand(x.Left)
 		if err != nil {
 			return nil, err
@@ -78,6 +81,9 @@ func (p *mergePlanner) condition(e sqlparser.Expr) (merge.Expr, error) {
 // server compares the three in one type: when a bound is a DOUBLE (1e9), both bounds are
 // compared as DOUBLE values.
 func (p *mergePlanner) between(x *sqlparser.RangeCond) (merge.Expr, error) {
+	if p.innerDigits(x.Left) {
+		return nil, p.innerDigitsRefusal(x)
+	}
 	from, err := numberBound(x, x.From)
 	if err != nil {
 		return nil, err
@@ -108,6 +114,9 @@ func (p *mergePlanner) in(x *sqlparser.ComparisonExpr) (merge.Expr, error) {
 	if !ok {
 		return nil, notMergeable("HAVING %s: only a list of numbers can follow IN after merging; select the aggregate and filter in the application", nodeText(x))
 	}
+	if len(list) > 1 && p.innerDigits(x.Left) {
+		return nil, p.innerDigitsRefusal(x)
+	}
 	a, err := p.operand(x.Left)
 	if err != nil {
 		return nil, err
@@ -125,6 +134,42 @@ func (p *mergePlanner) in(x *sqlparser.ComparisonExpr) (merge.Expr, error) {
 		e = merge.Not(e)
 	}
 	return e, nil
+}
+
+// innerDigits reports whether e (a select alias standing for its item) holds an AVG, or a SUM
+// of a quotient: values the server keeps with more digits than it shows (AVG of an integer
+// to a 9-digit word), and compares with those digits in BETWEEN, in an IN of several values
+// and against a DOUBLE, where = < > compare the shown value.
+func (p *mergePlanner) innerDigits(e sqlparser.Expr) bool {
+	found := false
+	var visit func(n sqlparser.SQLNode) (bool, error)
+	visit = func(n sqlparser.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *sqlparser.FuncExpr:
+			if name := x.Name.Lowered(); name == "avg" {
+				found = true
+			} else if name == "sum" && hiddenDigits(x) {
+				found = true
+			}
+		case *sqlparser.ColName:
+			if i := slices.Index(p.aliases, x.Name.Lowered()); x.Qualifier.IsEmpty() && i >= 0 && i < p.visible {
+				_ = sqlparser.Walk(visit, p.sel.SelectExprs[i].(*sqlparser.AliasedExpr).Expr)
+			}
+		}
+		return !found, nil
+	}
+	_ = sqlparser.Walk(visit, e)
+	return found
+}
+
+func (p *mergePlanner) innerDigitsRefusal(x sqlparser.Expr) error {
+	return notMergeable("HAVING %s: the server compares an AVG (or a SUM of a quotient) here with digits it keeps but does not show, which the merge does not have; compare it with =, <, <=, >, >= and a decimal number, or select it and filter in the application", nodeText(x))
+}
+
+// isDouble reports whether e is a number literal written with an exponent (a DOUBLE).
+func isDouble(e sqlparser.Expr) bool {
+	n, err := numberBound(e, e)
+	return err == nil && n.double
 }
 
 // number is a number literal of a BETWEEN or IN: NULL, an integer, a DECIMAL (its digits) or a
@@ -219,19 +264,17 @@ func (p *mergePlanner) operand(e sqlparser.Expr) (merge.Expr, error) {
 		return p.operand(x.Expr)
 	case *sqlparser.NullVal:
 		return merge.Lit(nil), nil
+	case *sqlparser.UnaryExpr:
+		// A negated number: -1, -0.5, -1e4, an integer beyond BIGINT.
+		if n, err := numberBound(e, e); err == nil {
+			return n.lit(), nil
+		}
 	case *sqlparser.SQLVal:
 		switch x.Type {
-		case sqlparser.IntVal:
-			if n, err := strconv.ParseInt(string(x.Val), 10, 64); err == nil {
-				return merge.Lit(n), nil
-			}
-		case sqlparser.FloatVal:
-			// 10.50 is a DECIMAL, compared exactly; 1e3 is a DOUBLE.
-			if !strings.ContainsAny(string(x.Val), "eE") {
-				return merge.Lit(string(x.Val)), nil
-			}
-			if f, err := strconv.ParseFloat(string(x.Val), 64); err == nil {
-				return merge.Lit(f), nil
+		case sqlparser.IntVal, sqlparser.FloatVal:
+			// 10.50 is a DECIMAL, compared exactly (an integer beyond BIGINT too); 1e3 is a DOUBLE.
+			if n, err := numberBound(e, e); err == nil {
+				return n.lit(), nil
 			}
 		case sqlparser.StrVal:
 			return merge.Lit(string(x.Val)), nil

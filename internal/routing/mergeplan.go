@@ -231,6 +231,9 @@ func planMerge(sel *sqlparser.Select, shardKey string, rollup bool) (*mergePlan,
 		}
 	}
 	p.groupByDistinct()
+	if err := p.constantOverNoRows(); err != nil {
+		return nil, err
+	}
 	p.addOrdinals()
 	p.spec.Weights = p.weightColumns()
 	p.spec.Ordinals = p.ordinalColumns()
@@ -473,7 +476,7 @@ func isConstant(e sqlparser.Expr) bool {
 var constantFuncs = map[string]bool{
 	"now": true, "current_timestamp": true, "localtime": true, "localtimestamp": true, "curdate": true,
 	"current_date": true, "curtime": true, "current_time": true, "utc_timestamp": true, "utc_date": true,
-	"utc_time": true, "unix_timestamp": true,
+	"utc_time": true,
 	"concat": true, "concat_ws": true, "upper": true, "lower": true, "ucase": true, "lcase": true,
 	"round": true, "abs": true, "floor": true, "ceil": true, "ceiling": true, "truncate": true,
 	"coalesce": true, "ifnull": true, "if": true, "nullif": true, "length": true, "char_length": true,
