@@ -476,8 +476,7 @@ func isConstant(e sqlparser.Expr) bool {
 var constantFuncs = map[string]bool{
 	"now": true, "current_timestamp": true, "localtime": true, "localtimestamp": true, "curdate": true,
 	"current_date": true, "curtime": true, "current_time": true, "utc_timestamp": true, "utc_date": true,
-	"utc_time": true,
-	"concat":   true, "concat_ws": true, "upper": true, "lower": true, "ucase": true, "lcase": true,
+	"utc_time": true, "concat": true, "concat_ws": true, "upper": true, "lower": true, "ucase": true, "lcase": true,
 	"round": true, "abs": true, "floor": true, "ceil": true, "ceiling": true, "truncate": true,
 	"coalesce": true, "ifnull": true, "if": true, "nullif": true, "length": true, "char_length": true,
 	"substring": true, "substr": true, "left": true, "right": true, "trim": true, "lpad": true,
