@@ -208,7 +208,11 @@ func (k *stmtClock) write(b *strings.Builder, code string) {
 func (k *stmtClock) appendLiteral(b []byte, clock byte, prec int) []byte {
 	at := k.at.UTC().Truncate(precisionUnit(prec))
 	if clock == clockUnix {
-		return strconv.AppendInt(b, at.Unix(), 10)
+		// NULLIF(n, NULL): one server types UNIX_TIMESTAMP() a nullable BIGINT, and a number
+		// literal is NOT NULL.
+		b = append(b, "nullif("...)
+		b = strconv.AppendInt(b, at.Unix(), 10)
+		return append(b, ", NULL)"...)
 	}
 	utc := clock == clockUTC || clock == clockUTCDate || clock == clockUTCTime
 	if !utc && k.zone == nil {
