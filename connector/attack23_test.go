@@ -5,7 +5,10 @@ package connector_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/obroute/obroute/sqltest"
 )
 
 // INSERT … SELECT (and REPLACE … SELECT) from the shadow table into itself: the SELECT reads
@@ -46,5 +49,65 @@ func TestAttack23InsertSelectFromTheShadowTableReadsShadowRowsOnProduction(t *te
 				t.Errorf("a statement reading t_order's production rows (user_id = 7) reached shadow: %s: %s", b.Name, e.Text)
 			}
 		}
+	}
+}
+
+// A DDL statement that changes the shadow column's type, run through obroute in a form other than
+// a plain DDL statement — PREPARE … FROM 'ALTER …' then EXECUTE, SET STATEMENT … FOR ALTER
+// TABLE …, CALL of a procedure that alters the table —, leaves the definition obroute read before
+// in place (only a statement of kind DDL drops it). With user_id changed from VARCHAR(10)
+// COLLATE utf8mb4_bin to INT on every backend, INSERT … VALUES (2, '00', …) is still read as the
+// string '00' (production), and production hot stores user_id 0: a shadow row on production.
+func TestAttack23DefinitionKeptAfterDDLInAnotherFormStoresShadowRowOnProduction(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup string // run on every backend directly, after the VARCHAR column
+		ddl   []string
+	}{
+		{"PREPARE", "", []string{
+			"PREPARE s FROM 'ALTER TABLE t_order MODIFY user_id INT'", "EXECUTE s",
+			"/* shadow */ PREPARE s FROM 'ALTER TABLE t_order MODIFY user_id INT'", "/* shadow */ EXECUTE s"}},
+		{"SET STATEMENT", "", []string{
+			"SET STATEMENT max_statement_time=100 FOR ALTER TABLE t_order MODIFY user_id INT",
+			"/* shadow */ SET STATEMENT max_statement_time=100 FOR ALTER TABLE t_order MODIFY user_id INT"}},
+		{"CALL", "CREATE PROCEDURE a23alter() ALTER TABLE t_order MODIFY user_id INT", []string{
+			"CALL a23alter()", "/* shadow */ CALL a23alter()"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newShadowWorld(t)
+			for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+				b.Exec(t, "ALTER TABLE t_order MODIFY user_id VARCHAR(10) COLLATE utf8mb4_bin")
+				if tc.setup != "" {
+					b.Exec(t, tc.setup)
+				}
+			}
+			db := w.open(t)
+			ctx := context.Background()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// The first statement on t_order reads its definition on shadow_hot and hot.
+			if _, err := conn.ExecContext(ctx, "INSERT INTO t_order (id, user_id, note) VALUES (1, '7', 'a23warm')"); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range tc.ddl {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					t.Logf("%q: err = %v", q, err)
+				}
+			}
+			q := "INSERT INTO t_order (id, user_id, note) VALUES (2, '00', 'a23stale')"
+			_, err = conn.ExecContext(ctx, q)
+			t.Logf("%q: err = %v", q, err)
+			for _, l := range w.productionLines(t, "a23stale") {
+				t.Errorf("the shadow INSERT (user_id '00' into an INT column: 0) reached production: %s", l)
+			}
+			for _, r := range shadowRows(t, w.prod[0], "t_order") {
+				if strings.Split(r, ":")[1] == "0" {
+					t.Errorf("production hot holds the shadow row %s of t_order", r)
+				}
+			}
+		})
 	}
 }
