@@ -111,3 +111,50 @@ func TestAttack23DefinitionKeptAfterDDLInAnotherFormStoresShadowRowOnProduction(
 		})
 	}
 }
+
+// A DECIMAL UNSIGNED shadow column: obroute reads the column as DECIMAL without its UNSIGNED, so
+// a negative value is a production value to it, while MariaDB stores it as 0.00 wherever it does
+// not refuse it (INSERT IGNORE, UPDATE of a production row, a session with sql_mode ”) — the
+// shadow value. Each statement below ran on production hot and left a row with user_id 0.00
+// there (for INT UNSIGNED the same values are refused: ErrUnreadable).
+func TestAttack23DecimalUnsignedNegativeStoresShadowRowOnProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	for _, b := range append(append([]*sqltest.Backend{}, w.prod...), w.shadows...) {
+		b.Exec(t, "ALTER TABLE t_order MODIFY user_id DECIMAL(10,2) UNSIGNED")
+	}
+	w.prod[0].Exec(t, "INSERT INTO t_order (id, user_id, note) VALUES (500, 7, 'prodrow')")
+	w.truncateLogs(t)
+	db := w.open(t)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"INSERT IGNORE INTO t_order (id, user_id, note) VALUES (1, -1, 'a23decu')",
+		"UPDATE IGNORE t_order SET user_id = -5, note = 'a23decu' WHERE id = 500",
+		"SET sql_mode = ''",
+		"INSERT INTO t_order (id, user_id, note) VALUES (2, -1, 'a23decu')",
+		"INSERT INTO t_order (id, user_id, note) VALUES (3, '-1', 'a23decu')",
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		t.Logf("%q: err = %v", q, err)
+	}
+	rows, err := w.prod[0].DB.Query("SELECT id, user_id, note FROM t_order WHERE user_id = 0 ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int
+		var user, note string
+		if err := rows.Scan(&id, &user, &note); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("production hot holds the shadow row %d:%s:%s of t_order (user_id = 0)", id, user, note)
+	}
+	for _, l := range w.productionLines(t, "a23decu") {
+		t.Logf("production general log: %s", l)
+	}
+}
