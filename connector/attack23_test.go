@@ -158,3 +158,35 @@ func TestAttack23DecimalUnsignedNegativeStoresShadowRowOnProduction(t *testing.T
 		t.Logf("production general log: %s", l)
 	}
 }
+
+// A foreign key of the shadow table with ON UPDATE CASCADE on its shadow column: an UPDATE of the
+// parent table (items, no shadow rule: production traffic) that sets the parent's key to the
+// shadow value makes the server set t_order.user_id to 0 on production, a shadow row there.
+// Every statement ran through obroute: the INSERTs, the two ALTERs (DDL goes to production
+// unhinted) and the UPDATE, which ran on production hot.
+func TestAttack23ForeignKeyCascadeWritesShadowValueOnProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		"INSERT INTO items (id, user_id, note) VALUES (1, 7, 'parent')",
+		"INSERT INTO t_order (id, user_id, note) VALUES (1, 7, 'child')",
+		"ALTER TABLE items ADD INDEX (user_id)",
+		"ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	q := "UPDATE items SET user_id = 0, note = 'a23fk' WHERE id = 1"
+	_, err := db.ExecContext(ctx, q)
+	t.Logf("%q: err = %v", q, err)
+	for _, l := range w.productionLines(t, "a23fk") {
+		t.Logf("production general log: %s", l)
+	}
+	for _, r := range shadowRows(t, w.prod[0], "t_order") {
+		if strings.Split(r, ":")[1] == "0" {
+			t.Errorf("production hot holds the shadow row %s of t_order, set by the cascade of %q", r, q)
+		}
+	}
+}
