@@ -190,3 +190,25 @@ func TestAttack23ForeignKeyCascadeWritesShadowValueOnProduction(t *testing.T) {
 		}
 	}
 }
+
+// "--" followed by a digit does not start a comment in MariaDB (a line comment needs a space or
+// a control character after "--"): "-1 --1" is -1 - -1 = 0. With a newline after it, obroute
+// reads "--1 …" to the end of the line as a comment, user_id as -1, and sends the INSERT to
+// production hot, which stores user_id 0 there (without the newline the statement is refused).
+func TestAttack23DoubleDashDigitIsNotACommentStoresShadowRowOnProduction(t *testing.T) {
+	w := newShadowWorld(t)
+	db := w.open(t)
+	q := "INSERT INTO t_order (id, user_id, note) VALUES (1, -1 --1\n, 'a23dash')"
+	_, err := db.ExecContext(context.Background(), q)
+	t.Logf("%q: err = %v", q, err)
+	for _, l := range w.productionLines(t, "a23dash") {
+		t.Errorf("the shadow INSERT (user_id -1 - -1 = 0) reached production: %q", l)
+	}
+	for _, b := range w.prod {
+		for _, r := range shadowRows(t, b, "t_order") {
+			if strings.Split(r, ":")[1] == "0" {
+				t.Errorf("production %s holds the shadow row %s of t_order", b.Name, r)
+			}
+		}
+	}
+}
