@@ -212,3 +212,32 @@ func TestAttack23DoubleDashDigitIsNotACommentStoresShadowRowOnProduction(t *test
 		}
 	}
 }
+
+// The same misread hides the rest of a line from obroute: what follows "--0" up to the newline
+// is a comment to obroute's parser and code to MariaDB. An UPDATE that joins t_order there, and
+// sets its user_id to the shadow value, is read as an UPDATE of items alone: it runs on
+// production hot and turns production's t_order row into a shadow row (user_id 0); a SELECT
+// that reads t_order's shadow rows in a hidden EXISTS runs on production hot too.
+func TestAttack23DoubleDashDigitHidesTheShadowTable(t *testing.T) {
+	w := newShadowWorld(t)
+	w.prod[0].Exec(t, "INSERT INTO items (id, user_id, note) VALUES (500, 7, 'prodrow')")
+	w.prod[0].Exec(t, "INSERT INTO t_order (id, user_id, note) VALUES (500, 7, 'prodrow')")
+	w.truncateLogs(t)
+	db := w.open(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		"UPDATE items i JOIN items j ON j.id = i.id --0, t_order o\nSET o.user_id = 0, o.note = 'a23hidden' WHERE o.id = i.id",
+		"SELECT note FROM items WHERE id = 500 --1 OR EXISTS (SELECT 1 FROM t_order WHERE user_id = 0 AND note <> 'a23hidden')\n",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		t.Logf("%q: err = %v", q, err)
+	}
+	for _, l := range w.productionLines(t, "a23hidden") {
+		t.Errorf("a statement writing or reading t_order's shadow rows reached production: %q", l)
+	}
+	for _, r := range shadowRows(t, w.prod[0], "t_order") {
+		if strings.Split(r, ":")[1] == "0" {
+			t.Errorf("production hot holds the shadow row %s of t_order", r)
+		}
+	}
+}
