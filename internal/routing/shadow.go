@@ -464,6 +464,9 @@ func (r *Router) decideRule(p *Plan, st *Statement, hints hint.Set, args []drive
 	if err := r.storedProgramRefusal(st, hints); err != nil {
 		return shadow.Decision{}, err
 	}
+	if err := r.foreignKeyRefusal(st); err != nil {
+		return shadow.Decision{}, err
+	}
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
 	if c.Operation == "" && hints.Shadow != hint.ShadowOff {
