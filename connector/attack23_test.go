@@ -5,9 +5,11 @@ package connector_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/obroute/obroute/connector"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -35,14 +37,18 @@ func TestAttack23InsertSelectFromTheShadowTableReadsShadowRowsOnProduction(t *te
 		"REPLACE INTO t_order (id, user_id, note) SELECT id, 7, 'a23insel' FROM t_order WHERE user_id = 0",
 	} {
 		_, err := db.ExecContext(ctx, q)
-		t.Logf("%q: err = %v", q, err)
+		if !errors.Is(err, connector.ErrMixedShadow) || err == nil || !strings.Contains(err.Error(), "production user_id made from shadow rows of t_order") {
+			t.Errorf("%q: err = %v, want ErrMixedShadow naming the production rows made from shadow rows", q, err)
+		}
 	}
 	for _, l := range w.productionLines(t, "a23insel") {
 		t.Errorf("a statement reading t_order's shadow rows (user_id = 0) reached production: %s", l)
 	}
 	q := "INSERT INTO t_order (id, user_id, note) SELECT id + 3000, 0, 'a23inselrev' FROM t_order WHERE user_id = 7"
 	_, err := db.ExecContext(ctx, q)
-	t.Logf("%q: err = %v", q, err)
+	if !errors.Is(err, connector.ErrMixedShadow) || err == nil || !strings.Contains(err.Error(), "shadow user_id made from production rows of t_order") {
+		t.Errorf("%q: err = %v, want ErrMixedShadow naming the shadow rows made from production rows", q, err)
+	}
 	for _, b := range w.shadows {
 		for _, e := range b.GeneralLog(t) {
 			if e.Text == q {
@@ -139,7 +145,16 @@ func TestAttack23DecimalUnsignedNegativeStoresShadowRowOnProduction(t *testing.T
 		"INSERT INTO t_order (id, user_id, note) VALUES (3, '-1', 'a23decu')",
 	} {
 		_, err := conn.ExecContext(ctx, q)
-		t.Logf("%q: err = %v", q, err)
+		if strings.HasPrefix(q, "SET") {
+			if err != nil {
+				t.Fatalf("%q: %v", q, err)
+			}
+			continue
+		}
+		// Refused, as for INT UNSIGNED: the value is out of the column's range.
+		if !errors.Is(err, connector.ErrUnreadable) || !strings.Contains(err.Error(), "out of the range of the column's type") {
+			t.Errorf("%q: err = %v, want ErrUnreadable naming the value out of the column's range", q, err)
+		}
 	}
 	rows, err := w.prod[0].DB.Query("SELECT id, user_id, note FROM t_order WHERE user_id = 0 ORDER BY id")
 	if err != nil {
@@ -155,7 +170,7 @@ func TestAttack23DecimalUnsignedNegativeStoresShadowRowOnProduction(t *testing.T
 		t.Errorf("production hot holds the shadow row %d:%s:%s of t_order (user_id = 0)", id, user, note)
 	}
 	for _, l := range w.productionLines(t, "a23decu") {
-		t.Logf("production general log: %s", l)
+		t.Errorf("a refused statement reached production: %s", l)
 	}
 }
 
@@ -163,7 +178,9 @@ func TestAttack23DecimalUnsignedNegativeStoresShadowRowOnProduction(t *testing.T
 // parent table (items, no shadow rule: production traffic) that sets the parent's key to the
 // shadow value makes the server set t_order.user_id to 0 on production, a shadow row there.
 // Every statement ran through obroute: the INSERTs, the two ALTERs (DDL goes to production
-// unhinted) and the UPDATE, which ran on production hot.
+// unhinted) and the UPDATE, which ran on production hot. Creating such a constraint through
+// obroute is refused (ErrMixedShadow), in either traffic, in ALTER TABLE and in CREATE TABLE; a
+// foreign key without a writing action is not.
 func TestAttack23ForeignKeyCascadeWritesShadowValueOnProduction(t *testing.T) {
 	w := newShadowWorld(t)
 	db := w.open(t)
@@ -172,18 +189,40 @@ func TestAttack23ForeignKeyCascadeWritesShadowValueOnProduction(t *testing.T) {
 		"INSERT INTO items (id, user_id, note) VALUES (1, 7, 'parent')",
 		"INSERT INTO t_order (id, user_id, note) VALUES (1, 7, 'child')",
 		"ALTER TABLE items ADD INDEX (user_id)",
-		"ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	q := "UPDATE items SET user_id = 0, note = 'a23fk' WHERE id = 1"
+	w.truncateLogs(t)
+	for _, q := range []string{
+		"ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE",
+		"ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (id, user_id) REFERENCES items (id, user_id) ON DELETE SET NULL",
+		"/* shadow */ ALTER TABLE t_order ADD FOREIGN KEY a23fk (user_id) REFERENCES items (user_id) ON DELETE RESTRICT ON UPDATE SET DEFAULT",
+		"/*+ OBROUTE(shadow=false) */ ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE",
+		"CREATE OR REPLACE TABLE t_order (id INT PRIMARY KEY, user_id INT, note VARCHAR(64), CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON DELETE CASCADE)",
+		"CREATE OR REPLACE TABLE t_order (id INT PRIMARY KEY, user_id INT REFERENCES items (user_id) ON UPDATE CASCADE, note VARCHAR(64) DEFAULT 'a23fk')",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		if !errors.Is(err, connector.ErrMixedShadow) || !strings.Contains(err.Error(), "foreign key of the shadow table t_order on its column user_id") {
+			t.Errorf("%q: err = %v, want ErrMixedShadow naming the foreign key on user_id", q, err)
+		}
+	}
+	for _, l := range w.productionLines(t, "a23fk") {
+		t.Errorf("a refused foreign key reached production: %s", l)
+	}
+	// Not refused: no action that writes user_id, or a key without it.
+	for _, q := range []string{
+		"ALTER TABLE t_order ADD CONSTRAINT a23ok FOREIGN KEY (user_id) REFERENCES items (user_id) ON DELETE RESTRICT",
+		"ALTER TABLE t_order ADD CONSTRAINT a23ok2 FOREIGN KEY (id) REFERENCES items (id) ON UPDATE CASCADE",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	q := "UPDATE items SET user_id = 0, note = 'a23fkupd' WHERE id = 1"
 	_, err := db.ExecContext(ctx, q)
 	t.Logf("%q: err = %v", q, err)
-	for _, l := range w.productionLines(t, "a23fk") {
-		t.Logf("production general log: %s", l)
-	}
 	for _, r := range shadowRows(t, w.prod[0], "t_order") {
 		if strings.Split(r, ":")[1] == "0" {
 			t.Errorf("production hot holds the shadow row %s of t_order, set by the cascade of %q", r, q)
