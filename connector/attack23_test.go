@@ -202,6 +202,8 @@ func TestAttack23ForeignKeyCascadeWritesShadowValueOnProduction(t *testing.T) {
 		"/*+ OBROUTE(shadow=false) */ ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE",
 		"CREATE OR REPLACE TABLE t_order (id INT PRIMARY KEY, user_id INT, note VARCHAR(64), CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON DELETE CASCADE)",
 		"CREATE OR REPLACE TABLE t_order (id INT PRIMARY KEY, user_id INT REFERENCES items (user_id) ON UPDATE CASCADE, note VARCHAR(64) DEFAULT 'a23fk')",
+		"EXECUTE IMMEDIATE 'ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE'",
+		"PREPARE a23fk FROM 'ALTER TABLE t_order ADD CONSTRAINT a23fk FOREIGN KEY (user_id) REFERENCES items (user_id) ON UPDATE CASCADE'",
 	} {
 		_, err := db.ExecContext(ctx, q)
 		if !errors.Is(err, connector.ErrMixedShadow) || !strings.Contains(err.Error(), "foreign key of the shadow table t_order on its column user_id") {
