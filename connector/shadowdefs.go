@@ -194,14 +194,27 @@ func (d *shadowDefs) close() error {
 	return err
 }
 
-// forgetDefinitions drops what the router keeps of the tables a DDL statement that ran on
-// backends may have changed.
+// forgetDefinitions drops what the router keeps of the tables a statement that ran on plan's
+// backends may have changed: a DDL statement's tables, and every table of the backend after a
+// statement that may run DDL it does not name (EXECUTE of a prepared ALTER, EXECUTE IMMEDIATE,
+// SET STATEMENT … FOR ALTER, CALL of a procedure that alters a table, any statement of kind
+// OTHER or a DDL statement whose tables are not known).
 func (c *Connector) forgetDefinitions(st *routing.Statement, plan *routing.Plan) {
-	if st.Kind != routing.KindDDL || len(st.Tables) == 0 || c.cfg.Shadow == nil {
+	if c.cfg.Shadow == nil || plan == nil {
+		return
+	}
+	var tables []string // nil: every table
+	switch st.Kind {
+	case routing.KindDDL:
+		if len(st.Tables) > 0 {
+			tables = st.Tables
+		}
+	case routing.KindOther, routing.KindExecute:
+	default:
 		return
 	}
 	for _, t := range plan.Targets {
-		c.router.ForgetTableDefinitions(t.Backend, st.Tables)
+		c.router.ForgetTableDefinitions(t.Backend, tables)
 	}
 }
 

@@ -77,7 +77,7 @@ func execComments(sql string) (out string, why string) {
 				continue
 			}
 			i += 4 + end
-		case c == '#' || strings.HasPrefix(rest, "--") && (len(rest) == 2 || rest[2] <= ' '):
+		case c == '#' || strings.HasPrefix(rest, "--") && (len(rest) == 2 || rest[2] <= ' ' || rest[2] == 0x7f):
 			if inExec >= 0 {
 				i++ // a line comment would hide the */: leave it to the lexer
 				continue

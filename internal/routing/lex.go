@@ -177,7 +177,9 @@ func (l *lexer) skip() bool {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			l.i++
-		case c == '#' || c == '-' && strings.HasPrefix(s[l.i:], "--") && (l.i+2 == len(s) || s[l.i+2] <= ' '):
+		case c == '#' || c == '-' && strings.HasPrefix(s[l.i:], "--") && (l.i+2 == len(s) || s[l.i+2] <= ' ' || s[l.i+2] == 0x7f):
+			// "--" starts a comment only before a blank or a control character (DEL included):
+			// "--1" is two minus signs to MariaDB.
 			if j := strings.IndexByte(s[l.i:], '\n'); j >= 0 {
 				l.i += j + 1
 			} else {

@@ -62,13 +62,25 @@ func parse(sql string, toks []token) (*parsed, error) {
 	return p, nil
 }
 
-// parseInput returns sql with the string literals the parser would misread rewritten, and
-// whether typed literals were marked.
+// parseInput returns sql with the string literals the parser would misread rewritten, a space
+// between two adjacent minus signs, and whether typed literals were marked.
 func parseInput(sql string, toks []token) (string, bool) {
 	var b strings.Builder
 	last, marked := 0, false
 	canMark := strings.IndexByte(sql, 0) < 0
 	for i, t := range toks {
+		if t.kind == tokPunct && t.text == "-" && i+1 < len(toks) && toks[i+1].pos == t.end &&
+			toks[i+1].kind == tokPunct && strings.HasPrefix(toks[i+1].text, "-") {
+			// "--1" is two minus signs to MariaDB (a comment needs a blank or a control character
+			// after "--") and a comment to the parser: it reads "- -1".
+			if b.Len() == 0 {
+				b.Grow(len(sql) + 16)
+			}
+			writeString(&b, sql[last:t.end])
+			writeByte(&b, ' ')
+			last = t.end
+			continue
+		}
 		if t.kind != tokString || t.national {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // The parser reads a few things differently from the server. A statement rewritten for its
@@ -149,6 +151,29 @@ func TestCountParams(t *testing.T) {
 		toks, _ := lex(sql)
 		if got := countParams(toks); got != want {
 			t.Errorf("%s: %d placeholders, want %d", sql, got, want)
+		}
+	}
+}
+
+// "--" before a character that is not a blank or a control character is two minus signs to
+// MariaDB ("SELECT 5 --1" is 6) and was a comment to the parser: both read it as MariaDB does.
+// "--" before DEL starts a comment.
+func TestParseDoubleDashBeforeADigitIsTwoMinusSigns(t *testing.T) {
+	for _, tc := range []struct{ sql, want string }{
+		{"select 5 --1", "select 5 - -1"},
+		{"select 5 --1 + 2, 3", "select 5 - -1 + 2, 3"},
+		{"select 5 ---1", "select 5 - 1"}, // 5 - -(-1): the parser drops the two signs that cancel
+		{"select 5 -- 1", "select 5"},
+		{"select 5 --\x7f 1", "select 5"},
+		{"select 5 --\t1\n, 2", "select 5, 2"},
+	} {
+		p, err := parse(tc.sql, nil)
+		if err != nil {
+			t.Errorf("%q: %v", tc.sql, err)
+			continue
+		}
+		if got := sqlparser.String(p.ast); got != tc.want {
+			t.Errorf("%q is read as %q, want %q", tc.sql, got, tc.want)
 		}
 	}
 }

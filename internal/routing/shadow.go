@@ -73,12 +73,15 @@ func (r *Router) SetTableDefinition(backend, schema, table string, def TableColu
 }
 
 // ForgetTableDefinitions drops what the router knows of tables (lower case) on backend, in
-// every schema: a DDL statement that ran there may have changed them.
+// every schema: a DDL statement that ran there may have changed them. With tables nil it drops
+// every table's definition on backend (a statement that may run DDL on tables it does not name).
 func (r *Router) ForgetTableDefinitions(backend string, tables []string) {
 	r.defs.mu.Lock()
 	defer r.defs.mu.Unlock()
 	for k := range r.defs.m {
-		if k.backend == backend {
+		if k.backend == backend && tables == nil {
+			delete(r.defs.m, k)
+		} else if k.backend == backend {
 			for _, t := range tables {
 				if k.table == t {
 					delete(r.defs.m, k)
@@ -461,6 +464,9 @@ func (r *Router) decideRule(p *Plan, st *Statement, hints hint.Set, args []drive
 	if err := r.storedProgramRefusal(st, hints); err != nil {
 		return shadow.Decision{}, err
 	}
+	if err := r.foreignKeyRefusal(st); err != nil {
+		return shadow.Decision{}, err
+	}
 	hintOn := hints.Shadow == hint.ShadowOn
 	c := shadow.Condition{Tables: st.Tables, Operation: operationOf(st.Kind), Hint: hintOn}
 	if c.Operation == "" && hints.Shadow != hint.ShadowOff {
@@ -682,7 +688,25 @@ func (rd *columnReader) verdict(table, column string, set shadow.ValueSet) (shad
 		return shadow.VerdictUnread, why
 	}
 	if tr.kind == KindInsert {
-		return rd.insertVerdict(tr, def, col, idx, &t, &sv)
+		v, why := rd.insertVerdict(tr, def, col, idx, &t, &sv)
+		if tr.source == nil || v != shadow.VerdictShadow && v != shadow.VerdictProduction {
+			return v, why
+		}
+		if !tr.source.mentions[column] {
+			return v, why // the SELECT reads every row of the side the rows are written on
+		}
+		switch from, fromWhy := rd.whereVerdict(tr.source.where[column], column, &t, &sv); {
+		case from == shadow.VerdictUnread:
+			return from, "the SELECT of INSERT … SELECT from " + tr.table + ": " + fromWhy
+		case from == v:
+			return v, ""
+		case from == shadow.VerdictMixed:
+			return from, "the SELECT of INSERT … SELECT from " + tr.table + ": " + fromWhy
+		case v == shadow.VerdictShadow:
+			return shadow.VerdictMixed, "INSERT … SELECT writes rows with a shadow " + column + " made from production rows of " + tr.table + " (its SELECT's WHERE)"
+		default:
+			return shadow.VerdictMixed, "INSERT … SELECT writes rows with a production " + column + " made from shadow rows of " + tr.table + " (its SELECT's WHERE)"
+		}
 	}
 	return rd.whereVerdict(tr.where[column], column, &t, &sv)
 }

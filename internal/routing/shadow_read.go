@@ -114,6 +114,9 @@ type tableRead struct {
 	where map[string]*scond
 	// mentions records, per algorithm column, whether where names it.
 	mentions map[string]bool
+	// source is, for INSERT … SELECT from the shadow table itself, the SELECT's reading of the
+	// table: which rows the inserted rows are made from.
+	source *tableRead
 }
 
 // readCompiler compiles one statement's values for one shadow table.
@@ -248,10 +251,15 @@ func modeReads(m modal, mode string) (name, why string) {
 }
 
 func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
+	return c.compileNode(c.p.ast, kind, cols)
+}
+
+// compileNode compiles the reading of node, the statement or the SELECT of its INSERT … SELECT.
+func (c *readCompiler) compileNode(node sqlparser.SQLNode, kind Kind, cols []string) *tableRead {
 	tr := &tableRead{table: c.table, kind: kind}
 	var where sqlparser.Expr
 	var sel *sqlparser.Select
-	switch n := c.p.ast.(type) {
+	switch n := node.(type) {
 	case *sqlparser.Insert:
 		if !identEqual(n.Table.Name.String(), c.table) {
 			tr.why = "the statement reads " + c.table + " to insert into " + n.Table.Name.String() + ", whose rows the shadow rule of " + c.table + " does not classify"
@@ -281,6 +289,12 @@ func (c *readCompiler) compile(kind Kind, cols []string) *tableRead {
 				return tr
 			}
 			tr.rows = append(tr.rows, row)
+			if src, why := c.selectSource(n.Rows, cols); why != "" {
+				tr.why = why
+				return tr
+			} else if src != nil {
+				tr.source = src
+			}
 		}
 		c.alone = true
 		for _, a := range n.OnDup {
@@ -494,6 +508,41 @@ func (c *readCompiler) withJoins(where sqlparser.Expr) sqlparser.Expr {
 		}
 	})
 	return where
+}
+
+// selectSource compiles the reading of the shadow table by the SELECT of INSERT … SELECT (rows),
+// nil when the SELECT does not read it: the rows the SELECT reads are of a traffic too, which
+// must be the inserted rows' (a production row made from shadow rows mixes them). why says why
+// the SELECT's rows of the table cannot be read (a subquery, a self-join, a UNION).
+func (c *readCompiler) selectSource(rows sqlparser.InsertRows, cols []string) (*tableRead, string) {
+	reads := 0
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if x, ok := n.(*sqlparser.AliasedTableExpr); ok {
+			if name, ok := x.Expr.(sqlparser.TableName); ok && identEqual(name.Name.String(), c.table) {
+				reads++
+			}
+		}
+		return true, nil
+	}, rows)
+	if reads == 0 {
+		return nil, ""
+	}
+	for {
+		p, ok := rows.(*sqlparser.ParenSelect)
+		if !ok {
+			break
+		}
+		rows = p.Select
+	}
+	sel, ok := rows.(*sqlparser.Select)
+	if !ok || reads > 1 {
+		return nil, "INSERT … SELECT reads the shadow table " + c.table + " in a subquery, a UNION or more than once, whose rows obroute does not classify"
+	}
+	src := (&readCompiler{p: c.p, table: c.table, backslash: c.backslash}).compileNode(sel, KindSelect, cols)
+	if src.why != "" {
+		return nil, "INSERT … SELECT from the shadow table " + c.table + ": " + src.why
+	}
+	return src, ""
 }
 
 // selectRow compiles the row of INSERT … SELECT: its select list; why says why its values
@@ -754,6 +803,9 @@ func (tr *tableRead) size() int {
 	for _, c := range tr.where {
 		n += c.size()
 	}
+	if tr.source != nil {
+		n += tr.source.size()
+	}
 	return n
 }
 
@@ -774,7 +826,10 @@ func (c *scond) size() int {
 func sameRead(orig, norm *tableRead, user func(int) (int, bool), lits []literal) bool {
 	if orig.table != norm.table || orig.schema != norm.schema || orig.kind != norm.kind || orig.why != norm.why ||
 		!slices.Equal(orig.columns, norm.columns) || len(orig.rows) != len(norm.rows) || len(orig.sets) != len(norm.sets) ||
-		len(orig.where) != len(norm.where) {
+		len(orig.where) != len(norm.where) || (orig.source == nil) != (norm.source == nil) {
+		return false
+	}
+	if orig.source != nil && !sameRead(orig.source, norm.source, user, lits) {
 		return false
 	}
 	for i, row := range orig.rows {

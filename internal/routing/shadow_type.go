@@ -59,6 +59,7 @@ type colType struct {
 	min, max exactNum // ctInt
 	prec     int      // ctDecimal
 	scale    int      // ctDecimal
+	unsigned bool     // ctDecimal: UNSIGNED, a negative value is out of range (stored as 0 where not refused)
 	pad      bool     // ctString: PAD SPACE, trailing spaces do not count in comparisons
 	fixed    bool     // ctString: CHAR, trailing spaces are removed when stored
 	maxLen   int64    // ctString: characters (0: no limit known)
@@ -89,6 +90,7 @@ func typeOf(c *TableColumn) colType {
 	switch dt {
 	case "decimal", "numeric":
 		t.kind, t.prec, t.scale = ctDecimal, c.Precision, c.Scale
+		t.unsigned = strings.Contains(strings.ToLower(c.ColumnType), "unsigned")
 		return t
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
 		coll := strings.ToLower(c.Collation)
@@ -178,6 +180,9 @@ func (t *colType) inRange(n exactNum) bool {
 		return n.cmp(t.min) >= 0 && n.cmp(t.max) <= 0
 	case ctDecimal:
 		if t.prec <= 0 {
+			return false
+		}
+		if t.unsigned && n.mant.Sign() < 0 {
 			return false
 		}
 		lim := exactNum{mant: pow10(t.prec - t.scale)}
