@@ -1,0 +1,222 @@
+package connector_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/obroute/obroute/sqltest"
+)
+
+// Attacks on the logical view of issue 24 (catalog, DESCRIBE, DDL on logical tables): each
+// statement through obroute against one server holding the logical tables under their names.
+
+// answer24 runs q on conn ({db} the side's database) and returns its rows as text, or its error
+// ("error <number>: <message>" for the server's, "refused: <message>" for obroute's own), with the
+// side's database written {db}.
+func answer24(t *testing.T, conn *sql.Conn, db, q string) string {
+	t.Helper()
+	rows, err := conn.QueryContext(t.Context(), strings.ReplaceAll(q, "{db}", db))
+	if err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) {
+			return strings.ReplaceAll(fmt.Sprintf("error %d: %s", me.Number, me.Message), db, "{db}")
+		}
+		return "refused: " + err.Error()
+	}
+	return strings.ReplaceAll(fmt.Sprintf("%q", dump(t, rows)), db, "{db}")
+}
+
+// steps24 runs the statements through obroute and on the reference server, each on one
+// connection, and reports every statement whose answers differ; refusable are the statements
+// for which an obroute refusal (an error of obroute's own, not the server's) is an answer.
+func steps24(t *testing.T, f *logicalFixture, refusable map[string]bool, qs ...string) {
+	t.Helper()
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	conns := sideConns(t, f)
+	for _, q := range qs {
+		got := answer24(t, conns[f.db], dbs[f.db], q)
+		want := answer24(t, conns[f.one.DB], dbs[f.one.DB], q)
+		if got == want || refusable[q] && strings.HasPrefix(got, "refused: ") {
+			continue
+		}
+		t.Errorf("%s\nthrough obroute: %s\none server:      %s", q, got, want)
+	}
+}
+
+// PREPARE … FROM a catalog statement prepares it, as on one server, and EXECUTE runs it. Through
+// obroute (once the shard metadata is loaded: before, the PREPARE is refused for want of it) the
+// PREPARE ran the catalog statement itself and prepared nothing: PREPARE s1 FROM 'SHOW TABLES'
+// answered SHOW TABLES' rows and EXECUTE s1 failed with 1243 (unknown handler); with a ? in the
+// text the rewritten catalog statement ran without its argument (1064 near '?'), and so did
+// EXECUTE IMMEDIATE … USING 'orders'. A refused PREPARE is an answer (its EXECUTE is then not
+// compared).
+func TestAttack24PrepareOfACatalogStatement(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	dbs := map[*sql.DB]string{f.db: database(t, f.db), f.one.DB: database(t, f.one.DB)}
+	conns := sideConns(t, f)
+	refused := false
+	for _, q := range []string{
+		"SHOW TABLES", // the shard metadata is loaded
+		"PREPARE s1 FROM 'SHOW TABLES'",
+		"EXECUTE s1",
+		"PREPARE s2 FROM 'SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?'",
+		"EXECUTE s2 USING 'orders'",
+		"EXECUTE IMMEDIATE 'SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?' USING 'orders'",
+	} {
+		if strings.HasPrefix(q, "EXECUTE s") && refused {
+			continue
+		}
+		got := answer24(t, conns[f.db], dbs[f.db], q)
+		want := answer24(t, conns[f.one.DB], dbs[f.one.DB], q)
+		refused = strings.HasPrefix(got, "refused: ")
+		if got != want && !(refused && q != "SHOW TABLES") {
+			t.Errorf("%s\nthrough obroute: %s\none server:      %s", q, got, want)
+		}
+	}
+}
+
+// CREATE VIEW under the name of a logical table fails on one server (1050: the table exists).
+// Through obroute it succeeded: CREATE VIEW orders made a view orders on the default backend
+// (the object the issue calls the dangerous one: a physical orders beside the logical one; a
+// CREATE TRIGGER … ON orders then met it: 1347 "is not of type 'BASE TABLE'"), and CREATE VIEW
+// audit_log made a view audit_log on the default backend, which the routed table hides.
+func TestAttack24CreateViewUnderALogicalName(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	refusable := map[string]bool{"CREATE VIEW orders AS SELECT 1 AS x": true, "CREATE VIEW audit_log AS SELECT 1 AS x": true}
+	steps24(t, f, refusable,
+		"CREATE VIEW orders AS SELECT 1 AS x",
+		"CREATE VIEW audit_log AS SELECT 1 AS x",
+		"SHOW FULL TABLES",
+	)
+	for _, name := range []string{"orders", "audit_log"} {
+		var n int
+		if err := f.hot.DB.QueryRow("SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("the default backend holds a view %s, named as a table of the logical view", name)
+		}
+	}
+}
+
+// A table or view made from a routed table (CREATE VIEW … AS SELECT … FROM audit_log, CREATE
+// TABLE … AS SELECT, CREATE TABLE … LIKE audit_log: pt-online-schema-change's first step) is a
+// table of the database on one server: SHOW TABLES lists it and a SELECT reads it. Through
+// obroute each was created on cold (the routed table's backend), where the new name has no
+// route: SHOW TABLES does not list it and a SELECT of it fails with 1146.
+func TestAttack24TablesMadeFromARoutedTableAreLost(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps24(t, f, map[string]bool{
+		"CREATE VIEW audit_v AS SELECT id FROM audit_log":    true,
+		"CREATE TABLE audit_copy AS SELECT * FROM audit_log": true,
+		"CREATE TABLE audit_log_new LIKE audit_log":          true,
+	},
+		"CREATE VIEW audit_v AS SELECT id FROM audit_log",
+		"CREATE TABLE audit_copy AS SELECT * FROM audit_log",
+		"CREATE TABLE audit_log_new LIKE audit_log",
+		"SHOW FULL TABLES",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_log_new'",
+		"SELECT * FROM audit_v ORDER BY id",
+		"SELECT COUNT(*) FROM audit_copy",
+		"DESCRIBE audit_log_new",
+	)
+}
+
+// SHOW FULL TABLES gives a system-versioned table the type BASE TABLE (information_schema.TABLES
+// says SYSTEM VERSIONED): through obroute, which builds SHOW FULL TABLES from TABLES, its
+// Table_type was SYSTEM VERSIONED, and DBeaver's `SHOW FULL TABLES WHERE Table_type = 'BASE
+// TABLE'` did not list it.
+func TestAttack24ShowFullTablesOfASystemVersionedTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, b := range []*sqltest.Backend{f.hot, f.one} {
+		mustExec(t, b.DB, "CREATE TABLE prices (id INT PRIMARY KEY, amount INT) WITH SYSTEM VERSIONING")
+	}
+	steps24(t, f, nil,
+		"SHOW FULL TABLES",
+		"SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'",
+		"SHOW FULL TABLES LIKE 'pri%'",
+	)
+}
+
+// CREATE TABLE IF NOT EXISTS orders does nothing, as on one server, but one server leaves the
+// note 1050 "Table 'orders' already exists" (GORM and goose read it as "nothing to do"): through
+// obroute SHOW WARNINGS answered no row and @@warning_count 0, the no-op's diagnostics not
+// being one server's (a statement before it with a warning shows the difference too).
+func TestAttack24CreateTableIfNotExistsOfALogicalTableWarns(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps24(t, f, map[string]bool{"SHOW WARNINGS": true, "SELECT @@warning_count": true, "SHOW COUNT(*) WARNINGS": true},
+		"CREATE TABLE IF NOT EXISTS orders (id INT)",
+		"SHOW WARNINGS",
+		"SELECT @@warning_count",
+		"SELECT 1 + 'x'",
+		"CREATE TABLE IF NOT EXISTS orders LIKE items",
+		"SHOW COUNT(*) WARNINGS",
+	)
+}
+
+// The logical table's row statistics are its physical tables' sum (README), in
+// information_schema.TABLES; information_schema.PARTITIONS, which GORM-style tools and DBeaver
+// read for a table's size, gave the newest physical table's alone: TABLE_ROWS 3 where one server
+// (and TABLES through obroute) says 12.
+func TestAttack24PartitionsRowsOfALogicalTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		mustExec(t, side, "ANALYZE TABLE items")
+	}
+	mustExec(t, f.one.DB, "ANALYZE TABLE orders")
+	for i, name := range f.months {
+		mustExec(t, f.backendOf(i).DB, "ANALYZE TABLE "+name)
+	}
+	steps24(t, f, nil,
+		"SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+		"SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
+		"SELECT SUM(TABLE_ROWS) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('orders', 'audit_log')",
+	)
+}
+
+// ANALYZE, CHECK, OPTIMIZE, REPAIR and CHECKSUM TABLE of a routed table answer rows whose Table
+// column names the table in the client session's database on one server ({db}.audit_log):
+// through obroute it named cold's database (sqltest_…_cold_….audit_log), which the client
+// session never sees (DATABASE() and the catalog name the default backend's).
+func TestAttack24MaintenanceOfARoutedTableNamesTheClientsDatabase(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps24(t, f, nil,
+		"ANALYZE TABLE audit_log",
+		"CHECK TABLE audit_log",
+		"OPTIMIZE TABLE audit_log",
+		"REPAIR TABLE audit_log",
+		"CHECKSUM TABLE audit_log",
+	)
+}
+
+// CREATE TEMPORARY TABLE t LIKE orders makes, on one server, a temporary table with orders'
+// definition. Through obroute it ran on the default backend and failed with 1146 "Table
+// '{db}.orders' doesn't exist": the logical table is said not to exist (CREATE TABLE … LIKE orders
+// is refused with ErrLogicalTable; the TEMPORARY form is not).
+func TestAttack24CreateTemporaryTableLikeALogicalTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	steps24(t, f, map[string]bool{"CREATE TEMPORARY TABLE tt LIKE orders": true, "DESCRIBE tt": true},
+		"CREATE TEMPORARY TABLE tt LIKE orders",
+		"DESCRIBE tt",
+	)
+}
+
+// RENAME TABLE x TO audit_log, where audit_log (a routed table) exists, fails on one server with
+// 1050 "Table 'audit_log' already exists". Through obroute the RENAME went to cold, the target's
+// backend, and failed with 1146 naming cold's database: "Table
+// 'sqltest_…_cold_….items2' doesn't exist", about a table that exists.
+func TestAttack24RenameOntoARoutedTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	refusable := map[string]bool{"RENAME TABLE items2 TO audit_log": true, "ALTER TABLE items2 RENAME TO audit_log": true}
+	steps24(t, f, refusable,
+		"CREATE TABLE items2 (id INT)",
+		"RENAME TABLE items2 TO audit_log",
+		"ALTER TABLE items2 RENAME TO audit_log",
+		"SHOW TABLES",
+	)
+}
