@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/obroute/obroute/config"
+	"github.com/obroute/obroute/connector"
+	"github.com/obroute/obroute/metadata"
 	"github.com/obroute/obroute/sqltest"
 )
 
@@ -218,5 +222,45 @@ func TestAttack24RenameOntoARoutedTable(t *testing.T) {
 		"RENAME TABLE items2 TO audit_log",
 		"ALTER TABLE items2 RENAME TO audit_log",
 		"SHOW TABLES",
+	)
+}
+
+// The logical table's AUTO_INCREMENT on one server is its counter, past every row (34 here).
+// Through obroute SHOW CREATE TABLE and information_schema.TABLES (SHOW TABLE STATUS too) give the
+// newest physical table's: with next month's table made ahead (as obroute metadata prepare
+// makes it, CREATE TABLE … LIKE, its counter at 1), SHOW CREATE TABLE orders lost its
+// AUTO_INCREMENT=34 and AUTO_INCREMENT read 1, a value of rows long written.
+func TestAttack24AutoIncrementOfALogicalTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	// Ids from 1 (id 0 would be renumbered by the ALTER).
+	mustExec(t, f.one.DB, "UPDATE orders SET id = id + 1 ORDER BY id DESC")
+	mustExec(t, f.one.DB, "ALTER TABLE orders MODIFY id INT NOT NULL AUTO_INCREMENT")
+	tables := metadata.StaticSource{}
+	for i, name := range f.months {
+		mustExec(t, f.backendOf(i).DB, "UPDATE "+name+" SET id = id + 1 ORDER BY id DESC")
+		mustExec(t, f.backendOf(i).DB, "ALTER TABLE "+name+" MODIFY id INT NOT NULL AUTO_INCREMENT")
+		from := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0)
+		tables = append(tables, metadata.Table{Name: name, Min: from, Max: from.AddDate(0, 1, 0).Add(-time.Second), Hot: i >= 2})
+	}
+	// Next month's table, made ahead on hot.
+	next := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	mustExec(t, f.hot.DB, "CREATE TABLE orders_202701 LIKE "+f.months[3])
+	tables = append(tables, metadata.Table{Name: "orders_202701", Min: next, Max: next.AddDate(0, 1, 0).Add(-time.Second), Hot: true})
+	cfg := &config.Config{
+		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: f.hot.DSN}, {Name: "cold", Role: "cold", DSN: f.cold.DSN}},
+		Routes:     map[string]string{"audit_log": "cold"},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 1}}},
+	}
+	now := time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithMetadataSource(tables), connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c, f.db = c, sql.OpenDB(c)
+	t.Cleanup(func() { f.db.Close() })
+	steps24(t, f, nil,
+		"SELECT COUNT(*), MAX(id) FROM orders WHERE order_time >= '2026-09-01'",
+		"SHOW CREATE TABLE orders",
+		"SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
 	)
 }
