@@ -264,3 +264,48 @@ func TestAttack24AutoIncrementOfALogicalTable(t *testing.T) {
 		"SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders'",
 	)
 }
+
+// With tables items and ITEMS (lower_case_table_names=0) the server looks a table up by name,
+// in its case, exactly where its optimizer sees a column of the catalog table compared by =
+// with a constant: through a parenthesised column, a row comparison (as jOOQ and Hibernate
+// write composite keys), an IN of a subquery without tables (made an =), and the = and the
+// lookup are the first conjunct's; under IS TRUE, IS NOT FALSE or = 1 there is no lookup and
+// the names compare in the collation. obroute's rewrite read these otherwise: the lookups it
+// missed answered 2 rows for one server's 1, those it made where the server makes none 1 for
+// 2, and TABLE_NAME = 'ITEMS' AND TABLE_NAME = 'items' (both made case-sensitive) 0 for 1.
+// A refusal (ErrCatalog) is an answer.
+func TestAttack24CatalogLookupsTheRewriteMisreads(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	var lower int
+	if err := f.one.DB.QueryRow("SELECT @@lower_case_table_names").Scan(&lower); err != nil || lower != 0 {
+		t.Skipf("lower_case_table_names=%d: names compare in any case", lower)
+	}
+	for _, b := range []*sqltest.Backend{f.hot, f.one} {
+		mustExec(t, b.DB, "CREATE TABLE ITEMS (x INT)")
+	}
+	const count = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+	for _, q := range []string{
+		count + "(TABLE_NAME) = 'ITEMS'",
+		count + "(TABLE_NAME, TABLE_TYPE) = ('ITEMS', 'BASE TABLE')",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE (TABLE_SCHEMA, TABLE_NAME) IN ((DATABASE(), 'ITEMS'))",
+		count + "TABLE_NAME IN (SELECT 'ITEMS')",
+		count + "TABLE_NAME = 'ITEMS' AND TABLE_NAME = 'items'",
+		count + "TABLE_NAME = 'ITEMS' IS TRUE",
+		count + "TABLE_NAME = 'ITEMS' IS NOT FALSE",
+		count + "TABLE_NAME = 'ITEMS' = 1",
+		"SELECT COUNT(*) FROM information_schema.TABLES t NATURAL JOIN information_schema.COLUMNS c WHERE t.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = 'ITEMS'",
+	} {
+		_, want := readText(t, f.one.DB, q)
+		rows, err := f.db.Query(q)
+		if errors.Is(err, connector.ErrCatalog) {
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if got := dump(t, rows); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: through obroute %v, one server %v", q, got, want)
+		}
+	}
+}
