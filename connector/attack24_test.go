@@ -334,3 +334,38 @@ func TestAttack24ColumnNamesOfCatalogItemsWithArguments(t *testing.T) {
 		}
 	}
 }
+
+// A view routed to cold (routes: audit_view: cold) is in the logical view: SHOW FULL TABLES lists
+// it as a VIEW and a SELECT of it reads cold's. information_schema.VIEWS, which DBeaver and
+// MySQL Workbench read for a database's views, is neither mapped nor refused: it answered the
+// default backend's views only, without audit_view.
+func TestAttack24RoutedViewInInformationSchemaViews(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	for _, b := range []*sqltest.Backend{f.cold, f.one} {
+		mustExec(t, b.DB, "CREATE VIEW audit_view AS SELECT id FROM audit_log")
+	}
+	cfg := &config.Config{
+		Backends:   []config.Backend{{Name: "hot", Role: "hot", DSN: f.hot.DSN}, {Name: "cold", Role: "cold", DSN: f.cold.DSN}},
+		Routes:     map[string]string{"audit_log": "cold", "audit_view": "cold"},
+		TimeTables: []config.TimeTable{{Table: "orders", ShardKey: "order_time", HotWindow: config.HotWindow{Months: 1}}},
+	}
+	var tables metadata.StaticSource
+	for i, name := range f.months {
+		from := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0)
+		tables = append(tables, metadata.Table{Name: name, Min: from, Max: from.AddDate(0, 1, 0).Add(-time.Second), Hot: i >= 2})
+	}
+	now := time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
+	c, err := connector.New(cfg, connector.WithMetadataSource(tables), connector.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c, f.db = c, sql.OpenDB(c)
+	t.Cleanup(func() { f.db.Close() })
+	steps24(t, f, map[string]bool{"SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1": true,
+		"SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_view'": true},
+		"SHOW FULL TABLES WHERE Table_type = 'VIEW'",
+		"SELECT * FROM audit_view ORDER BY id",
+		"SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
+		"SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_view'",
+	)
+}
