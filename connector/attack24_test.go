@@ -369,3 +369,32 @@ func TestAttack24RoutedViewInInformationSchemaViews(t *testing.T) {
 		"SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_view'",
 	)
 }
+
+// Catalog tables that name tables and that obroute neither maps nor refuses answered the
+// default backend's physical tables: information_schema.GEOMETRY_COLUMNS (GIS tools' list of
+// spatial columns) named orders_202611 and orders_202612 and not audit_log; the sys schema's
+// views over information_schema and performance_schema (sys.x$schema_flattened_keys, behind
+// sys.schema_redundant_indexes, which DBAs run to find redundant indexes) named orders_202611
+// and orders_202612 where one server names orders and audit_log. A refusal (ErrCatalog) is an
+// answer.
+func TestAttack24UnmappedCatalogTablesNamePhysicalTables(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	if _, err := f.one.DB.Exec("SELECT 1 FROM sys.version"); err != nil {
+		t.Skipf("the server has no sys schema: %v", err)
+	}
+	mustExec(t, f.one.DB, "ALTER TABLE orders ADD COLUMN place POINT NULL")
+	mustExec(t, f.one.DB, "ALTER TABLE audit_log ADD COLUMN place POINT NULL")
+	mustExec(t, f.cold.DB, "ALTER TABLE audit_log ADD COLUMN place POINT NULL")
+	for i, name := range f.months {
+		mustExec(t, f.backendOf(i).DB, "ALTER TABLE "+name+" ADD COLUMN place POINT NULL")
+	}
+	refusable := map[string]bool{}
+	qs := []string{
+		"SELECT F_TABLE_NAME, F_GEOMETRY_COLUMN FROM information_schema.GEOMETRY_COLUMNS WHERE F_TABLE_SCHEMA = DATABASE() ORDER BY 1",
+		"SELECT table_name, index_name FROM sys.x$schema_flattened_keys WHERE table_schema = DATABASE() ORDER BY 1, 2",
+	}
+	for _, q := range qs {
+		refusable[q] = true
+	}
+	steps24(t, f, refusable, qs...)
+}
