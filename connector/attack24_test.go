@@ -268,8 +268,8 @@ func TestAttack24AutoIncrementOfALogicalTable(t *testing.T) {
 // With tables items and ITEMS (lower_case_table_names=0) the server looks a table up by name,
 // in its case, exactly where its optimizer sees a column of the catalog table compared by =
 // with a constant: through a parenthesised column, a row comparison (as jOOQ and Hibernate
-// write composite keys), an IN of a subquery without tables (made an =), and the = and the
-// lookup are the first conjunct's; under IS TRUE, IS NOT FALSE or = 1 there is no lookup and
+// write composite keys), an IN of a subquery without tables (made an =), an OR whose other side
+// is false (OR FALSE, || 0: folded away), and the = and the lookup are the first conjunct's; under IS TRUE, IS NOT FALSE or = 1 there is no lookup and
 // the names compare in the collation. obroute's rewrite read these otherwise: the lookups it
 // missed answered 2 rows for one server's 1, those it made where the server makes none 1 for
 // 2, and TABLE_NAME = 'ITEMS' AND TABLE_NAME = 'items' (both made case-sensitive) 0 for 1.
@@ -293,6 +293,8 @@ func TestAttack24CatalogLookupsTheRewriteMisreads(t *testing.T) {
 		count + "TABLE_NAME = 'ITEMS' IS TRUE",
 		count + "TABLE_NAME = 'ITEMS' IS NOT FALSE",
 		count + "TABLE_NAME = 'ITEMS' = 1",
+		count + "TABLE_NAME = 'ITEMS' OR FALSE",
+		count + "TABLE_NAME = 'ITEMS' || 0",
 		"SELECT COUNT(*) FROM information_schema.TABLES t NATURAL JOIN information_schema.COLUMNS c WHERE t.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = 'ITEMS'",
 	} {
 		_, want := readText(t, f.one.DB, q)
@@ -397,4 +399,24 @@ func TestAttack24UnmappedCatalogTablesNamePhysicalTables(t *testing.T) {
 		refusable[q] = true
 	}
 	steps24(t, f, refusable, qs...)
+}
+
+// With sql_mode ANSI_QUOTES (sql_mode=ANSI, as PostgreSQL-minded tools set it) "…" is a name:
+// SELECT … FROM "information_schema"."TABLES" and SHOW TABLES FROM "db" are catalog statements.
+// obroute read "information_schema" as a string, did not see a catalog statement and sent both
+// to the default backend as written: the physical tables orders_202611 and orders_202612
+// were listed, orders and audit_log were not, and the count of orders was 0 for 1.
+func TestAttack24CatalogUnderANSIQuotes(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	qs := []string{
+		"SELECT COUNT(*) FROM \"information_schema\".\"TABLES\" WHERE \"TABLE_SCHEMA\" = DATABASE() AND \"TABLE_NAME\" = 'orders'",
+		"SELECT TABLE_NAME FROM \"information_schema\".TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
+		"SHOW TABLES FROM \"{db}\"",
+		"SHOW FULL TABLES IN \"{db}\" LIKE 'o%'",
+	}
+	refusable := map[string]bool{}
+	for _, q := range qs {
+		refusable[q] = true
+	}
+	steps24(t, f, refusable, append([]string{"SET SESSION sql_mode = 'ANSI_QUOTES'"}, qs...)...)
 }
