@@ -35,6 +35,15 @@ func answer24(t *testing.T, conn *sql.Conn, db, q string) string {
 	return strings.ReplaceAll(fmt.Sprintf("%q", dump(t, rows)), db, "{db}")
 }
 
+// answerErr is err as answer24 writes it.
+func answerErr(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("error %d: %s", me.Number, me.Message)
+	}
+	return "refused: " + err.Error()
+}
+
 // steps24 runs the statements through obroute and on the reference server, each on one
 // connection, and reports every statement whose answers differ; refusable are the statements
 // for which an obroute refusal (an error of obroute's own, not the server's) is an answer.
@@ -88,13 +97,16 @@ func TestAttack24PrepareOfACatalogStatement(t *testing.T) {
 // Through obroute it succeeded: CREATE VIEW orders made a view orders on the default backend
 // (the object the issue calls the dangerous one: a physical orders beside the logical one; a
 // CREATE TRIGGER … ON orders then met it: 1347 "is not of type 'BASE TABLE'"), and CREATE VIEW
-// audit_log made a view audit_log on the default backend, which the routed table hides.
+// audit_log made a view audit_log on the default backend, which the routed table hides; CREATE OR
+// REPLACE VIEW orders (1347 on one server: orders is not a view) replaced it.
 func TestAttack24CreateViewUnderALogicalName(t *testing.T) {
 	f := newLogicalFixture(t, nil)
-	refusable := map[string]bool{"CREATE VIEW orders AS SELECT 1 AS x": true, "CREATE VIEW audit_log AS SELECT 1 AS x": true}
+	refusable := map[string]bool{"CREATE VIEW orders AS SELECT 1 AS x": true, "CREATE VIEW audit_log AS SELECT 1 AS x": true,
+		"CREATE OR REPLACE VIEW orders AS SELECT 2 AS x": true}
 	steps24(t, f, refusable,
 		"CREATE VIEW orders AS SELECT 1 AS x",
 		"CREATE VIEW audit_log AS SELECT 1 AS x",
+		"CREATE OR REPLACE VIEW orders AS SELECT 2 AS x",
 		"SHOW FULL TABLES",
 	)
 	for _, name := range []string{"orders", "audit_log"} {
@@ -109,20 +121,23 @@ func TestAttack24CreateViewUnderALogicalName(t *testing.T) {
 }
 
 // A table or view made from a routed table (CREATE VIEW … AS SELECT … FROM audit_log, CREATE
-// TABLE … AS SELECT, CREATE TABLE … LIKE audit_log: pt-online-schema-change's first step) is a
+// TABLE … AS SELECT, CREATE TABLE … LIKE audit_log: pt-online-schema-change's first step; a table
+// with a foreign key REFERENCES audit_log) is a
 // table of the database on one server: SHOW TABLES lists it and a SELECT reads it. Through
 // obroute each was created on cold (the routed table's backend), where the new name has no
 // route: SHOW TABLES does not list it and a SELECT of it fails with 1146.
 func TestAttack24TablesMadeFromARoutedTableAreLost(t *testing.T) {
 	f := newLogicalFixture(t, nil)
 	steps24(t, f, map[string]bool{
-		"CREATE VIEW audit_v AS SELECT id FROM audit_log":    true,
-		"CREATE TABLE audit_copy AS SELECT * FROM audit_log": true,
-		"CREATE TABLE audit_log_new LIKE audit_log":          true,
+		"CREATE VIEW audit_v AS SELECT id FROM audit_log":                               true,
+		"CREATE TABLE audit_copy AS SELECT * FROM audit_log":                            true,
+		"CREATE TABLE audit_log_new LIKE audit_log":                                     true,
+		"CREATE TABLE audit_child (id INT, FOREIGN KEY (id) REFERENCES audit_log (id))": true,
 	},
 		"CREATE VIEW audit_v AS SELECT id FROM audit_log",
 		"CREATE TABLE audit_copy AS SELECT * FROM audit_log",
 		"CREATE TABLE audit_log_new LIKE audit_log",
+		"CREATE TABLE audit_child (id INT, FOREIGN KEY (id) REFERENCES audit_log (id))",
 		"SHOW FULL TABLES",
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_log_new'",
 		"SELECT * FROM audit_v ORDER BY id",
@@ -419,4 +434,41 @@ func TestAttack24CatalogUnderANSIQuotes(t *testing.T) {
 		refusable[q] = true
 	}
 	steps24(t, f, refusable, append([]string{"SET SESSION sql_mode = 'ANSI_QUOTES'"}, qs...)...)
+}
+
+// A trigger on a routed table is the database's on one server: SHOW CREATE TRIGGER shows it and
+// DROP TRIGGER drops it. Through obroute CREATE TRIGGER … ON audit_log went to cold (the
+// table's backend), but SHOW CREATE TRIGGER and DROP TRIGGER, which name no table, went to the
+// default backend: 1360 "Trigger does not exist" for a trigger that exists, and DROP TRIGGER IF
+// EXISTS (migration tools' form) answered success with a note and left the trigger on cold,
+// firing on every insert. A refusal is an answer.
+func TestAttack24TriggerOfARoutedTable(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	const create = "CREATE TRIGGER audit_trg AFTER INSERT ON audit_log FOR EACH ROW SET @fired = NEW.id"
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		if _, err := side.Exec(create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// SHOW CREATE TRIGGER's Created column is each server's clock: its first column only.
+	var name string
+	switch err := f.db.QueryRow("SHOW CREATE TRIGGER audit_trg").Scan(&name, new(any), new(any), new(any), new(any), new(any), new(any)); {
+	case err != nil && strings.HasPrefix(answerErr(err), "error "):
+		t.Errorf("SHOW CREATE TRIGGER audit_trg through obroute: %v; one server shows it", err)
+	case err == nil && name != "audit_trg":
+		t.Errorf("SHOW CREATE TRIGGER audit_trg through obroute names %q", name)
+	}
+	if _, err := f.db.Exec("DROP TRIGGER IF EXISTS audit_trg"); err != nil {
+		if strings.HasPrefix(answerErr(err), "error ") {
+			t.Errorf("DROP TRIGGER IF EXISTS audit_trg through obroute: %v; one server drops it", err)
+		}
+		return
+	}
+	var n int
+	if err := f.cold.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = 'audit_trg'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("DROP TRIGGER IF EXISTS audit_trg answered success and left the trigger on cold")
+	}
 }
