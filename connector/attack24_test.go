@@ -464,3 +464,56 @@ func TestAttack24TriggerOfARoutedTable(t *testing.T) {
 		t.Errorf("DROP TRIGGER IF EXISTS audit_trg answered success and left the trigger on cold")
 	}
 }
+
+// In another current database (USE staging, a database of the application's server holding a
+// table orders of its own and copies of the physical tables, as a staging copy does), orders is
+// that database's table on one server: SHOW TABLES lists it, DESCRIBE describes it, TRUNCATE
+// TABLE empties it and nothing else. Through obroute orders stayed the time-sharded table:
+// SHOW TABLES hid staging's orders, DESCRIBE went to staging.orders_202612, and ALTER and
+// TRUNCATE fanned out to staging's orders_202609 … orders_202612, altering and emptying four
+// tables one server never touches while staging.orders kept its row.
+func TestAttack24AnotherDatabasesTableNamedAsTheLogicalOne(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	staging := sqltest.Shared(t, "stage", "stage1") // obroute's, one server's
+	for _, s := range staging {
+		mustExec(t, s.DB, "CREATE TABLE orders (z INT)")
+		mustExec(t, s.DB, "INSERT INTO orders VALUES (7)")
+		for _, m := range f.months {
+			mustExec(t, s.DB, "CREATE TABLE "+m+" "+ordersDDL)
+			mustExec(t, s.DB, "INSERT INTO "+m+" VALUES (1, '2026-01-01 00:00:00', 1)")
+		}
+	}
+	conns := sideConns(t, f)
+	names := map[*sql.DB]string{f.db: database(t, staging[0].DB), f.one.DB: database(t, staging[1].DB)}
+	for _, side := range []*sql.DB{f.db, f.one.DB} {
+		if _, err := conns[side].ExecContext(t.Context(), "USE `"+names[side]+"`"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refusable := map[string]bool{"ALTER TABLE orders ADD COLUMN y INT": true, "TRUNCATE TABLE orders": true}
+	for _, q := range []string{
+		"SHOW TABLES LIKE 'orders'",
+		"DESCRIBE orders",
+		"ALTER TABLE orders ADD COLUMN y INT",
+		"TRUNCATE TABLE orders",
+		"SHOW COLUMNS FROM orders",
+	} {
+		got := answer24(t, conns[f.db], names[f.db], q)
+		want := answer24(t, conns[f.one.DB], names[f.one.DB], q)
+		if got != want && !(refusable[q] && strings.HasPrefix(got, "refused: ")) {
+			t.Errorf("%s in another database\nthrough obroute: %s\none server:      %s", q, got, want)
+		}
+	}
+	for _, m := range f.months {
+		var n int
+		if err := staging[0].DB.QueryRow("SELECT COUNT(*) FROM " + m).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("staging's %s holds %d rows after TRUNCATE TABLE orders in staging: one server leaves its row", m, n)
+		}
+		if cols := columnsOf(t, staging[0], m); len(cols) != 3 {
+			t.Errorf("staging's %s has the columns %v after ALTER TABLE orders in staging: one server leaves it", m, cols)
+		}
+	}
+}
