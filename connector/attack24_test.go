@@ -517,3 +517,27 @@ func TestAttack24AnotherDatabasesTableNamedAsTheLogicalOne(t *testing.T) {
 		}
 	}
 }
+
+// In another current database holding a table orders (and no physical tables), SHOW TABLES lists
+// it on one server; through obroute, which hides a table named as a time-sharded one in any
+// database, SHOW TABLES listed nothing, and DESCRIBE orders failed with 1146 on
+// <that database>.orders_202612.
+func TestAttack24ShowTablesInAnotherDatabaseHidesItsOrders(t *testing.T) {
+	f := newLogicalFixture(t, nil)
+	other := sqltest.Shared(t, "oth", "oth1") // obroute's, one server's
+	conns := sideConns(t, f)
+	names := map[*sql.DB]string{f.db: database(t, other[0].DB), f.one.DB: database(t, other[1].DB)}
+	for i, side := range []*sql.DB{f.db, f.one.DB} {
+		mustExec(t, other[i].DB, "CREATE TABLE orders (z INT)")
+		if _, err := conns[side].ExecContext(t.Context(), "USE `"+names[side]+"`"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"SHOW TABLES", "SHOW FULL TABLES", "DESCRIBE orders"} {
+		got := answer24(t, conns[f.db], names[f.db], q)
+		want := answer24(t, conns[f.one.DB], names[f.one.DB], q)
+		if got != want && !strings.HasPrefix(got, "refused: ") {
+			t.Errorf("%s in another database\nthrough obroute: %s\none server:      %s", q, got, want)
+		}
+	}
+}
