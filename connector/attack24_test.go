@@ -146,28 +146,31 @@ func TestAttack24CreateViewUnderALogicalName(t *testing.T) {
 
 // A table or view made from a routed table (CREATE VIEW … AS SELECT … FROM audit_log, CREATE
 // TABLE … AS SELECT, CREATE TABLE … LIKE audit_log: pt-online-schema-change's first step; a table
-// with a foreign key REFERENCES audit_log) is a
-// table of the database on one server: SHOW TABLES lists it and a SELECT reads it. Through
-// obroute each was created on cold (the routed table's backend), where the new name has no
-// route: SHOW TABLES does not list it and a SELECT of it fails with 1146.
+// with a foreign key REFERENCES audit_log) is a table of the database on one server: SHOW TABLES
+// lists it and a SELECT reads it. Through obroute each was created on cold (the routed table's
+// backend), where the new name has no route: SHOW TABLES did not list it and a SELECT of it failed
+// with 1146. obroute refuses each (ErrLogicalTable, naming the route to add and the backend hint),
+// and cold holds none of them.
 func TestAttack24TablesMadeFromARoutedTableAreLost(t *testing.T) {
 	f := newLogicalFixture(t, nil)
-	steps24(t, f, map[string]bool{
-		"CREATE VIEW audit_v AS SELECT id FROM audit_log":                               true,
-		"CREATE TABLE audit_copy AS SELECT * FROM audit_log":                            true,
-		"CREATE TABLE audit_log_new LIKE audit_log":                                     true,
-		"CREATE TABLE audit_child (id INT, FOREIGN KEY (id) REFERENCES audit_log (id))": true,
-	},
-		"CREATE VIEW audit_v AS SELECT id FROM audit_log",
-		"CREATE TABLE audit_copy AS SELECT * FROM audit_log",
-		"CREATE TABLE audit_log_new LIKE audit_log",
-		"CREATE TABLE audit_child (id INT, FOREIGN KEY (id) REFERENCES audit_log (id))",
-		"SHOW FULL TABLES",
-		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'audit_log_new'",
-		"SELECT * FROM audit_v ORDER BY id",
-		"SELECT COUNT(*) FROM audit_copy",
-		"DESCRIBE audit_log_new",
-	)
+	for q, name := range map[string]string{
+		"CREATE VIEW audit_v AS SELECT id FROM audit_log":                               "audit_v",
+		"CREATE TABLE audit_copy AS SELECT * FROM audit_log":                            "audit_copy",
+		"CREATE TABLE audit_log_new LIKE audit_log":                                     "audit_log_new",
+		"CREATE TABLE audit_child (id INT, FOREIGN KEY (id) REFERENCES audit_log (id))": "audit_child",
+	} {
+		_, err := f.db.Exec(q)
+		if !errors.Is(err, connector.ErrLogicalTable) || !strings.Contains(err.Error(), "add the route "+name+": cold") || !strings.Contains(err.Error(), "OBROUTE(backend=cold)") {
+			t.Errorf("%s through obroute: %v; want ErrLogicalTable naming the route %s: cold and the backend hint", q, err, name)
+		}
+		var n int
+		if err := f.cold.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: cold holds %s, which no route reaches", q, name)
+		}
+	}
 }
 
 // SHOW FULL TABLES gives a system-versioned table the type BASE TABLE (information_schema.TABLES
@@ -433,35 +436,35 @@ func TestAttack24CatalogUnderANSIQuotes(t *testing.T) {
 // table's backend), but SHOW CREATE TRIGGER and DROP TRIGGER, which name no table, went to the
 // default backend: 1360 "Trigger does not exist" for a trigger that exists, and DROP TRIGGER IF
 // EXISTS (migration tools' form) answered success with a note and left the trigger on cold,
-// firing on every insert. A refusal is an answer.
+// firing on every insert. obroute refuses the CREATE TRIGGER (ErrLogicalTable, naming the
+// backend hint that reaches cold), which makes no trigger; with the hint the trigger is made,
+// shown and dropped on cold.
 func TestAttack24TriggerOfARoutedTable(t *testing.T) {
 	f := newLogicalFixture(t, nil)
 	const create = "CREATE TRIGGER audit_trg AFTER INSERT ON audit_log FOR EACH ROW SET @fired = NEW.id"
-	for _, side := range []*sql.DB{f.db, f.one.DB} {
-		if _, err := side.Exec(create); err != nil {
+	_, err := f.db.Exec(create)
+	if !errors.Is(err, connector.ErrLogicalTable) || !strings.Contains(err.Error(), "OBROUTE(backend=cold)") {
+		t.Fatalf("%s through obroute: %v; want ErrLogicalTable naming the backend hint", create, err)
+	}
+	triggers := func() int {
+		var n int
+		if err := f.cold.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = 'audit_trg'").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
+		return n
 	}
-	// SHOW CREATE TRIGGER's Created column is each server's clock: its first column only.
+	if n := triggers(); n != 0 {
+		t.Fatalf("the refused CREATE TRIGGER left %d triggers on cold", n)
+	}
+	const hinted = "/*+ OBROUTE(backend=cold) */ "
+	mustExec(t, f.db, hinted+create)
 	var name string
-	switch err := f.db.QueryRow("SHOW CREATE TRIGGER audit_trg").Scan(&name, new(any), new(any), new(any), new(any), new(any), new(any)); {
-	case err != nil && strings.HasPrefix(answerErr(err), "error "):
-		t.Errorf("SHOW CREATE TRIGGER audit_trg through obroute: %v; one server shows it", err)
-	case err == nil && name != "audit_trg":
-		t.Errorf("SHOW CREATE TRIGGER audit_trg through obroute names %q", name)
+	if err := f.db.QueryRow(hinted+"SHOW CREATE TRIGGER audit_trg").Scan(&name, new(any), new(any), new(any), new(any), new(any), new(any)); err != nil || name != "audit_trg" {
+		t.Errorf("SHOW CREATE TRIGGER audit_trg with the hint: %q, %v", name, err)
 	}
-	if _, err := f.db.Exec("DROP TRIGGER IF EXISTS audit_trg"); err != nil {
-		if strings.HasPrefix(answerErr(err), "error ") {
-			t.Errorf("DROP TRIGGER IF EXISTS audit_trg through obroute: %v; one server drops it", err)
-		}
-		return
-	}
-	var n int
-	if err := f.cold.DB.QueryRow("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = 'audit_trg'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
-		t.Errorf("DROP TRIGGER IF EXISTS audit_trg answered success and left the trigger on cold")
+	mustExec(t, f.db, hinted+"DROP TRIGGER IF EXISTS audit_trg")
+	if n := triggers(); n != 0 {
+		t.Errorf("DROP TRIGGER IF EXISTS audit_trg with the hint left the trigger on cold")
 	}
 }
 

@@ -104,8 +104,13 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 			}
 		}
 	}
-	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
-		// No current database, or another one: not the logical tables'.
+	logical := "" // the logical tables' database: the default backend's DSN's
+	if b := cs.c.backends[cs.c.cfg.Default]; b != nil && b.mysql != nil {
+		logical = b.mysql.DBName
+	}
+	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) || logical != "" && db != logical {
+		// No current database, or another one: not the logical tables'. (A current database
+		// named as the logical tables' in another case is refused by the router.)
 		res, rows, err := cs.runTarget(ctx, plan, t, wantRows, prep)
 		if rows != nil {
 			rows = wrapRows(rows, func() error { found(); return nil })

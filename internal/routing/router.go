@@ -387,6 +387,12 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.catalogErr != nil {
 		return false, st.catalogErr
 	}
+	if done, err := r.elsewhereRoute(p, st, in, sess); done || err != nil {
+		return done, err
+	}
+	if done, err := r.objectRoute(p, st, in); done || err != nil {
+		return done, err
+	}
 	if st.explainOf != nil {
 		return r.explainPlainRoute(p, in, sess)
 	}
