@@ -21,7 +21,7 @@ import (
 // statement reads the rows of the information_schema tables it needs on every backend of the
 // logical view, maps them (routed tables from their backend, each time-sharded table under its
 // logical name with its newest physical table's definition and the sum of its physical tables'
-// row statistics, other tables from the default backend), keeps them in temporary tables of the
+// row statistics, in TABLES and PARTITIONS, other tables from the default backend), keeps them in temporary tables of the
 // server session that answers, and runs there with information_schema's tables standing for
 // that server's rows of the other databases and the logical rows of the current one. The
 // temporary tables are dropped once the answer is read.
@@ -263,6 +263,7 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 	byLogical := map[string]int{} // logical table → its row in out (TABLES: statistics are summed)
 	var parts [][]driver.Value    // TABLES rows of other physical tables, summed at the end
 	var partNames []string
+	summed := view == "TABLES" || view == "PARTITIONS" // statistics summed over the physical tables
 	for _, b := range lv.Sources() {
 		src, err := cs.server(ctx, b)
 		if err == nil {
@@ -295,6 +296,16 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			}
 			return -1
 		}
+		key := func(name string, row []driver.Value) string { // a logical table's row: one per partition
+			if view == "PARTITIONS" {
+				for _, c := range []string{"PARTITION_NAME", "SUBPARTITION_NAME"} {
+					if i := index(c); i >= 0 {
+						name += "\x00" + text(row[i])
+					}
+				}
+			}
+			return name
+		}
 		srcDB := ""
 		for _, r := range buf.values {
 			srcDB = text(r[0])
@@ -307,8 +318,8 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			case routing.TableHidden:
 				continue
 			case routing.TablePart:
-				if view == "TABLES" {
-					parts, partNames = append(parts, row), append(partNames, name)
+				if summed {
+					parts, partNames = append(parts, row), append(partNames, key(name, row))
 				}
 				continue
 			}
@@ -325,8 +336,8 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 					row[i] = []byte(db)
 				}
 			}
-			if role == routing.TableDefinition && view == "TABLES" {
-				byLogical[name] = len(out)
+			if role == routing.TableDefinition && summed {
+				byLogical[key(name, row)] = len(out)
 			}
 			out = append(out, row)
 		}
@@ -339,7 +350,7 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			}
 		}
 	}
-	if view == "TABLES" {
+	if summed {
 		idx := func(name string) int {
 			for i, c := range cols {
 				if c == name {

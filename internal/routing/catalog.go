@@ -79,7 +79,21 @@ var catalogRefused = map[string]bool{
 	"INNODB_SYS_TABLESTATS": true, "INNODB_SYS_VIRTUAL": true, "COLUMNS_EXTENDED": true,
 	"INNODB_SYS_TABLESPACES": true, "INNODB_SYS_DATAFILES": true, "INNODB_BUFFER_PAGE": true,
 	"INNODB_BUFFER_PAGE_LRU": true, "INNODB_TABLESPACES_ENCRYPTION": true, "INNODB_TABLESPACES_SCRUBBING": true,
-	"INNODB_LOCKS": true,
+	"INNODB_LOCKS": true, "VIEWS": true, "GEOMETRY_COLUMNS": true,
+}
+
+// catalogRefusedSys reports whether table (lower case) of the sys schema is one of its views
+// over information_schema and performance_schema that name each backend's tables
+// (schema_redundant_indexes, x$schema_flattened_keys, innodb_buffer_stats_by_table, …):
+// refused as catalogRefused is.
+func catalogRefusedSys(table string) bool {
+	table = strings.TrimPrefix(table, "x$")
+	for _, p := range []string{"schema_", "ps_schema_", "innodb_", "io_", "statement", "statements_"} {
+		if strings.HasPrefix(table, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // catalogRefusedTables are the tables of the other system databases (lower case, qualified)
@@ -134,7 +148,7 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	var views []string
 	for i := 0; i+2 < len(toks); i++ {
 		if (toks[i].kind == tokWord || toks[i].kind == tokIdent) && toks[i+1].kind == tokPunct && toks[i+1].text == "." {
-			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] {
+			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] || isName(toks[i], "sys") && catalogRefusedSys(strings.ToLower(nameOf(toks[i+2]))) {
 				st.catalogErr = errorf("%w: %s names the tables of each backend, which obroute does not map to the logical tables (time-sharded and routed); read it on one backend with a backend hint", ErrCatalog, q)
 				return
 			}
@@ -361,7 +375,8 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 			col += " (" + c.like + ")"
 		}
 		cols := quoteName(col) + ", " + quoteName("Table_type")
-		inner := "select TABLE_NAME as " + quoteName(col) + ", TABLE_TYPE as " + quoteName("Table_type") + " from " + temp["TABLES"]
+		// SHOW FULL TABLES calls a system-versioned table a BASE TABLE (TABLES: SYSTEM VERSIONED).
+		inner := "select TABLE_NAME as " + quoteName(col) + ", if(TABLE_TYPE = 'SYSTEM VERSIONED', 'BASE TABLE', TABLE_TYPE) as " + quoteName("Table_type") + " from " + temp["TABLES"]
 		if !c.full {
 			cols = quoteName(col)
 			inner = "select TABLE_NAME as " + quoteName(col) + " from " + temp["TABLES"]

@@ -131,7 +131,10 @@ type Plan struct {
 	// CatalogQuery): the one target is where the answer is computed.
 	Catalog *CatalogQuery
 	// Rename maps, for a statement describing a time-sharded table (DESCRIBE, SHOW CREATE TABLE
-	// …), the physical table it was sent to to the logical name its answer shows; empty otherwise.
+	// …), the physical table it was sent to to the logical name its answer shows; for a
+	// maintenance statement (ANALYZE, CHECK, OPTIMIZE, REPAIR, CHECKSUM TABLE) of a routed table
+	// on a backend whose database has another name, the table in that database to the table in
+	// the client's; empty otherwise.
 	Rename [2]string
 	// OutsideTx marks a statement that runs on its backend outside the client session's
 	// transaction, without binding one: a statement of user-level lock functions and no table,
