@@ -181,6 +181,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	cs.c.stats.routes.add(cs.statsShard, plan.Class)
 	if plan.NoOp {
 		cs.c.routeDone(ctx, plan, nil, start)
+		// No server ran it: one server's diagnostics (the note 1050 "Table … already exists" of
+		// CREATE TABLE IF NOT EXISTS on a logical table) are none obroute holds.
+		cs.funcs.diag = diagnostics{why: "the statement before it was one obroute answered without running it on a server (CREATE TABLE IF NOT EXISTS of a logical table), where one server leaves a note"}
 		return cs.noRows(wantRows)
 	}
 	if plan.FanOut != "" {
