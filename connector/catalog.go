@@ -148,7 +148,9 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		dropTemps(s, temps)
 		return res, rows, err
 	}
-	return res, wrapRows(rows, func() error {
+	wrapped := wrapRows(rows, nil)
+	wrapped.names = q.ColumnNames()
+	wrapped.onClose = func() error {
 		if n, ok := cs.catalogDiagnostics(ctx, s, warned); ok {
 			cs.funcs.foundRows = heldValue(n)
 		} else {
@@ -156,7 +158,8 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		}
 		dropTemps(s, temps)
 		return nil
-	}), nil
+	}
+	return res, wrapped, nil
 }
 
 // catalogDiagnostics tells, once the answer of a catalog statement was read on s, whether one

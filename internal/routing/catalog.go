@@ -337,8 +337,9 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 // them with CatalogView.Table, keeps them in temporary tables on the server session of the
 // plan's target, and runs the statement SQL returns there.
 type CatalogQuery struct {
-	form *catalogForm
-	sql  string
+	form    *catalogForm
+	sql     string
+	columns map[int]string // set by SQL: see ColumnNames
 }
 
 // Views are the information_schema tables whose logical rows the answer reads.
@@ -435,7 +436,8 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		return a.to - b.to
 	})
 	// Both lists are in text order; an alias goes after the items' edits.
-	names := itemNames(q.sql, toks, edits)
+	names, columns := itemNames(q.sql, toks, edits)
+	q.columns = columns
 	var b strings.Builder
 	last := 0
 	for len(edits) > 0 || len(names) > 0 {
@@ -759,9 +761,10 @@ type catalogEdit struct {
 // itemNames keeps the column names of the statement's select items that edits change: the
 // server names an item without an alias by its text as written, so such an item gets its
 // original text as alias. Only the first SELECT names the columns. An item whose text holds a
-// ? placeholder keeps its changed name (a driver interpolating arguments would read the ? in
-// the alias as one).
-func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
+// ? placeholder gets no alias (a driver interpolating arguments would read the ? in the alias
+// as one): its original text is returned in columns, by its column's index, for the answer's
+// column name (when no * before it leaves the index unknown).
+func itemNames(sql string, toks []token, edits []catalogEdit) (out []catalogEdit, columns map[int]string) {
 	depth, i := 0, 0
 	for ; i < len(toks); i++ {
 		t := toks[i]
@@ -775,8 +778,7 @@ func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
 	}
 	for i++; i < len(toks) && toks[i].kind == tokWord && selectOptions[strings.ToUpper(toks[i].text)]; i++ {
 	}
-	var out []catalogEdit
-	start := i
+	start, item, star := i, 0, false
 	for depth = 0; i <= len(toks); i++ {
 		end := i == len(toks)
 		if !end {
@@ -800,16 +802,35 @@ func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
 			from, to := toks[start].pos, toks[i-1].end
 			text := sql[from:to]
 			changed := slices.ContainsFunc(edits, func(e catalogEdit) bool { return !e.qualifier && e.from >= from && e.to <= to })
-			if changed && !itemHasAlias(toks[start:i]) && !strings.Contains(text, "?") {
+			star = star || toks[i-1].kind == tokPunct && toks[i-1].text == "*" && (i-1 == start || toks[i-2].kind == tokPunct && toks[i-2].text == ".")
+			switch {
+			case !changed || itemHasAlias(toks[start:i]):
+			case !strings.Contains(text, "?"):
 				out = append(out, catalogEdit{to, to, " as " + quoteName(text), false})
+			case !star && len(text) <= maxItemName:
+				if columns == nil {
+					columns = map[int]string{}
+				}
+				columns[item] = text
 			}
 		}
 		if end {
 			break
 		}
-		start = i + 1
+		start, item = i+1, item+1
 	}
-	return out
+	return out, columns
+}
+
+// maxItemName bounds the text of a select item the server names a column by in full (it cuts a
+// longer one, to 256 characters, as obroute does not).
+const maxItemName = 250
+
+// ColumnNames returns, by index, the names of the answer's columns that the rewritten statement
+// SQL returned names otherwise than one server would (select items holding a ?, which keep no
+// alias): their text as written. Nil for none.
+func (q *CatalogQuery) ColumnNames() map[int]string {
+	return q.columns
 }
 
 // itemHasAlias reports whether a select item (its tokens) ends with an alias: AS name, or a name
