@@ -471,6 +471,11 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 // parser distributes it), and an IN of several values that are not all plain ASCII string
 // literals (their equality in the column's collation decides).
 func lookupEdits(toks []token, anyCase bool) ([]catalogEdit, error) {
+	if !anyCase {
+		if why := lookupMisread(toks); why != "" {
+			return nil, errorf("%w: the statement compares TABLE_NAME or TABLE_SCHEMA %s, where the server may or may not look the table up by name in its case (lower_case_table_names=0), which obroute does not tell; write each as a plain TABLE_NAME = '…' conjunct of the WHERE, once per column", ErrCatalog, why)
+		}
+	}
 	depth := make([]int, len(toks)+1)
 	match := make([]int, len(toks)) // the matching parenthesis of each, -1 for other tokens
 	var open []int
@@ -1005,3 +1010,53 @@ func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
 // otherwise: in a client session whose database is information_schema, such a statement reads
 // the backend's physical tables, and the connector refuses it. It is read at analysis.
 func (st *Statement) UnqualifiedCatalog() string { return st.bareView }
+
+// lookupMisread names a form of comparing TABLE_NAME or TABLE_SCHEMA whose lookups (see
+// lookupEdits) the server's optimizer decides otherwise than obroute reads them, "" when the
+// statement holds none: the column in parentheses or in a row, an IN of a subquery, the
+// comparison's result compared again (IS TRUE, = 1), an OR or XOR with a constant (folded away),
+// a column compared with a constant twice, a NATURAL JOIN or USING (the join's equalities).
+func lookupMisread(toks []token) string {
+	lookup := func(t token) bool { return isName(t, "table_name") || isName(t, "table_schema") }
+	constant := func(t token) bool {
+		return t.kind == tokString || t.kind == tokNumber || t.kind == tokParam || t.is("false") || t.is("true") || t.is("null")
+	}
+	comparison := func(t token) bool {
+		return t.kind == tokPunct && (t.text == "=" || t.text == "<=>" || t.text == "<>" || t.text == "!=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">=")
+	}
+	has := false
+	for _, t := range toks {
+		has = has || lookup(t)
+	}
+	if !has {
+		return ""
+	}
+	seen := map[string]bool{}
+	for i, t := range toks {
+		switch {
+		case t.is("natural") || t.is("using"):
+			return "with a NATURAL JOIN or USING"
+		case (t.is("or") || t.is("xor") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
+			return "with an OR or XOR of a constant"
+		case !lookup(t):
+			continue
+		}
+		if i > 0 && toks[i-1].kind == tokPunct && toks[i-1].text == "(" && i+1 < len(toks) && toks[i+1].kind == tokPunct && (toks[i+1].text == ")" || toks[i+1].text == ",") {
+			return "in parentheses or in a row"
+		}
+		if i+3 < len(toks) && toks[i+1].is("in") && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && (toks[i+3].is("select") || toks[i+3].is("with")) {
+			return "with an IN of a subquery"
+		}
+		if i+2 < len(toks) && comparison(toks[i+1]) && constant(toks[i+2]) {
+			if i+3 < len(toks) && (toks[i+3].is("is") || comparison(toks[i+3])) {
+				return "and compares the comparison's result again"
+			}
+			name := strings.ToLower(nameOf(t))
+			if seen[name] {
+				return "with constants twice"
+			}
+			seen[name] = true
+		}
+	}
+	return ""
+}
