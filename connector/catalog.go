@@ -373,6 +373,13 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 					row[i] = addNumbers(row[i], part[i])
 				}
 			}
+			if i := idx("AUTO_INCREMENT"); i >= 0 && part[i] != nil {
+				// The logical table's counter: the largest (a table made ahead starts at 1).
+				a, _ := strconv.ParseUint(text(row[i]), 10, 64)
+				if b, err := strconv.ParseUint(text(part[i]), 10, 64); err == nil && (row[i] == nil || b > a) {
+					row[i] = part[i]
+				}
+			}
 			if i := idx("CREATE_TIME"); i >= 0 && part[i] != nil && (row[i] == nil || text(part[i]) < text(row[i])) {
 				row[i] = part[i]
 			}
@@ -503,4 +510,81 @@ func (cs *clientSession) unqualifiedCatalog(st *routing.Statement, shadow bool) 
 		return nil
 	}
 	return errorf("%w: the client session's database is information_schema, and %s without it reads one backend's tables; write information_schema.%s, which obroute answers for the logical tables", routing.ErrCatalog, view, view)
+}
+
+// logicalCounter reads the AUTO_INCREMENT counter of a time-sharded table for SHOW CREATE TABLE
+// (plan.Counters): the largest of its physical tables', 0 for none. It runs before the SHOW, so
+// that the SHOW's diagnostics are the last of its server session.
+func (cs *clientSession) logicalCounter(ctx context.Context, plan *routing.Plan) (int64, error) {
+	var max int64
+	for _, t := range plan.Counters {
+		s, err := cs.server(ctx, t.Backend)
+		if err == nil {
+			err = cs.sync(ctx, s)
+		}
+		if err != nil {
+			return 0, err
+		}
+		names := make([]string, len(t.Tables))
+		for i, n := range t.Tables {
+			names[i] = "'" + strings.ReplaceAll(n, "'", "''") + "'"
+		}
+		n, err := cs.readSessionNumber(ctx, s, "(SELECT COALESCE(MAX(AUTO_INCREMENT), 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ("+strings.Join(names, ", ")+"))")
+		if err != nil {
+			return 0, err
+		}
+		max = maxOf(max, n)
+	}
+	return max, nil
+}
+
+// withCounter returns the rows of SHOW CREATE TABLE with the table option AUTO_INCREMENT=n (as
+// the server writes it, for a counter past 1) in the Create Table column.
+func withCounter(r driver.Rows, n int64) (driver.Rows, error) {
+	var buf bufferedRows
+	if err := buf.add(r); err != nil {
+		return nil, err
+	}
+	col := slices.IndexFunc(buf.columns, func(c string) bool { return strings.EqualFold(c, "Create Table") })
+	for _, row := range buf.values {
+		if col < 0 || col >= len(row) {
+			break
+		}
+		row[col] = []byte(setCounter(text(row[col]), n))
+	}
+	return &buf, nil
+}
+
+// setCounter sets the AUTO_INCREMENT table option of a CREATE TABLE text to n: replaced, or
+// written after ENGINE= where the server writes it, or left out for a counter of 1 or less.
+func setCounter(create string, n int64) string {
+	at := strings.Index(create, "\n) ")
+	if at < 0 {
+		return create
+	}
+	head, opts := create[:at+3], create[at+3:]
+	end := strings.IndexByte(opts, '\n')
+	if end < 0 {
+		end = len(opts)
+	}
+	line, tail := opts[:end], opts[end:]
+	words := strings.Fields(line)
+	out := words[:0:0]
+	for _, w := range words {
+		if !strings.HasPrefix(w, "AUTO_INCREMENT=") {
+			out = append(out, w)
+		}
+	}
+	if n > 1 {
+		k := slices.IndexFunc(out, func(w string) bool { return strings.HasPrefix(w, "ENGINE=") })
+		out = slices.Insert(out, k+1, "AUTO_INCREMENT="+strconv.FormatInt(n, 10))
+	}
+	return head + strings.Join(out, " ") + tail
+}
+
+func maxOf(a, b int64) int64 {
+	if b > a {
+		return b
+	}
+	return a
 }

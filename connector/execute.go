@@ -335,7 +335,16 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		// One backend, several tables: the legs of its UNION ALL still need merging.
 		rows, err = cs.queryUnion(ctx, plan, prep)
 	} else if len(plan.Targets) == 1 {
-		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		counter := int64(0)
+		if len(plan.Counters) > 0 {
+			counter, err = cs.logicalCounter(ctx, plan)
+		}
+		if err == nil {
+			res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		}
+		if rows != nil && len(plan.Counters) > 0 {
+			rows, err = withCounter(rows, counter)
+		}
 		if rows != nil && plan.Rename[0] != "" {
 			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
 		}

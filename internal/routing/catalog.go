@@ -313,6 +313,20 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		p.single(UsePartitionLocationLookup, ClassDefault, b, sql, in.Args)
 		p.Targets[0].Tables = []string{newest.Name}
 		p.Rename = [2]string{newest.Name, tt.Table}
+		if toks := textTokens(st.SQL); len(toks) > 1 && toks[0].is("show") && toks[1].is("create") {
+			for i := range all {
+				cb, err := r.time.location(&all[i])
+				if err != nil {
+					return true, true, err
+				}
+				k := slices.IndexFunc(p.Counters, func(t Target) bool { return t.Backend == cb })
+				if k < 0 {
+					k = len(p.Counters)
+					p.Counters = append(p.Counters, Target{Backend: cb})
+				}
+				p.Counters[k].Tables = append(p.Counters[k].Tables, all[i].Name)
+			}
+		}
 		if in.Explain {
 			p.Prompts = append(p.Prompts, fmt.Sprintf("%s is time-sharded: described by its newest physical table %s on %s, shown as %s", tt.Table, newest.Name, b, tt.Table))
 		}
@@ -1011,10 +1025,13 @@ func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
 // the backend's physical tables, and the connector refuses it. It is read at analysis.
 func (st *Statement) UnqualifiedCatalog() string { return st.bareView }
 
+// logicWords are the words before a parenthesis that opens a condition, not a call.
+var logicWords = map[string]bool{"where": true, "and": true, "or": true, "xor": true, "not": true, "on": true, "having": true, "when": true, "then": true, "else": true}
+
 // lookupMisread names a form of comparing TABLE_NAME or TABLE_SCHEMA whose lookups (see
 // lookupEdits) the server's optimizer decides otherwise than obroute reads them, "" when the
 // statement holds none: the column in parentheses or in a row, an IN of a subquery, the
-// comparison's result compared again (IS TRUE, = 1), an OR or XOR with a constant (folded away),
+// comparison's result compared again (IS TRUE, = 1), an OR with a constant (folded away),
 // a column compared with a constant twice, a NATURAL JOIN or USING (the join's equalities).
 func lookupMisread(toks []token) string {
 	lookup := func(t token) bool { return isName(t, "table_name") || isName(t, "table_schema") }
@@ -1024,9 +1041,10 @@ func lookupMisread(toks []token) string {
 	comparison := func(t token) bool {
 		return t.kind == tokPunct && (t.text == "=" || t.text == "<=>" || t.text == "<>" || t.text == "!=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">=")
 	}
-	has := false
+	has, or := false, false
 	for _, t := range toks {
 		has = has || lookup(t)
+		or = or || t.is("or") || t.is("xor") || t.kind == tokPunct && t.text == "||"
 	}
 	if !has {
 		return ""
@@ -1036,23 +1054,24 @@ func lookupMisread(toks []token) string {
 		switch {
 		case t.is("natural") || t.is("using"):
 			return "with a NATURAL JOIN or USING"
-		case (t.is("or") || t.is("xor") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
-			return "with an OR or XOR of a constant"
+		case (t.is("or") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
+			return "with an OR of a constant (which the server folds away)"
 		case !lookup(t):
 			continue
 		}
-		if i > 0 && toks[i-1].kind == tokPunct && toks[i-1].text == "(" && i+1 < len(toks) && toks[i+1].kind == tokPunct && (toks[i+1].text == ")" || toks[i+1].text == ",") {
+		called := i > 1 && (toks[i-2].kind == tokIdent || toks[i-2].kind == tokWord && !logicWords[strings.ToLower(toks[i-2].text)])
+		if i > 0 && toks[i-1].kind == tokPunct && toks[i-1].text == "(" && !called && i+1 < len(toks) && toks[i+1].kind == tokPunct && (toks[i+1].text == ")" || toks[i+1].text == ",") {
 			return "in parentheses or in a row"
 		}
-		if i+3 < len(toks) && toks[i+1].is("in") && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && (toks[i+3].is("select") || toks[i+3].is("with")) {
-			return "with an IN of a subquery"
+		if i+5 < len(toks) && toks[i+1].is("in") && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && toks[i+3].is("select") && constant(toks[i+4]) && toks[i+5].kind == tokPunct && toks[i+5].text == ")" {
+			return "with an IN of a subquery without tables"
 		}
 		if i+2 < len(toks) && comparison(toks[i+1]) && constant(toks[i+2]) {
 			if i+3 < len(toks) && (toks[i+3].is("is") || comparison(toks[i+3])) {
 				return "and compares the comparison's result again"
 			}
 			name := strings.ToLower(nameOf(t))
-			if seen[name] {
+			if seen[name] && !or {
 				return "with constants twice"
 			}
 			seen[name] = true
