@@ -93,7 +93,10 @@ func (r *Router) elsewhereRoute(p *Plan, st *Statement, in Input, sess *SessionS
 		if !ok {
 			continue
 		}
+		ddl := st.ddl != nil || st.catalog != nil && st.catalog.kind == catalogDescribe
 		switch {
+		case !other && q != lowerDef && ddl && rule == "time-sharded table":
+			// DDL and descriptions read their tables' databases (nameCheck): that database's table.
 		case !other && q != lowerDef:
 			return true, errorf("%w: the statement names %s.%s, the table of database %s named as the %s %s of the logical tables (in %s), which obroute does not tell apart by their databases; send it to the backend holding %s.%s with a backend hint (/*+ OBROUTE(backend=…) */)",
 				ErrLogicalTable, nameOf(toks[i]), nameOf(toks[i+2]), nameOf(toks[i]), rule, name, def, nameOf(toks[i]), nameOf(toks[i+2]))
@@ -191,7 +194,8 @@ func (r *Router) objectRoute(p *Plan, st *Statement, in Input) (bool, error) {
 			ErrLogicalTable, what, name, b, table, name, name, name, b, b)
 	}
 	if kind, name, on, ok := createdObject(textTokens(st.SQL)); ok {
-		if rule, ruled := r.ruledTable(name); ruled && kind == "view" {
+		if rule, ruled := r.ruledTable(name); ruled && kind == "view" && rule == "time-sharded table" {
+			// (A view named as a routed table goes to its route's backend, which answers.)
 			return true, errorf("%w: CREATE VIEW %s: %s is a %s of the logical view, so one server would refuse it (1050: the table exists; 1347 with OR REPLACE: not a view); give the view another name",
 				ErrLogicalTable, name, name, rule)
 		}
@@ -202,12 +206,28 @@ func (r *Router) objectRoute(p *Plan, st *Statement, in Input) (bool, error) {
 			}
 			return false, nil
 		}
-		if _, routed := r.cfg.Settings.Routes[name]; !routed {
+		b, routed := r.cfg.Settings.Routes[name]
+		if !routed {
 			if table, b := routedAway(); table != "" {
 				return true, lost("CREATE VIEW", name, table, b)
 			}
+			return false, nil
 		}
-		return false, nil
+		// A view with a route is made on its route's backend (which answers 1050 where a table
+		// of that name is), with the tables it reads there.
+		for _, list := range [][]string{st.Tables, st.mentions} {
+			for _, t := range list {
+				if tb, ok := r.cfg.Settings.Routes[t]; ok && tb != b || !ok && b != def {
+					return true, errorf("%w: CREATE VIEW %s, routed to %s, reads %s, which lives on %s; a view reads the tables of its own backend: route them to one backend", ErrCrossBackend, name, b, t, orDefault(tb, def))
+				}
+			}
+		}
+		p.single(UseRoutePolicy, ClassDefault, b, st.SQL, in.Args)
+		p.Static = true
+		if in.Explain {
+			p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of view %s", b, name))
+		}
+		return true, nil
 	}
 	d := st.ddl
 	if d == nil {
@@ -277,4 +297,12 @@ func (r *Router) temporaryLike(p *Plan, st *Statement, in Input) (bool, error) {
 		p.Prompts = append(p.Prompts, fmt.Sprintf("%s is time-sharded: the temporary table is made on %s like its newest physical table %s", tt.Table, b, newest.Name))
 	}
 	return true, nil
+}
+
+// orDefault returns b, or def when b is "".
+func orDefault(b, def string) string {
+	if b == "" {
+		return def
+	}
+	return b
 }
