@@ -1032,7 +1032,8 @@ var logicWords = map[string]bool{"where": true, "and": true, "or": true, "xor": 
 // lookupEdits) the server's optimizer decides otherwise than obroute reads them, "" when the
 // statement holds none: the column in parentheses or in a row, an IN of a subquery, the
 // comparison's result compared again (IS TRUE, = 1), an OR with a constant (folded away),
-// a column compared with a constant twice, a NATURAL JOIN or USING (the join's equalities).
+// a column compared with a constant twice, a NATURAL JOIN or USING (the join's equalities);
+// the OR and the twice outside parentheses only.
 func lookupMisread(toks []token) string {
 	lookup := func(t token) bool { return isName(t, "table_name") || isName(t, "table_schema") }
 	constant := func(t token) bool {
@@ -1050,11 +1051,17 @@ func lookupMisread(toks []token) string {
 		return ""
 	}
 	seen := map[string]bool{}
+	depth := 0 // of parentheses: the forms below are read outside them only
 	for i, t := range toks {
+		if t.kind == tokPunct && t.text == "(" {
+			depth++
+		} else if t.kind == tokPunct && t.text == ")" {
+			depth--
+		}
 		switch {
 		case t.is("natural") || t.is("using"):
 			return "with a NATURAL JOIN or USING"
-		case (t.is("or") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
+		case depth == 0 && (t.is("or") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
 			return "with an OR of a constant (which the server folds away)"
 		case !lookup(t):
 			continue
@@ -1071,6 +1078,9 @@ func lookupMisread(toks []token) string {
 				return "and compares the comparison's result again"
 			}
 			name := strings.ToLower(nameOf(t))
+			if depth != 0 {
+				continue
+			}
 			if seen[name] && !or {
 				return "with constants twice"
 			}
