@@ -21,7 +21,7 @@ import (
 // statement reads the rows of the information_schema tables it needs on every backend of the
 // logical view, maps them (routed tables from their backend, each time-sharded table under its
 // logical name with its newest physical table's definition and the sum of its physical tables'
-// row statistics, other tables from the default backend), keeps them in temporary tables of the
+// row statistics, in TABLES and PARTITIONS, other tables from the default backend), keeps them in temporary tables of the
 // server session that answers, and runs there with information_schema's tables standing for
 // that server's rows of the other databases and the logical rows of the current one. The
 // temporary tables are dropped once the answer is read.
@@ -104,8 +104,13 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 			}
 		}
 	}
-	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) {
-		// No current database, or another one: not the logical tables'.
+	logical := "" // the logical tables' database: the default backend's DSN's
+	if b := cs.c.backends[cs.c.cfg.Default]; b != nil && b.mysql != nil {
+		logical = b.mysql.DBName
+	}
+	if db == "" || q.Database() != "" && !sameName(q.Database(), db, lowerNames) || logical != "" && db != logical {
+		// No current database, or another one: not the logical tables'. (A current database
+		// named as the logical tables' in another case is refused by the router.)
 		res, rows, err := cs.runTarget(ctx, plan, t, wantRows, prep)
 		if rows != nil {
 			rows = wrapRows(rows, func() error { found(); return nil })
@@ -143,7 +148,9 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		dropTemps(s, temps)
 		return res, rows, err
 	}
-	return res, wrapRows(rows, func() error {
+	wrapped := wrapRows(rows, nil)
+	wrapped.names = q.ColumnNames()
+	wrapped.onClose = func() error {
 		if n, ok := cs.catalogDiagnostics(ctx, s, warned); ok {
 			cs.funcs.foundRows = heldValue(n)
 		} else {
@@ -151,7 +158,8 @@ func (cs *clientSession) runCatalog(ctx context.Context, plan *routing.Plan, wan
 		}
 		dropTemps(s, temps)
 		return nil
-	}), nil
+	}
+	return res, wrapped, nil
 }
 
 // catalogDiagnostics tells, once the answer of a catalog statement was read on s, whether one
@@ -258,6 +266,7 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 	byLogical := map[string]int{} // logical table → its row in out (TABLES: statistics are summed)
 	var parts [][]driver.Value    // TABLES rows of other physical tables, summed at the end
 	var partNames []string
+	summed := view == "TABLES" || view == "PARTITIONS" // statistics summed over the physical tables
 	for _, b := range lv.Sources() {
 		src, err := cs.server(ctx, b)
 		if err == nil {
@@ -290,6 +299,16 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			}
 			return -1
 		}
+		key := func(name string, row []driver.Value) string { // a logical table's row: one per partition
+			if view == "PARTITIONS" {
+				for _, c := range []string{"PARTITION_NAME", "SUBPARTITION_NAME"} {
+					if i := index(c); i >= 0 {
+						name += "\x00" + text(row[i])
+					}
+				}
+			}
+			return name
+		}
 		srcDB := ""
 		for _, r := range buf.values {
 			srcDB = text(r[0])
@@ -302,8 +321,8 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			case routing.TableHidden:
 				continue
 			case routing.TablePart:
-				if view == "TABLES" {
-					parts, partNames = append(parts, row), append(partNames, name)
+				if summed {
+					parts, partNames = append(parts, row), append(partNames, key(name, row))
 				}
 				continue
 			}
@@ -320,8 +339,8 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 					row[i] = []byte(db)
 				}
 			}
-			if role == routing.TableDefinition && view == "TABLES" {
-				byLogical[name] = len(out)
+			if role == routing.TableDefinition && summed {
+				byLogical[key(name, row)] = len(out)
 			}
 			out = append(out, row)
 		}
@@ -334,7 +353,7 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			}
 		}
 	}
-	if view == "TABLES" {
+	if summed {
 		idx := func(name string) int {
 			for i, c := range cols {
 				if c == name {
@@ -352,6 +371,13 @@ func (cs *clientSession) logicalRows(ctx context.Context, lv *routing.CatalogVie
 			for _, c := range []string{"TABLE_ROWS", "DATA_LENGTH", "INDEX_LENGTH", "DATA_FREE"} {
 				if i := idx(c); i >= 0 {
 					row[i] = addNumbers(row[i], part[i])
+				}
+			}
+			if i := idx("AUTO_INCREMENT"); i >= 0 && part[i] != nil {
+				// The logical table's counter: the largest (a table made ahead starts at 1).
+				a, _ := strconv.ParseUint(text(row[i]), 10, 64)
+				if b, err := strconv.ParseUint(text(part[i]), 10, 64); err == nil && (row[i] == nil || b > a) {
+					row[i] = part[i]
 				}
 			}
 			if i := idx("CREATE_TIME"); i >= 0 && part[i] != nil && (row[i] == nil || text(part[i]) < text(row[i])) {
@@ -484,4 +510,81 @@ func (cs *clientSession) unqualifiedCatalog(st *routing.Statement, shadow bool) 
 		return nil
 	}
 	return errorf("%w: the client session's database is information_schema, and %s without it reads one backend's tables; write information_schema.%s, which obroute answers for the logical tables", routing.ErrCatalog, view, view)
+}
+
+// logicalCounter reads the AUTO_INCREMENT counter of a time-sharded table for SHOW CREATE TABLE
+// (plan.Counters): the largest of its physical tables', 0 for none. It runs before the SHOW, so
+// that the SHOW's diagnostics are the last of its server session.
+func (cs *clientSession) logicalCounter(ctx context.Context, plan *routing.Plan) (int64, error) {
+	var max int64
+	for _, t := range plan.Counters {
+		s, err := cs.server(ctx, t.Backend)
+		if err == nil {
+			err = cs.sync(ctx, s)
+		}
+		if err != nil {
+			return 0, err
+		}
+		names := make([]string, len(t.Tables))
+		for i, n := range t.Tables {
+			names[i] = "'" + strings.ReplaceAll(n, "'", "''") + "'"
+		}
+		n, err := cs.readSessionNumber(ctx, s, "(SELECT COALESCE(MAX(AUTO_INCREMENT), 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ("+strings.Join(names, ", ")+"))")
+		if err != nil {
+			return 0, err
+		}
+		max = maxOf(max, n)
+	}
+	return max, nil
+}
+
+// withCounter returns the rows of SHOW CREATE TABLE with the table option AUTO_INCREMENT=n (as
+// the server writes it, for a counter past 1) in the Create Table column.
+func withCounter(r driver.Rows, n int64) (driver.Rows, error) {
+	var buf bufferedRows
+	if err := buf.add(r); err != nil {
+		return nil, err
+	}
+	col := slices.IndexFunc(buf.columns, func(c string) bool { return strings.EqualFold(c, "Create Table") })
+	for _, row := range buf.values {
+		if col < 0 || col >= len(row) {
+			break
+		}
+		row[col] = []byte(setCounter(text(row[col]), n))
+	}
+	return &buf, nil
+}
+
+// setCounter sets the AUTO_INCREMENT table option of a CREATE TABLE text to n: replaced, or
+// written after ENGINE= where the server writes it, or left out for a counter of 1 or less.
+func setCounter(create string, n int64) string {
+	at := strings.Index(create, "\n) ")
+	if at < 0 {
+		return create
+	}
+	head, opts := create[:at+3], create[at+3:]
+	end := strings.IndexByte(opts, '\n')
+	if end < 0 {
+		end = len(opts)
+	}
+	line, tail := opts[:end], opts[end:]
+	words := strings.Fields(line)
+	out := words[:0:0]
+	for _, w := range words {
+		if !strings.HasPrefix(w, "AUTO_INCREMENT=") {
+			out = append(out, w)
+		}
+	}
+	if n > 1 {
+		k := slices.IndexFunc(out, func(w string) bool { return strings.HasPrefix(w, "ENGINE=") })
+		out = slices.Insert(out, k+1, "AUTO_INCREMENT="+strconv.FormatInt(n, 10))
+	}
+	return head + strings.Join(out, " ") + tail
+}
+
+func maxOf(a, b int64) int64 {
+	if b > a {
+		return b
+	}
+	return a
 }

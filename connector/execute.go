@@ -181,6 +181,9 @@ func (cs *clientSession) run(ctx context.Context, st *routing.Statement, args []
 	cs.c.stats.routes.add(cs.statsShard, plan.Class)
 	if plan.NoOp {
 		cs.c.routeDone(ctx, plan, nil, start)
+		// No server ran it: one server's diagnostics (the note 1050 "Table … already exists" of
+		// CREATE TABLE IF NOT EXISTS on a logical table) are none obroute holds.
+		cs.funcs.diag = diagnostics{why: "the statement before it was one obroute answered without running it on a server (CREATE TABLE IF NOT EXISTS of a logical table), where one server leaves a note"}
 		return cs.noRows(wantRows)
 	}
 	if plan.FanOut != "" {
@@ -332,7 +335,16 @@ func (cs *clientSession) execute(ctx context.Context, plan *routing.Plan, wantRo
 		// One backend, several tables: the legs of its UNION ALL still need merging.
 		rows, err = cs.queryUnion(ctx, plan, prep)
 	} else if len(plan.Targets) == 1 {
-		res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		counter := int64(0)
+		if len(plan.Counters) > 0 {
+			counter, err = cs.logicalCounter(ctx, plan)
+		}
+		if err == nil {
+			res, rows, err = cs.runTarget(ctx, plan, plan.Targets[0], wantRows, prep)
+		}
+		if rows != nil && len(plan.Counters) > 0 {
+			rows, err = withCounter(rows, counter)
+		}
 		if rows != nil && plan.Rename[0] != "" {
 			rows = &renamedRows{rows: wrapRows(rows, nil), from: plan.Rename[0], to: plan.Rename[1]}
 		}

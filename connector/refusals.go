@@ -66,8 +66,10 @@ var (
 	ErrNotMergeable = routing.ErrNotMergeable
 	// ErrLogicalTable: CREATE, DROP or RENAME of a time-sharded table, the table named where
 	// a physical table must stand or in another case, DDL naming one of its physical tables
-	// without a backend hint, or DDL whose keys cannot hold across its physical tables; the
-	// message says what to run instead.
+	// without a backend hint, or DDL whose keys cannot hold across its physical tables; a view
+	// or a RENAME onto a time-sharded or routed table's name, a table, view or trigger made on a
+	// routed table's backend under a name without a route, a logical table named by a database
+	// it is not in; the message says what to run instead.
 	ErrLogicalTable = routing.ErrLogicalTable
 	// ErrDDLInTransaction: DDL on a time-sharded table (run on each physical table) inside a
 	// transaction.

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/obroute/obroute/internal/merge"
 )
@@ -22,6 +23,24 @@ type rows struct {
 	server *serverSession
 	ctx    context.Context
 	stmt   driver.Stmt
+	// names replace the wrapped rows' column names by index (a catalog answer's items as the
+	// client wrote them); nil for none.
+	names map[int]string
+}
+
+// Columns implements driver.Rows.
+func (r *rows) Columns() []string {
+	cols := r.Rows.Columns()
+	if r.names == nil {
+		return cols
+	}
+	cols = slices.Clone(cols)
+	for i, n := range r.names {
+		if i < len(cols) {
+			cols[i] = n
+		}
+	}
+	return cols
 }
 
 var _ merge.Rows = (*rows)(nil)

@@ -293,9 +293,9 @@ func TestSessionStateAttacks(t *testing.T) {
 			/*+ OBROUTE(backend=cold) */ CREATE PROCEDURE wr() INSERT INTO audit_log VALUES (25, 'from procedure')
 			/*+ OBROUTE(backend=cold) */ CALL wr()
 			DROP PROCEDURE wr
-			CREATE TRIGGER tr AFTER INSERT ON audit_log FOR EACH ROW SET @fired = NEW.id
+			/*+ OBROUTE(backend=cold) */ CREATE TRIGGER tr AFTER INSERT ON audit_log FOR EACH ROW SET @fired = NEW.id
 			INSERT INTO audit_log VALUES (26, 'fires the trigger')
-			DROP TRIGGER tr`},
+			/*+ OBROUTE(backend=cold) */ DROP TRIGGER tr`},
 		{"ddl in tx", `
 			BEGIN
 			INSERT INTO audit_log VALUES (26, 'a')

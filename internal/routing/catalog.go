@@ -79,7 +79,21 @@ var catalogRefused = map[string]bool{
 	"INNODB_SYS_TABLESTATS": true, "INNODB_SYS_VIRTUAL": true, "COLUMNS_EXTENDED": true,
 	"INNODB_SYS_TABLESPACES": true, "INNODB_SYS_DATAFILES": true, "INNODB_BUFFER_PAGE": true,
 	"INNODB_BUFFER_PAGE_LRU": true, "INNODB_TABLESPACES_ENCRYPTION": true, "INNODB_TABLESPACES_SCRUBBING": true,
-	"INNODB_LOCKS": true,
+	"INNODB_LOCKS": true, "VIEWS": true, "GEOMETRY_COLUMNS": true,
+}
+
+// catalogRefusedSys reports whether table (lower case) of the sys schema is one of its views
+// over information_schema and performance_schema that name each backend's tables
+// (schema_redundant_indexes, x$schema_flattened_keys, innodb_buffer_stats_by_table, …):
+// refused as catalogRefused is.
+func catalogRefusedSys(table string) bool {
+	table = strings.TrimPrefix(table, "x$")
+	for _, p := range []string{"schema_", "ps_schema_", "innodb_", "io_", "statement", "statements_"} {
+		if strings.HasPrefix(table, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // catalogRefusedTables are the tables of the other system databases (lower case, qualified)
@@ -134,7 +148,7 @@ func (r *Router) readCatalog(st *Statement, toks []token, base int, body string)
 	var views []string
 	for i := 0; i+2 < len(toks); i++ {
 		if (toks[i].kind == tokWord || toks[i].kind == tokIdent) && toks[i+1].kind == tokPunct && toks[i+1].text == "." {
-			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] {
+			if q := strings.ToLower(nameOf(toks[i]) + "." + nameOf(toks[i+2])); catalogRefusedTables[q] || isName(toks[i], "sys") && catalogRefusedSys(strings.ToLower(nameOf(toks[i+2]))) {
 				st.catalogErr = errorf("%w: %s names the tables of each backend, which obroute does not map to the logical tables (time-sharded and routed); read it on one backend with a backend hint", ErrCatalog, q)
 				return
 			}
@@ -299,6 +313,20 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 		p.single(UsePartitionLocationLookup, ClassDefault, b, sql, in.Args)
 		p.Targets[0].Tables = []string{newest.Name}
 		p.Rename = [2]string{newest.Name, tt.Table}
+		if toks := textTokens(st.SQL); len(toks) > 1 && toks[0].is("show") && toks[1].is("create") {
+			for i := range all {
+				cb, err := r.time.location(&all[i])
+				if err != nil {
+					return true, true, err
+				}
+				k := slices.IndexFunc(p.Counters, func(t Target) bool { return t.Backend == cb })
+				if k < 0 {
+					k = len(p.Counters)
+					p.Counters = append(p.Counters, Target{Backend: cb})
+				}
+				p.Counters[k].Tables = append(p.Counters[k].Tables, all[i].Name)
+			}
+		}
 		if in.Explain {
 			p.Prompts = append(p.Prompts, fmt.Sprintf("%s is time-sharded: described by its newest physical table %s on %s, shown as %s", tt.Table, newest.Name, b, tt.Table))
 		}
@@ -323,8 +351,9 @@ func (r *Router) catalogRoute(p *Plan, st *Statement, in Input) (pinned, done bo
 // them with CatalogView.Table, keeps them in temporary tables on the server session of the
 // plan's target, and runs the statement SQL returns there.
 type CatalogQuery struct {
-	form *catalogForm
-	sql  string
+	form    *catalogForm
+	sql     string
+	columns map[int]string // set by SQL: see ColumnNames
 }
 
 // Views are the information_schema tables whose logical rows the answer reads.
@@ -361,7 +390,8 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 			col += " (" + c.like + ")"
 		}
 		cols := quoteName(col) + ", " + quoteName("Table_type")
-		inner := "select TABLE_NAME as " + quoteName(col) + ", TABLE_TYPE as " + quoteName("Table_type") + " from " + temp["TABLES"]
+		// SHOW FULL TABLES calls a system-versioned table a BASE TABLE (TABLES: SYSTEM VERSIONED).
+		inner := "select TABLE_NAME as " + quoteName(col) + ", if(TABLE_TYPE = 'SYSTEM VERSIONED', 'BASE TABLE', TABLE_TYPE) as " + quoteName("Table_type") + " from " + temp["TABLES"]
 		if !c.full {
 			cols = quoteName(col)
 			inner = "select TABLE_NAME as " + quoteName(col) + " from " + temp["TABLES"]
@@ -420,7 +450,8 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 		return a.to - b.to
 	})
 	// Both lists are in text order; an alias goes after the items' edits.
-	names := itemNames(q.sql, toks, edits)
+	names, columns := itemNames(q.sql, toks, edits)
+	q.columns = columns
 	var b strings.Builder
 	last := 0
 	for len(edits) > 0 || len(names) > 0 {
@@ -454,6 +485,11 @@ func (q *CatalogQuery) SQL(temp map[string]string, db string, exclude []string, 
 // parser distributes it), and an IN of several values that are not all plain ASCII string
 // literals (their equality in the column's collation decides).
 func lookupEdits(toks []token, anyCase bool) ([]catalogEdit, error) {
+	if !anyCase {
+		if why := lookupMisread(toks); why != "" {
+			return nil, errorf("%w: the statement compares TABLE_NAME or TABLE_SCHEMA %s, where the server may or may not look the table up by name in its case (lower_case_table_names=0), which obroute does not tell; write each as a plain TABLE_NAME = '…' conjunct of the WHERE, once per column", ErrCatalog, why)
+		}
+	}
 	depth := make([]int, len(toks)+1)
 	match := make([]int, len(toks)) // the matching parenthesis of each, -1 for other tokens
 	var open []int
@@ -744,9 +780,10 @@ type catalogEdit struct {
 // itemNames keeps the column names of the statement's select items that edits change: the
 // server names an item without an alias by its text as written, so such an item gets its
 // original text as alias. Only the first SELECT names the columns. An item whose text holds a
-// ? placeholder keeps its changed name (a driver interpolating arguments would read the ? in
-// the alias as one).
-func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
+// ? placeholder gets no alias (a driver interpolating arguments would read the ? in the alias
+// as one): its original text is returned in columns, by its column's index, for the answer's
+// column name (when no * before it leaves the index unknown).
+func itemNames(sql string, toks []token, edits []catalogEdit) (out []catalogEdit, columns map[int]string) {
 	depth, i := 0, 0
 	for ; i < len(toks); i++ {
 		t := toks[i]
@@ -760,8 +797,7 @@ func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
 	}
 	for i++; i < len(toks) && toks[i].kind == tokWord && selectOptions[strings.ToUpper(toks[i].text)]; i++ {
 	}
-	var out []catalogEdit
-	start := i
+	start, item, star := i, 0, false
 	for depth = 0; i <= len(toks); i++ {
 		end := i == len(toks)
 		if !end {
@@ -785,16 +821,35 @@ func itemNames(sql string, toks []token, edits []catalogEdit) []catalogEdit {
 			from, to := toks[start].pos, toks[i-1].end
 			text := sql[from:to]
 			changed := slices.ContainsFunc(edits, func(e catalogEdit) bool { return !e.qualifier && e.from >= from && e.to <= to })
-			if changed && !itemHasAlias(toks[start:i]) && !strings.Contains(text, "?") {
+			star = star || toks[i-1].kind == tokPunct && toks[i-1].text == "*" && (i-1 == start || toks[i-2].kind == tokPunct && toks[i-2].text == ".")
+			switch {
+			case !changed || itemHasAlias(toks[start:i]):
+			case !strings.Contains(text, "?"):
 				out = append(out, catalogEdit{to, to, " as " + quoteName(text), false})
+			case !star && len(text) <= maxItemName:
+				if columns == nil {
+					columns = map[int]string{}
+				}
+				columns[item] = text
 			}
 		}
 		if end {
 			break
 		}
-		start = i + 1
+		start, item = i+1, item+1
 	}
-	return out
+	return out, columns
+}
+
+// maxItemName bounds the text of a select item the server names a column by in full (it cuts a
+// longer one, to 256 characters, as obroute does not).
+const maxItemName = 250
+
+// ColumnNames returns, by index, the names of the answer's columns that the rewritten statement
+// SQL returned names otherwise than one server would (select items holding a ?, which keep no
+// alias): their text as written. Nil for none.
+func (q *CatalogQuery) ColumnNames() map[int]string {
+	return q.columns
 }
 
 // itemHasAlias reports whether a select item (its tokens) ends with an alias: AS name, or a name
@@ -969,3 +1024,68 @@ func (st *Statement) ReadsCatalog() bool { return st.catalog != nil }
 // otherwise: in a client session whose database is information_schema, such a statement reads
 // the backend's physical tables, and the connector refuses it. It is read at analysis.
 func (st *Statement) UnqualifiedCatalog() string { return st.bareView }
+
+// logicWords are the words before a parenthesis that opens a condition, not a call.
+var logicWords = map[string]bool{"where": true, "and": true, "or": true, "xor": true, "not": true, "on": true, "having": true, "when": true, "then": true, "else": true}
+
+// lookupMisread names a form of comparing TABLE_NAME or TABLE_SCHEMA whose lookups (see
+// lookupEdits) the server's optimizer decides otherwise than obroute reads them, "" when the
+// statement holds none: the column in parentheses or in a row, an IN of a subquery, the
+// comparison's result compared again (IS TRUE, = 1), an OR with a constant (folded away),
+// a column compared with a constant twice, a NATURAL JOIN or USING (the join's equalities);
+// the OR and the twice outside parentheses only.
+func lookupMisread(toks []token) string {
+	lookup := func(t token) bool { return isName(t, "table_name") || isName(t, "table_schema") }
+	constant := func(t token) bool {
+		return t.kind == tokString || t.kind == tokNumber || t.kind == tokParam || t.is("false") || t.is("true") || t.is("null")
+	}
+	comparison := func(t token) bool {
+		return t.kind == tokPunct && (t.text == "=" || t.text == "<=>" || t.text == "<>" || t.text == "!=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">=")
+	}
+	has, or := false, false
+	for _, t := range toks {
+		has = has || lookup(t)
+		or = or || t.is("or") || t.is("xor") || t.kind == tokPunct && t.text == "||"
+	}
+	if !has {
+		return ""
+	}
+	seen := map[string]bool{}
+	depth := 0 // of parentheses: the forms below are read outside them only
+	for i, t := range toks {
+		if t.kind == tokPunct && t.text == "(" {
+			depth++
+		} else if t.kind == tokPunct && t.text == ")" {
+			depth--
+		}
+		switch {
+		case t.is("natural") || t.is("using"):
+			return "with a NATURAL JOIN or USING"
+		case depth == 0 && (t.is("or") || t.kind == tokPunct && t.text == "||") && (i+1 < len(toks) && constant(toks[i+1]) || i > 0 && constant(toks[i-1]) && (i < 2 || !comparison(toks[i-2]))):
+			return "with an OR of a constant (which the server folds away)"
+		case !lookup(t):
+			continue
+		}
+		called := i > 1 && (toks[i-2].kind == tokIdent || toks[i-2].kind == tokWord && !logicWords[strings.ToLower(toks[i-2].text)])
+		if i > 0 && toks[i-1].kind == tokPunct && toks[i-1].text == "(" && !called && i+1 < len(toks) && toks[i+1].kind == tokPunct && (toks[i+1].text == ")" || toks[i+1].text == ",") {
+			return "in parentheses or in a row"
+		}
+		if i+5 < len(toks) && toks[i+1].is("in") && toks[i+2].kind == tokPunct && toks[i+2].text == "(" && toks[i+3].is("select") && constant(toks[i+4]) && toks[i+5].kind == tokPunct && toks[i+5].text == ")" {
+			return "with an IN of a subquery without tables"
+		}
+		if i+2 < len(toks) && comparison(toks[i+1]) && constant(toks[i+2]) {
+			if i+3 < len(toks) && (toks[i+3].is("is") || comparison(toks[i+3])) {
+				return "and compares the comparison's result again"
+			}
+			name := strings.ToLower(nameOf(t))
+			if depth != 0 {
+				continue
+			}
+			if seen[name] && !or {
+				return "with constants twice"
+			}
+			seen[name] = true
+		}
+	}
+	return ""
+}

@@ -541,6 +541,9 @@ func (r *Router) hiddenTables(p *Plan, st *Statement, sess *SessionState) error 
 	if r.time == nil || len(st.Tables) == 0 {
 		return nil
 	}
+	if other, err := r.otherDatabase(sess); other || err != nil {
+		return err // another database's tables: its own (see elsewhereRoute)
+	}
 	t := r.time.forPlan(p)
 	if t == nil {
 		return nil

@@ -86,9 +86,12 @@ var (
 	// were one table, names it where a physical table must stand (CREATE TABLE … LIKE it) or in
 	// another case, names one of its physical tables (hidden in the logical view) without a
 	// backend hint, or adds a key that cannot hold across its physical tables (unique without
-	// the shard key, foreign) or drops or renames its shard key; the message says what to run
-	// instead.
-	ErrLogicalTable = errors.New("obroute: statement treats a time-sharded table as one physical table")
+	// the shard key, foreign) or drops or renames its shard key; or would make a view named as
+	// a time-sharded or routed table, rename a table onto one, or make a table, view or trigger
+	// on a routed table's backend under a name without a route (the logical view would not
+	// show it); or names a logical table by a database it is not in. The message says what to
+	// run instead.
+	ErrLogicalTable = errors.New("obroute: statement treats a logical table as one physical table")
 	// ErrDDLInTransaction: DDL on a time-sharded table runs on each of its physical tables, each
 	// statement committing on its own: it is refused inside a transaction.
 	ErrDDLInTransaction = errors.New("obroute: DDL on a time-sharded table inside a transaction")

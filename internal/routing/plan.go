@@ -131,8 +131,15 @@ type Plan struct {
 	// CatalogQuery): the one target is where the answer is computed.
 	Catalog *CatalogQuery
 	// Rename maps, for a statement describing a time-sharded table (DESCRIBE, SHOW CREATE TABLE
-	// …), the physical table it was sent to to the logical name its answer shows; empty otherwise.
+	// …), the physical table it was sent to to the logical name its answer shows; for a
+	// maintenance statement (ANALYZE, CHECK, OPTIMIZE, REPAIR, CHECKSUM TABLE) of a routed table
+	// on a backend whose database has another name, the table in that database to the table in
+	// the client's; empty otherwise.
 	Rename [2]string
+	// Counters are, for SHOW CREATE TABLE of a time-sharded table, its physical tables by
+	// backend (each target's Tables): the logical table's AUTO_INCREMENT is their largest
+	// counter, not the newest's alone (a table made ahead starts at 1). Nil otherwise.
+	Counters []Target
 	// OutsideTx marks a statement that runs on its backend outside the client session's
 	// transaction, without binding one: a statement of user-level lock functions and no table,
 	// which goes to the backend of the locks wherever the transaction is (locks are not

@@ -77,6 +77,11 @@ func (r *Router) quotesRefusal(st *Statement, sess *SessionState) error {
 	}
 	name := ""
 	for _, t := range toks {
+		if t.kind == tokString && strings.HasPrefix(t.text, `"`) && r.hasLogicalView() && (systemSchemas[strings.ToLower(t.val)] || toks[0].is("show") || toks[0].is("describe") || toks[0].is("desc")) {
+			// A catalog statement whose names obroute would not read: the default backend's
+			// physical tables, not the logical ones.
+			return errorf("%w: the statement holds \"%s\", which the sql_mode %s in effect reads as a name, in a catalog statement obroute answers for the logical tables only when it reads its names; write names in `backquotes` and strings in 'single quotes'", ErrCatalog, t.val, mode)
+		}
 		if t.kind == tokString && strings.HasPrefix(t.text, `"`) && r.routesName(strings.ToLower(t.val), sess) {
 			name = t.val
 			break

@@ -157,6 +157,9 @@ func (r *Router) routePrepared(in Input, hints hint.Set, sess *SessionState) (*P
 	if err != nil {
 		return nil, err
 	}
+	if p.Catalog != nil {
+		return nil, errorf("%w: %s of a catalog statement (%s): obroute answers it for the logical tables by reading every backend's catalog when it runs, which a statement prepared on one server does not do; run the statement directly, with its arguments written into it", ErrCatalog, what, statementVerb(inner))
+	}
 	if len(p.Targets) != 1 || p.Merge != nil || p.Targets[0].SQL != inner.SQL {
 		return nil, errorf("%w: %s of a statement that obroute rewrites to run it (%s): each execution would need another text; run the statement directly, or prepare it with the driver (db.Prepare)", ErrSessionState, what, inner.Kind)
 	}

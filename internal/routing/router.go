@@ -387,6 +387,12 @@ func (r *Router) baseRoute(p *Plan, in Input, rargs []driver.NamedValue, sess *S
 	if st.catalogErr != nil {
 		return false, st.catalogErr
 	}
+	if done, err := r.elsewhereRoute(p, st, in, sess); done || err != nil {
+		return done, err
+	}
+	if done, err := r.objectRoute(p, st, in); done || err != nil {
+		return done, err
+	}
 	if st.explainOf != nil {
 		return r.explainPlainRoute(p, in, sess)
 	}
@@ -461,6 +467,10 @@ func (r *Router) staticRoute(p *Plan, st *Statement, in Input) (pinned bool, err
 	}
 	p.single(UseRoutePolicy, ClassDefault, backend, st.SQL, in.Args)
 	p.Static = true
+	if own, def := r.dsnDBs[backend], r.dsnDBs[r.cfg.Settings.Default]; own != def && own != "" && def != "" && len(st.Tables) == 1 && maintenance(st) {
+		// Its rows name the table in the backend's database: the client's is the default's.
+		p.Rename = [2]string{own + "." + table, def + "." + table}
+	}
 	if in.Explain {
 		p.Prompts = append(p.Prompts, fmt.Sprintf("Will route to backend %s by the route of table %s", backend, table))
 	}
@@ -545,4 +555,14 @@ func (r *Router) qualifiedElsewhere(p *Plan, sess *SessionState) error {
 		}
 	}
 	return nil
+}
+
+// maintenance reports whether st is ANALYZE, CHECK, OPTIMIZE, REPAIR or CHECKSUM TABLE, whose
+// rows name each table qualified by its database (the Table column).
+func maintenance(st *Statement) bool {
+	if st.ddl != nil {
+		return st.ddl.action == ddlMaintain
+	}
+	toks := textTokens(st.SQL)
+	return len(toks) > 1 && toks[0].is("checksum") && toks[1].is("table")
 }
