@@ -80,7 +80,10 @@ func (r *Router) elsewhereRoute(p *Plan, st *Statement, in Input, sess *SessionS
 		return true, err
 	}
 	lowerDef := strings.ToLower(def)
-	toks := textTokens(st.SQL)
+	var toks []token
+	if strings.IndexByte(st.SQL, '.') >= 0 { // no qualified name without a dot: lex nothing
+		toks = textTokens(st.SQL)
+	}
 	for i := 0; i+2 < len(toks); i++ {
 		if toks[i+1].kind != tokPunct || toks[i+1].text != "." || (i > 0 && toks[i-1].kind == tokPunct && toks[i-1].text == ".") {
 			continue
@@ -168,6 +171,14 @@ func createdObject(toks []token) (kind, name, on string, ok bool) {
 	return kind, name, on, true
 }
 
+// createdObjectOf is createdObject of sql's tokens; a text without the word CREATE is not lexed.
+func createdObjectOf(sql string) (kind, name, on string, ok bool) {
+	if !containsFold(sql, "create") {
+		return "", "", "", false
+	}
+	return createdObject(textTokens(sql))
+}
+
 // objectRoute refuses DDL (without a backend hint, in the logical tables' database) that would
 // make an object the logical view cannot show, or that one server refuses for a table of the
 // logical view obroute does not hold where the statement runs: a view named as a time-sharded
@@ -193,7 +204,7 @@ func (r *Router) objectRoute(p *Plan, st *Statement, in Input) (bool, error) {
 		return errorf("%w: %s %s would be made on backend %s (by the route of %s), where %s has no route: the logical view (SHOW TABLES, information_schema, a statement naming %s) would not see it; add the route %s: %s to the configuration's routes first, or send it with the backend hint /*+ OBROUTE(backend=%s) */ and reach it with that hint",
 			ErrLogicalTable, what, name, b, table, name, name, name, b, b)
 	}
-	if kind, name, on, ok := createdObject(textTokens(st.SQL)); ok {
+	if kind, name, on, ok := createdObjectOf(st.SQL); ok {
 		if rule, ruled := r.ruledTable(name); ruled && kind == "view" && rule == "time-sharded table" {
 			// (A view named as a routed table goes to its route's backend, which answers.)
 			return true, errorf("%w: CREATE VIEW %s: %s is a %s of the logical view, so one server would refuse it (1050: the table exists; 1347 with OR REPLACE: not a view); give the view another name",
