@@ -1,0 +1,61 @@
+package connector_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// compare runs each statement of script on obroute and on the one server and reports every
+// answer that differs (t.Errorf: the script goes on, as the application would).
+func (p *pair) compare(script string) {
+	p.t.Helper()
+	for _, q := range strings.Split(strings.TrimSpace(script), "\n") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		got, gerr := run(p.ob, q)
+		want, werr := run(p.ref, q)
+		if got.String() != want.String() {
+			p.t.Errorf("%s:\n obroute:    %v (%v)\n one server: %v (%v)", q, got, gerr, want, werr)
+		}
+	}
+}
+
+// A stored function that writes a table, called by a tableless SELECT as the first statement of
+// a transaction, writes inside that transaction on one server: ROLLBACK undoes its row. Through
+// obroute the SELECT ran outside the held BEGIN, in autocommit, and the row survives the
+// ROLLBACK (one server: items empty; obroute: items holds 100 on hot).
+func TestAttack28StoredFunctionWriteBeforeFirstTableStatement(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, b := range []string{"hot", "one"} {
+		bk := o.hot
+		if b == "one" {
+			bk = o.one
+		}
+		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
+	}
+	p := o.pair(t)
+	p.compare(`
+		BEGIN
+		SELECT fw()
+		INSERT INTO items VALUES (1, 'a')
+		ROLLBACK
+		SELECT id FROM items ORDER BY id`)
+	o.samePlacement(t)
+}
+
+// SET TRANSACTION READ ONLY is spent by the next statement that uses a table, under autocommit a
+// transaction of its own: SET @z = (SELECT COUNT(*) FROM audit_log) reads audit_log, so on one
+// server the INSERT after it is no longer read-only and succeeds. Through obroute the SET (run on
+// cold) did not spend it, and the INSERT fails with 1792.
+func TestAttack28SetWithSubquerySpendsSetTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		INSERT INTO audit_log VALUES (16, 'x')
+		SELECT id FROM audit_log ORDER BY id`)
+	o.samePlacement(t)
+}
