@@ -59,3 +59,37 @@ func TestAttack28SetWithSubquerySpendsSetTransaction(t *testing.T) {
 		SELECT id FROM audit_log ORDER BY id`)
 	o.samePlacement(t)
 }
+
+// The same with an isolation level: SET @z = (SELECT COUNT(*) FROM items) is an autocommit
+// transaction on one server and spends SET TRANSACTION ISOLATION LEVEL READ COMMITTED, so the
+// transaction after it runs at the session's REPEATABLE READ. Through obroute the level was still
+// pending and the transaction on cold ran at READ COMMITTED.
+func TestAttack28SetWithSubquerySpendsIsolationLevel(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION ISOLATION LEVEL READ COMMITTED
+		SET @z = (SELECT COUNT(*) FROM items)
+		BEGIN
+		INSERT INTO audit_log VALUES (3, 'x')
+		SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+		COMMIT`)
+	o.samePlacement(t)
+}
+
+// With autocommit = 0, SET @z = (SELECT COUNT(*) FROM audit_log) reads a table and so opens a
+// transaction on one server: @@in_transaction is 1 after it. Through obroute the SET opened no
+// transaction: @@in_transaction is 0.
+func TestAttack28SetWithSubqueryOpensImplicitTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET autocommit = 0
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		SELECT @@in_transaction
+		INSERT INTO audit_log VALUES (1, 'x')
+		COMMIT
+		SET autocommit = 1
+		SELECT id FROM audit_log`)
+	o.samePlacement(t)
+}
