@@ -3,6 +3,8 @@ package connector_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/obroute/obroute/sqltest"
 )
 
 // compare runs each statement of script on obroute and on the one server and reports every
@@ -91,5 +93,58 @@ func TestAttack28SetWithSubqueryOpensImplicitTransaction(t *testing.T) {
 		COMMIT
 		SET autocommit = 1
 		SELECT id FROM audit_log`)
+	o.samePlacement(t)
+}
+
+// A stored function that writes a table uses that table: on one server SELECT fw() spends SET
+// TRANSACTION READ ONLY and fails with 1792, writing nothing. Through obroute the SELECT is read as
+// using no table, the one-shot characteristics stay pending, and fw() writes its row on hot.
+func TestAttack28StoredFunctionUnderSetTransactionReadOnly(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
+	}
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SELECT fw()
+		INSERT INTO audit_log VALUES (1, 'x')
+		SELECT id FROM items`)
+	o.samePlacement(t)
+}
+
+// The same with an isolation level: SELECT fw() is an autocommit transaction on one server and
+// spends SET TRANSACTION ISOLATION LEVEL READ COMMITTED; through obroute the next transaction, on
+// cold, ran at READ COMMITTED (one server: REPEATABLE READ).
+func TestAttack28StoredFunctionSpendsIsolationLevel(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
+	}
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION ISOLATION LEVEL READ COMMITTED
+		SELECT fw()
+		BEGIN
+		INSERT INTO audit_log VALUES (3, 'x')
+		SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+		COMMIT`)
+	o.samePlacement(t)
+}
+
+// NEXTVAL of a SEQUENCE writes the sequence table: on one server, after SET TRANSACTION READ
+// ONLY, SELECT NEXTVAL(sq) fails with 1792 and the next value is not spent. Through obroute it
+// answered a value (the sequence moved on) and the one-shot READ ONLY stayed pending.
+func TestAttack28NextvalUnderSetTransactionReadOnly(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE SEQUENCE sq")
+	}
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SELECT NEXTVAL(sq)
+		INSERT INTO audit_log VALUES (2, 'x')
+		SELECT NEXTVAL(sq)`)
 	o.samePlacement(t)
 }
