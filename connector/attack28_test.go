@@ -24,19 +24,22 @@ func (p *pair) compare(script string) {
 	}
 }
 
+// createWritingFunction creates fw(), which inserts row 100 into items, on hot (items' backend)
+// and on the one server.
+func createWritingFunction(t *testing.T, o *oneServer) {
+	t.Helper()
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
+	}
+}
+
 // A stored function that writes a table, called by a tableless SELECT as the first statement of
 // a transaction, writes inside that transaction on one server: ROLLBACK undoes its row. Through
 // obroute the SELECT ran outside the held BEGIN, in autocommit, and the row survives the
 // ROLLBACK (one server: items empty; obroute: items holds 100 on hot).
 func TestAttack28StoredFunctionWriteBeforeFirstTableStatement(t *testing.T) {
 	o := newOneServer(t, false, "")
-	for _, b := range []string{"hot", "one"} {
-		bk := o.hot
-		if b == "one" {
-			bk = o.one
-		}
-		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
-	}
+	createWritingFunction(t, o)
 	p := o.pair(t)
 	p.compare(`
 		BEGIN
@@ -101,9 +104,7 @@ func TestAttack28SetWithSubqueryOpensImplicitTransaction(t *testing.T) {
 // using no table, the one-shot characteristics stay pending, and fw() writes its row on hot.
 func TestAttack28StoredFunctionUnderSetTransactionReadOnly(t *testing.T) {
 	o := newOneServer(t, false, "")
-	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
-		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
-	}
+	createWritingFunction(t, o)
 	p := o.pair(t)
 	p.compare(`
 		SET TRANSACTION READ ONLY
@@ -118,9 +119,7 @@ func TestAttack28StoredFunctionUnderSetTransactionReadOnly(t *testing.T) {
 // cold, ran at READ COMMITTED (one server: REPEATABLE READ).
 func TestAttack28StoredFunctionSpendsIsolationLevel(t *testing.T) {
 	o := newOneServer(t, false, "")
-	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
-		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
-	}
+	createWritingFunction(t, o)
 	p := o.pair(t)
 	p.compare(`
 		SET TRANSACTION ISOLATION LEVEL READ COMMITTED
