@@ -1,8 +1,10 @@
 package connector_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/obroute/obroute/sqltest"
 )
@@ -146,4 +148,31 @@ func TestAttack28NextvalUnderSetTransactionReadOnly(t *testing.T) {
 		INSERT INTO audit_log VALUES (2, 'x')
 		SELECT NEXTVAL(sq)`)
 	o.samePlacement(t)
+}
+
+// Under autocommit = 0, SET @z = (SELECT COUNT(*) FROM audit_log) opens a transaction on cold
+// that holds shared locks on audit_log's rows (MariaDB locks what a SET's subquery reads), while
+// obroute counts no transaction: the INSERT on hot opens one there, COMMIT goes to hot only, and
+// cold's transaction stays open, its locks held. On one server the COMMIT ends it: another
+// session's INSERT into audit_log then succeeds at once; on cold it waits for the lock.
+func TestAttack28SetWithSubqueryLocksLeftAfterCommit(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET autocommit = 0
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		INSERT INTO items VALUES (1, 'x')
+		COMMIT`)
+	insert := func(b *sqltest.Backend) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := b.DB.ExecContext(ctx, "INSERT INTO audit_log VALUES (1, 'another session')")
+		return err
+	}
+	if err := insert(o.one); err != nil {
+		t.Fatalf("another session's INSERT on the one server after COMMIT: %v", err)
+	}
+	if err := insert(o.cold); err != nil {
+		t.Errorf("another session's INSERT into audit_log on cold after COMMIT: %v; on the one server it succeeded (the COMMIT ended the transaction holding the locks)", err)
+	}
 }
