@@ -1,0 +1,178 @@
+package connector_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obroute/obroute/sqltest"
+)
+
+// compare runs each statement of script on obroute and on the one server and reports every
+// answer that differs (t.Errorf: the script goes on, as the application would).
+func (p *pair) compare(script string) {
+	p.t.Helper()
+	for _, q := range strings.Split(strings.TrimSpace(script), "\n") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		got, gerr := run(p.ob, q)
+		want, werr := run(p.ref, q)
+		if got.String() != want.String() {
+			p.t.Errorf("%s:\n obroute:    %v (%v)\n one server: %v (%v)", q, got, gerr, want, werr)
+		}
+	}
+}
+
+// createWritingFunction creates fw(), which inserts row 100 into items, on hot (items' backend)
+// and on the one server.
+func createWritingFunction(t *testing.T, o *oneServer) {
+	t.Helper()
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE FUNCTION fw() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO items VALUES (100, 'fw'); RETURN 1; END")
+	}
+}
+
+// A stored function that writes a table, called by a tableless SELECT as the first statement of
+// a transaction, writes inside that transaction on one server: ROLLBACK undoes its row. Through
+// obroute the SELECT ran outside the held BEGIN, in autocommit, and the row survives the
+// ROLLBACK (one server: items empty; obroute: items holds 100 on hot).
+func TestAttack28StoredFunctionWriteBeforeFirstTableStatement(t *testing.T) {
+	o := newOneServer(t, false, "")
+	createWritingFunction(t, o)
+	p := o.pair(t)
+	p.compare(`
+		BEGIN
+		SELECT fw()
+		INSERT INTO items VALUES (1, 'a')
+		ROLLBACK
+		SELECT id FROM items ORDER BY id`)
+	o.samePlacement(t)
+}
+
+// SET TRANSACTION READ ONLY is spent by the next statement that uses a table, under autocommit a
+// transaction of its own: SET @z = (SELECT COUNT(*) FROM audit_log) reads audit_log, so on one
+// server the INSERT after it is no longer read-only and succeeds. Through obroute the SET (run on
+// cold) did not spend it, and the INSERT fails with 1792.
+func TestAttack28SetWithSubquerySpendsSetTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		INSERT INTO audit_log VALUES (16, 'x')
+		SELECT id FROM audit_log ORDER BY id`)
+	o.samePlacement(t)
+}
+
+// The same with an isolation level: SET @z = (SELECT COUNT(*) FROM items) is an autocommit
+// transaction on one server and spends SET TRANSACTION ISOLATION LEVEL READ COMMITTED, so the
+// transaction after it runs at the session's REPEATABLE READ. Through obroute the level was still
+// pending and the transaction on cold ran at READ COMMITTED.
+func TestAttack28SetWithSubquerySpendsIsolationLevel(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION ISOLATION LEVEL READ COMMITTED
+		SET @z = (SELECT COUNT(*) FROM items)
+		BEGIN
+		INSERT INTO audit_log VALUES (3, 'x')
+		SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+		COMMIT`)
+	o.samePlacement(t)
+}
+
+// With autocommit = 0, SET @z = (SELECT COUNT(*) FROM audit_log) reads a table and so opens a
+// transaction on one server: @@in_transaction is 1 after it. Through obroute the SET opened no
+// transaction: @@in_transaction is 0.
+func TestAttack28SetWithSubqueryOpensImplicitTransaction(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET autocommit = 0
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		SELECT @@in_transaction
+		INSERT INTO audit_log VALUES (1, 'x')
+		COMMIT
+		SET autocommit = 1
+		SELECT id FROM audit_log`)
+	o.samePlacement(t)
+}
+
+// A stored function that writes a table uses that table: on one server SELECT fw() spends SET
+// TRANSACTION READ ONLY and fails with 1792, writing nothing. Through obroute the SELECT is read as
+// using no table, the one-shot characteristics stay pending, and fw() writes its row on hot.
+func TestAttack28StoredFunctionUnderSetTransactionReadOnly(t *testing.T) {
+	o := newOneServer(t, false, "")
+	createWritingFunction(t, o)
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SELECT fw()
+		INSERT INTO audit_log VALUES (1, 'x')
+		SELECT id FROM items`)
+	o.samePlacement(t)
+}
+
+// The same with an isolation level: SELECT fw() is an autocommit transaction on one server and
+// spends SET TRANSACTION ISOLATION LEVEL READ COMMITTED; through obroute the next transaction, on
+// cold, ran at READ COMMITTED (one server: REPEATABLE READ).
+func TestAttack28StoredFunctionSpendsIsolationLevel(t *testing.T) {
+	o := newOneServer(t, false, "")
+	createWritingFunction(t, o)
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION ISOLATION LEVEL READ COMMITTED
+		SELECT fw()
+		BEGIN
+		INSERT INTO audit_log VALUES (3, 'x')
+		SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()
+		COMMIT`)
+	o.samePlacement(t)
+}
+
+// NEXTVAL of a SEQUENCE writes the sequence table: on one server, after SET TRANSACTION READ
+// ONLY, SELECT NEXTVAL(sq) fails with 1792 and the next value is not spent. Through obroute it
+// answered a value (the sequence moved on) and the one-shot READ ONLY stayed pending.
+func TestAttack28NextvalUnderSetTransactionReadOnly(t *testing.T) {
+	o := newOneServer(t, false, "")
+	for _, bk := range []*sqltest.Backend{o.hot, o.one} {
+		bk.Exec(t, "CREATE SEQUENCE sq")
+	}
+	p := o.pair(t)
+	p.compare(`
+		SET TRANSACTION READ ONLY
+		SELECT NEXTVAL(sq)
+		INSERT INTO audit_log VALUES (2, 'x')
+		SELECT NEXTVAL(sq)`)
+	o.samePlacement(t)
+}
+
+// Under autocommit = 0, SET @z = (SELECT COUNT(*) FROM audit_log) opens a transaction on cold
+// that holds shared locks on audit_log's rows (MariaDB locks what a SET's subquery reads), while
+// obroute counts no transaction: the INSERT on hot opens one there, COMMIT goes to hot only, and
+// cold's transaction stays open, its locks held. On one server the COMMIT ends it: another
+// session's INSERT into audit_log then succeeds at once; on cold it waits for the lock.
+func TestAttack28SetWithSubqueryLocksLeftAfterCommit(t *testing.T) {
+	o := newOneServer(t, false, "")
+	p := o.pair(t)
+	p.compare(`
+		SET autocommit = 0
+		SET @z = (SELECT COUNT(*) FROM audit_log)
+		INSERT INTO items VALUES (1, 'x')
+		COMMIT`)
+	insert := func(b *sqltest.Backend) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := b.DB.ExecContext(ctx, "INSERT INTO audit_log VALUES (1, 'another session')")
+		return err
+	}
+	if err := insert(o.one); err != nil {
+		t.Fatalf("another session's INSERT on the one server after COMMIT: %v", err)
+	}
+	if err := insert(o.cold); err != nil {
+		t.Errorf("another session's INSERT into audit_log on cold after COMMIT: %v; on the one server it succeeded (the COMMIT ended the transaction holding the locks)", err)
+	}
+}
