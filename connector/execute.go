@@ -427,12 +427,17 @@ func opensTx(st *routing.Statement) bool {
 		return true
 	}
 	switch {
+	case st.Kind == routing.KindSet && usesTables(st):
+		return true // SET @x = (SELECT … FROM t) reads t in the transaction
 	case st.Kind == routing.KindSet, st.Kind == routing.KindUse, st.Kind == routing.KindSavepoint, st.Kind == routing.KindPrepare,
 		st.Kind == routing.KindDeallocate, st.Kind == routing.KindXA, st.CommitsTx:
 		return false // a statement that commits implicitly leaves no transaction open either
 	}
-	return len(st.Tables) > 0 || st.Invisible
+	return usesTables(st) || st.Invisible
 }
+
+// usesTables reports whether st reads or writes a table it names (a SET in a subquery too).
+func usesTables(st *routing.Statement) bool { return len(st.Tables) > 0 }
 
 // preparedBackends returns, for the router, the backend of each SQL-level prepared statement:
 // the traffic tr's, and the other traffic's under names tr has none of; nil when there is none.
@@ -635,7 +640,7 @@ func (cs *clientSession) bindTx(ctx context.Context, s *serverSession, plan *rou
 		return cs.startTx(ctx, s, plan.Shadow)
 	case cs.tx.active && cs.tx.explicit && !s.inTx && cs.bindsTx(plan):
 		return cs.startTx(ctx, s, plan.Shadow)
-	case cs.layer(plan.Shadow).nextTx != "" && st.Kind != routing.KindSet && st.Kind != routing.KindUse && cs.spendsNextTx(plan):
+	case cs.layer(plan.Shadow).nextTx != "" && (st.Kind != routing.KindSet || usesTables(st)) && st.Kind != routing.KindUse && cs.spendsNextTx(plan):
 		return cs.applyNextTx(ctx, s, plan.Shadow)
 	}
 	return nil
@@ -654,7 +659,7 @@ func (cs *clientSession) bindsTx(plan *routing.Plan) bool {
 	if st == nil || plan == &cs.pass.plan {
 		return true
 	}
-	return len(st.Tables) > 0 || st.Invisible || st.Kind == routing.KindXA || strings.Contains(strings.ToLower(st.SQL), "in_transaction")
+	return usesTables(st) || st.Invisible || st.Kind == routing.KindXA || strings.Contains(strings.ToLower(st.SQL), "in_transaction")
 }
 
 // spendsNextTx reports whether plan's statement, outside a transaction, spends a one-shot SET
